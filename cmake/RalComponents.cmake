@@ -1,0 +1,22 @@
+# Helpers that assemble libral.so from per-folder OBJECT libraries.
+
+# ral_add_component(<name> SOURCES ...): an OBJECT library whose objects go into libral.so.
+function(ral_add_component name)
+  cmake_parse_arguments(ARG "" "" "SOURCES" ${ARGN})
+  add_library(${name} OBJECT ${ARG_SOURCES})
+  target_include_directories(${name} PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}>)
+  set_property(GLOBAL APPEND PROPERTY RAL_COMPONENTS ${name})
+endfunction()
+
+function(ral_link_components)
+  get_property(components GLOBAL PROPERTY RAL_COMPONENTS)
+  add_library(ral SHARED)
+  add_library(ral::ral ALIAS ral)
+  set_target_properties(ral PROPERTIES VERSION ${PROJECT_VERSION} SOVERSION 0)
+  target_link_libraries(ral PRIVATE ${components})
+  target_include_directories(ral PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}>
+                                        $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+  target_compile_features(ral PUBLIC cxx_std_17)
+  # Symbols a component needs from another (e.g. kernels from the core) resolve inside libral.
+  target_link_options(ral PRIVATE -Wl,--no-undefined)
+endfunction()

@@ -1,0 +1,131 @@
+#include "ral/context.h"
+
+namespace ral {
+
+ExecutionHandle& ExecutionHandle::operator=(ExecutionHandle&& other) noexcept {
+  if (this != &other) {
+    if (owner_ && ctx_) owner_->releaseExecution(std::move(ctx_));
+    owner_ = other.owner_;
+    ctx_ = std::move(other.ctx_);
+    other.owner_ = nullptr;
+  }
+  return *this;
+}
+
+ExecutionHandle::~ExecutionHandle() {
+  if (owner_ && ctx_) owner_->releaseExecution(std::move(ctx_));
+}
+
+Context::Context(const ContextType* execution_type, const Registry* registry)
+    : execution_type_(execution_type), registry_(registry) {}
+
+Context::~Context() {
+  // Executions and resources may hold device memory: release them before the drivers.
+  pool_.clear();
+  resources_.clear();
+  for (auto& d : owned_drivers_) d.reset();
+}
+
+Status Context::resolveImports_(ral_import* imports, size_t count) const {
+  return ::ral::resolveImports(*registry_, execution_type_, imports, count);
+}
+
+ral_fn Context::lookupApiSlow(const char* name, Status* error) {
+  if (name == nullptr) {
+    if (error) *error = invalidArgument("ral_api_call: api name is null");
+    return nullptr;
+  }
+  std::lock_guard<std::mutex> lock(api_mutex_);
+  auto it = api_entries_.find(name);
+  if (it == api_entries_.end()) {
+    auto fn = registry_->findFunction(name, execution_type_);
+    if (!fn.ok()) {
+      if (error) *error = fn.status();
+      return nullptr;
+    }
+    it = api_entries_.emplace(name, std::make_unique<ApiCache::Entry>(ApiCache::Entry{name, *fn}))
+             .first;
+  }
+  api_cache_.insert(name, it->second.get());
+  return it->second->fn;
+}
+
+StatusOr<Driver*> Context::driver(DeviceKind kind) {
+  const int i = static_cast<int>(kind);
+  if (i < 0 || i >= kNumDeviceKinds) return invalidArgument("invalid device kind ", i);
+  if (Driver* d = drivers_[i].load(std::memory_order_acquire)) return d;
+  std::lock_guard<std::mutex> lock(driver_mutex_);
+  if (Driver* d = drivers_[i].load(std::memory_order_acquire)) return d;
+  if (!driver_errors_[i].ok()) return driver_errors_[i];
+  DriverFactory factory = driver_factories_[i];
+  if (!factory) {
+    auto fallback = defaultDriverFactory(kind);
+    if (!fallback.ok()) {
+      driver_errors_[i] = fallback.status();
+      return driver_errors_[i];
+    }
+    factory = *fallback;
+  }
+  auto made = factory(*this);
+  if (!made.ok()) {
+    driver_errors_[i] = made.status().withContext(
+        internal::strCat("creating the '", deviceKindName(kind), "' driver"));
+    return driver_errors_[i];
+  }
+  if (*made == nullptr) {
+    driver_errors_[i] =
+        internalError("the '", deviceKindName(kind), "' driver factory returned null");
+    return driver_errors_[i];
+  }
+  owned_drivers_[i] = std::move(*made);
+  drivers_[i].store(owned_drivers_[i].get(), std::memory_order_release);
+  return owned_drivers_[i].get();
+}
+
+Status Context::setDriverFactory(DeviceKind kind, DriverFactory factory) {
+  const int i = static_cast<int>(kind);
+  if (i < 0 || i >= kNumDeviceKinds) return invalidArgument("invalid device kind ", i);
+  std::lock_guard<std::mutex> lock(driver_mutex_);
+  if (drivers_[i].load() != nullptr || !driver_errors_[i].ok())
+    return failedPrecondition("the '", deviceKindName(kind),
+                              "' driver is already in use; set its factory before first use");
+  driver_factories_[i] = std::move(factory);
+  return Status();
+}
+
+void* Context::findResource(const ResourceKey& key) const {
+  std::shared_lock<std::shared_mutex> lock(resource_mutex_);
+  auto it = resources_.find(key);
+  return it == resources_.end() ? nullptr : it->second->value.load(std::memory_order_acquire);
+}
+
+std::shared_ptr<Context::ResourceSlot> Context::resourceSlot(const ResourceKey& key) {
+  std::unique_lock<std::shared_mutex> lock(resource_mutex_);
+  auto& slot = resources_[key];
+  if (!slot) slot = std::make_shared<ResourceSlot>();
+  return slot;
+}
+
+ExecutionHandle Context::acquireExecution() {
+  {
+    std::lock_guard<std::mutex> lock(pool_mutex_);
+    if (!pool_.empty()) {
+      auto ctx = std::move(pool_.back());
+      pool_.pop_back();
+      return ExecutionHandle(this, std::move(ctx));
+    }
+  }
+  return ExecutionHandle(this, newExecutionContext());
+}
+
+void Context::releaseExecution(std::unique_ptr<ExecutionContext> ctx) {
+  ctx->reset();
+  std::lock_guard<std::mutex> lock(pool_mutex_);
+  pool_.push_back(std::move(ctx));
+}
+
+std::unique_ptr<ExecutionContext> Context::newExecutionContext() {
+  return std::make_unique<ExecutionContext>(this, execution_type_);
+}
+
+}  // namespace ral

@@ -1,0 +1,179 @@
+// The Driver interface every device implements (DESIGN.md §4): memory, executables, streams and
+// timeline semaphores. Kernels reach a device only through this interface (via
+// Context::driver<...>()), which is what lets one kernel binary serve every host context.
+#ifndef RAL_DRIVER_H_
+#define RAL_DRIVER_H_
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ral/status.h"
+
+namespace ral {
+
+class Context;
+
+// Values are stable: they are stored in module files.
+enum class DeviceKind : uint8_t { kCpu = 0, kCuda = 1, kVulkan = 2, kHsa = 3 };
+inline constexpr int kNumDeviceKinds = 4;
+std::string_view deviceKindName(DeviceKind kind);  // "cpu", "cuda", "vulkan", "hsa"
+StatusOr<DeviceKind> deviceKindFromName(std::string_view name);
+
+enum class MemoryKind : uint8_t {
+  kDevice = 0,       // fastest for the device; may not be host-addressable
+  kHostVisible = 1,  // host-addressable and usable by the device (pinned / mapped)
+};
+
+enum class CopyKind : uint8_t { kHostToDevice, kDeviceToHost, kDeviceToDevice, kHostToHost };
+
+// Values are stable: they are stored in module files.
+enum class ExecutableFormat : uint8_t {
+  kHostFunction = 0,  // a table of host function pointers (CPU driver)
+  kPtx = 1,
+  kCubin = 2,
+  kFatbin = 3,
+  kSpirv = 4,
+  kHsaco = 5,
+};
+std::string_view executableFormatName(ExecutableFormat format);
+
+struct Dim3 {
+  uint32_t x = 1, y = 1, z = 1;
+  uint64_t count() const { return uint64_t{x} * y * z; }
+};
+
+// An entry point of an executable and the workgroup size it was compiled for (0: chosen at
+// launch).
+struct EntryPoint {
+  std::string name;
+  Dim3 workgroup_size{0, 0, 0};
+};
+
+// What to load. `data` must stay valid until load() returns; drivers copy what they keep.
+struct ExecutableSpec {
+  std::string name;  // cache key within one driver
+  ExecutableFormat format = ExecutableFormat::kHostFunction;
+  const void* data = nullptr;
+  size_t size = 0;
+  std::vector<EntryPoint> entries;
+};
+
+struct LaunchConfig {
+  Dim3 grid;
+  Dim3 block;
+  uint32_t shared_memory_bytes = 0;
+};
+
+// Kernel arguments as in cuLaunchKernel: `values[i]` points to argument i, `sizes[i]` bytes.
+struct KernelArgs {
+  void* const* values = nullptr;
+  const size_t* sizes = nullptr;
+  size_t count = 0;
+};
+
+// A queue of device work, ordered. Created and owned by its driver.
+class Stream {
+ public:
+  virtual ~Stream();
+};
+
+class Executable {
+ public:
+  virtual ~Executable();
+  virtual const ExecutableSpec& spec() const = 0;
+  // Index of an entry point by name (launches then use the index, never a string).
+  StatusOr<uint32_t> entryIndex(std::string_view entry) const;
+};
+
+using Timeout = std::chrono::nanoseconds;
+inline constexpr Timeout kInfiniteTimeout = Timeout::max();
+
+// A timeline semaphore: a 64-bit value that only increases. Waiting for v returns once the value
+// is >= v. A failed semaphore reports its failure to every current and future waiter.
+class Semaphore {
+ public:
+  virtual ~Semaphore();
+  virtual StatusOr<uint64_t> query() = 0;
+  // Host signal: sets the value to `value` (must not decrease it).
+  virtual Status signal(uint64_t value) = 0;
+  // Host wait; DeadlineExceeded on timeout.
+  virtual Status wait(uint64_t value, Timeout timeout = kInfiniteTimeout) = 0;
+  virtual void fail(Status status) = 0;
+};
+
+// Memory statistics every caching allocator reports.
+struct MemoryStats {
+  size_t bytes_in_use = 0;
+  size_t bytes_cached = 0;
+  size_t peak_bytes_in_use = 0;
+  uint64_t allocations = 0;
+  uint64_t cache_hits = 0;
+};
+
+class Driver {
+ public:
+  virtual ~Driver();
+  virtual DeviceKind kind() const = 0;
+  virtual std::string deviceName() const = 0;
+
+  // ---- memory
+  virtual StatusOr<void*> allocate(size_t bytes, size_t alignment = 64,
+                                   MemoryKind kind = MemoryKind::kDevice) = 0;
+  virtual Status deallocate(void* ptr) = 0;
+  // On `stream` (nullptr: the default stream); complete when the stream reaches it.
+  virtual Status copy(void* dst, const void* src, size_t bytes, CopyKind kind,
+                      Stream* stream = nullptr) = 0;
+  // Fills `bytes` with a repeated 1-, 2- or 4-byte pattern.
+  virtual Status fill(void* dst, size_t bytes, const void* pattern, size_t pattern_size,
+                      Stream* stream = nullptr) = 0;
+  virtual MemoryStats memoryStats() const = 0;
+  // Returns cached, unused memory to the system.
+  virtual Status trim() = 0;
+
+  // ---- executables ("load if not loaded, then launch")
+  // Cached by spec.name: a second load of the same name returns the same executable.
+  virtual StatusOr<Executable*> load(const ExecutableSpec& spec) = 0;
+  virtual Status launch(Executable* executable, uint32_t entry, const LaunchConfig& config,
+                        const KernelArgs& args, Stream* stream = nullptr) = 0;
+
+  // ---- streams and synchronisation
+  virtual StatusOr<std::unique_ptr<Stream>> createStream() = 0;
+  // Blocks until all work queued on `stream` (nullptr: the default stream) is done.
+  virtual Status synchronize(Stream* stream = nullptr) = 0;
+  virtual StatusOr<std::shared_ptr<Semaphore>> createSemaphore(uint64_t initial_value = 0) = 0;
+  // Queue operations: work queued after a wait starts once the semaphore reaches `value`;
+  // a signal happens when the stream reaches it.
+  virtual Status queueSignal(Stream* stream, Semaphore* semaphore, uint64_t value) = 0;
+  virtual Status queueWait(Stream* stream, Semaphore* semaphore, uint64_t value) = 0;
+};
+
+// Creates the driver of one device kind for a Context. Drivers register a default factory
+// (see RAL_REGISTER_DRIVER); a host context may install its own (e.g. torch's allocator).
+using DriverFactory = std::function<StatusOr<std::unique_ptr<Driver>>(Context&)>;
+
+// Process-wide default factories.
+Status registerDriverFactory(DeviceKind kind, DriverFactory factory);
+// Unavailable, naming the kind, when no driver for it was built into this process.
+StatusOr<DriverFactory> defaultDriverFactory(DeviceKind kind);
+
+namespace internal {
+struct DriverRegistrar {
+  DriverRegistrar(DeviceKind kind, DriverFactory factory);
+};
+}  // namespace internal
+
+}  // namespace ral
+
+#define RAL_DRIVER_CONCAT_INNER_(a, b) a##b
+#define RAL_DRIVER_CONCAT_(a, b) RAL_DRIVER_CONCAT_INNER_(a, b)
+#define RAL_REGISTER_DRIVER(kind, factory)                      \
+  static const ::ral::internal::DriverRegistrar RAL_DRIVER_CONCAT_( \
+      ral_driver_registrar_, __COUNTER__)(kind, factory)
+
+#endif  // RAL_DRIVER_H_

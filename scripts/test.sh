@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The test command: installs what RAL needs, configures, builds and runs every test.
+#   1. the full build (warnings as errors) and its CTest suite;
+#   2. the core, drivers and kernels again under AddressSanitizer + UndefinedBehaviorSanitizer;
+#   3. the concurrency tests under ThreadSanitizer.
+# Any test failure or sanitizer report fails the script.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/install-deps.sh
+
+JOBS=${RAL_JOBS:-$(nproc)}
+export CTEST_PARALLEL_LEVEL=$JOBS
+export CCACHE_DIR=${CCACHE_DIR:-$PWD/.ccache}
+GEN=(-G Ninja)
+
+step() { printf '\n==== %s\n' "$*"; }
+
+step "build (warnings as errors)"
+cmake -S . -B build "${GEN[@]}" -DRAL_WERROR=ON
+cmake --build build -j "$JOBS"
+step "tests"
+ctest --test-dir build --output-on-failure -j "$JOBS"
+
+# Sanitizer builds cover the core and the components tests can reach without heavy hosts.
+SAN_OPTS=(-DRAL_WERROR=ON -DRAL_BUILD_BENCHMARKS=OFF -DCMAKE_BUILD_TYPE=Debug)
+step "AddressSanitizer + UndefinedBehaviorSanitizer"
+cmake -S . -B build-asan "${GEN[@]}" "${SAN_OPTS[@]}" -DRAL_SANITIZE=address,undefined
+cmake --build build-asan -j "$JOBS"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build-asan --output-on-failure -j "$JOBS" -LE install
+
+step "ThreadSanitizer (concurrency tests)"
+cmake -S . -B build-tsan "${GEN[@]}" "${SAN_OPTS[@]}" -DRAL_SANITIZE=thread
+cmake --build build-tsan -j "$JOBS" --target ral_concurrency_test ral_core_test
+TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+  ctest --test-dir build-tsan --output-on-failure -j "$JOBS" -R 'Concurrency|Thread|Lazily|ResourceCache'
+
+step "all tests passed"
