@@ -67,9 +67,9 @@ void BM_StringMapBaseline(benchmark::State& state) {
   Fixture f;
   std::unordered_map<std::string, std::function<void(void**)>> table;
   table[kAxpyName] = [&](void** args) {
-    *static_cast<float*>(args[4]) = axpy(f.exec.get(), *static_cast<float*>(args[1]),
-                                         *static_cast<float*>(args[2]),
-                                         *static_cast<float*>(args[3]));
+    *static_cast<float*>(args[4]) =
+        axpy(f.exec.get(), *static_cast<float*>(args[1]), *static_cast<float*>(args[2]),
+             *static_cast<float*>(args[3]));
   };
   float a = 2, x = 3, y = 1, r = 0;
   void* args[] = {&f.ctx, &a, &x, &y, &r};
@@ -92,8 +92,8 @@ int main(int argc, char** argv) {
       {
           Ratio{"(b) import slot / (a) direct call", "BM_ImportSlot", "BM_Direct", 1.5, true},
           Ratio{"(c) ral_api_call by name / (a) direct call", "BM_ApiCallByName", "BM_Direct"},
-          Ratio{"(d) string-map lookup / (b) import slot", "BM_StringMapBaseline",
-                "BM_ImportSlot", 10.0, false},
+          Ratio{"(d) string-map lookup / (b) import slot", "BM_StringMapBaseline", "BM_ImportSlot",
+                10.0, false},
       },
       {{"(c) ral_api_call by name, per call", "BM_ApiCallByName", 10.0}});
 }

@@ -14,11 +14,11 @@ class Collector : public benchmark::ConsoleReporter {
   void ReportRuns(const std::vector<Run>& runs) override {
     for (const Run& run : runs) {
       if (run.error_occurred || run.run_type != Run::RT_Iteration) continue;
-      ns_[run.benchmark_name()] = run.GetAdjustedRealTime() *
-                                  (run.time_unit == benchmark::kNanosecond    ? 1.0
-                                   : run.time_unit == benchmark::kMicrosecond ? 1e3
-                                   : run.time_unit == benchmark::kMillisecond ? 1e6
-                                                                              : 1e9);
+      ns_[run.benchmark_name()] =
+          run.GetAdjustedRealTime() * (run.time_unit == benchmark::kNanosecond    ? 1.0
+                                       : run.time_unit == benchmark::kMicrosecond ? 1e3
+                                       : run.time_unit == benchmark::kMillisecond ? 1e6
+                                                                                  : 1e9);
     }
     ConsoleReporter::ReportRuns(runs);
   }
@@ -43,7 +43,8 @@ int runAndReport(int argc, char** argv, const std::vector<Ratio>& ratios,
     const double v = n->second / d->second;
     const bool met = r.target <= 0 || (r.at_most ? v <= r.target : v >= r.target);
     char target[32] = "-";
-    if (r.target > 0) std::snprintf(target, sizeof(target), "%s%.2f", r.at_most ? "<=" : ">=", r.target);
+    if (r.target > 0)
+      std::snprintf(target, sizeof(target), "%s%.2f", r.at_most ? "<=" : ">=", r.target);
     std::printf("%-58s %9.2fx %10s  %s\n", r.label.c_str(), v, target,
                 r.target > 0 ? (met ? "met" : "MISSED") : "");
   }

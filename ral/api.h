@@ -132,12 +132,12 @@ std::string apiName(std::string_view target, std::string_view device) {
 #define RAL_API_CONCAT_(a, b) RAL_API_CONCAT_INNER_(a, b)
 
 // RAL_API(target, device, function): `function` is a function name (template arguments allowed).
-#define RAL_API(target, device, ...)                                                          \
+#define RAL_API(target, device, ...)                                                           \
   static const ::ral::internal::ApiRegistrar RAL_API_CONCAT_(ral_api_registrar_, __COUNTER__)( \
-      target, device, ::ral::kSignatureOf<decltype(&__VA_ARGS__)>.view(),                     \
-      &::ral::internal::apiWrapper<&__VA_ARGS__>,                                             \
-      ::ral::internal::contextTypeOf<                                                         \
-          typename ::ral::internal::Signature<decltype(&__VA_ARGS__)>::Context>(),            \
+      target, device, ::ral::kSignatureOf<decltype(&__VA_ARGS__)>.view(),                      \
+      &::ral::internal::apiWrapper<&__VA_ARGS__>,                                              \
+      ::ral::internal::contextTypeOf<                                                          \
+          typename ::ral::internal::Signature<decltype(&__VA_ARGS__)>::Context>(),             \
       __FILE__, __LINE__)
 
 // The name used by the RAL introduction.

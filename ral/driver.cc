@@ -13,10 +13,14 @@ Driver::~Driver() = default;
 
 std::string_view deviceKindName(DeviceKind kind) {
   switch (kind) {
-    case DeviceKind::kCpu: return "cpu";
-    case DeviceKind::kCuda: return "cuda";
-    case DeviceKind::kVulkan: return "vulkan";
-    case DeviceKind::kHsa: return "hsa";
+    case DeviceKind::kCpu:
+      return "cpu";
+    case DeviceKind::kCuda:
+      return "cuda";
+    case DeviceKind::kVulkan:
+      return "vulkan";
+    case DeviceKind::kHsa:
+      return "hsa";
   }
   return "unknown";
 }
@@ -34,12 +38,18 @@ StatusOr<DeviceKind> deviceKindFromName(std::string_view name) {
 
 std::string_view executableFormatName(ExecutableFormat format) {
   switch (format) {
-    case ExecutableFormat::kHostFunction: return "host";
-    case ExecutableFormat::kPtx: return "ptx";
-    case ExecutableFormat::kCubin: return "cubin";
-    case ExecutableFormat::kFatbin: return "fatbin";
-    case ExecutableFormat::kSpirv: return "spirv";
-    case ExecutableFormat::kHsaco: return "hsaco";
+    case ExecutableFormat::kHostFunction:
+      return "host";
+    case ExecutableFormat::kPtx:
+      return "ptx";
+    case ExecutableFormat::kCubin:
+      return "cubin";
+    case ExecutableFormat::kFatbin:
+      return "fatbin";
+    case ExecutableFormat::kSpirv:
+      return "spirv";
+    case ExecutableFormat::kHsaco:
+      return "hsaco";
   }
   return "unknown";
 }
@@ -66,8 +76,7 @@ Status registerDriverFactory(DeviceKind kind, DriverFactory factory) {
   auto& table = factoryTable();
   std::lock_guard<std::mutex> lock(table.mutex);
   auto& slot = table.factories[static_cast<int>(kind)];
-  if (slot)
-    return alreadyExists("a driver for '", deviceKindName(kind), "' is already registered");
+  if (slot) return alreadyExists("a driver for '", deviceKindName(kind), "' is already registered");
   slot = std::move(factory);
   return Status();
 }

@@ -172,8 +172,8 @@ struct DriverRegistrar {
 
 #define RAL_DRIVER_CONCAT_INNER_(a, b) a##b
 #define RAL_DRIVER_CONCAT_(a, b) RAL_DRIVER_CONCAT_INNER_(a, b)
-#define RAL_REGISTER_DRIVER(kind, factory)                      \
-  static const ::ral::internal::DriverRegistrar RAL_DRIVER_CONCAT_( \
-      ral_driver_registrar_, __COUNTER__)(kind, factory)
+#define RAL_REGISTER_DRIVER(kind, factory)                                                \
+  static const ::ral::internal::DriverRegistrar RAL_DRIVER_CONCAT_(ral_driver_registrar_, \
+                                                                   __COUNTER__)(kind, factory)
 
 #endif  // RAL_DRIVER_H_

@@ -11,10 +11,10 @@ struct DTypeInfo {
   size_t size;
 };
 constexpr DTypeInfo kInfo[kNumDTypes] = {
-    {DType::kInvalid, "invalid", 0}, {DType::kBool, "i1", 1},  {DType::kI8, "i8", 1},
-    {DType::kI16, "i16", 2},         {DType::kI32, "i32", 4},  {DType::kI64, "i64", 8},
+    {DType::kInvalid, "invalid", 0}, {DType::kBool, "i1", 1},   {DType::kI8, "i8", 1},
+    {DType::kI16, "i16", 2},         {DType::kI32, "i32", 4},   {DType::kI64, "i64", 8},
     {DType::kUI8, "ui8", 1},         {DType::kUI16, "ui16", 2}, {DType::kUI32, "ui32", 4},
-    {DType::kUI64, "ui64", 8},       {DType::kF16, "f16", 2},  {DType::kBF16, "bf16", 2},
+    {DType::kUI64, "ui64", 8},       {DType::kF16, "f16", 2},   {DType::kBF16, "bf16", 2},
     {DType::kF32, "f32", 4},         {DType::kF64, "f64", 8},
 };
 const DTypeInfo& info(DType t) {
@@ -36,13 +36,13 @@ StatusOr<DType> dtypeFromName(std::string_view name) {
     DType type;
   };
   static constexpr Alias kAliases[] = {
-      {"bool", DType::kBool},     {"int8", DType::kI8},        {"int16", DType::kI16},
-      {"int32", DType::kI32},     {"int64", DType::kI64},      {"uint8", DType::kUI8},
-      {"uint16", DType::kUI16},   {"uint32", DType::kUI32},    {"uint64", DType::kUI64},
-      {"float16", DType::kF16},   {"half", DType::kF16},       {"bfloat16", DType::kBF16},
-      {"float32", DType::kF32},   {"float", DType::kF32},      {"float64", DType::kF64},
-      {"double", DType::kF64},    {"u8", DType::kUI8},         {"u16", DType::kUI16},
-      {"u32", DType::kUI32},      {"u64", DType::kUI64},
+      {"bool", DType::kBool},   {"int8", DType::kI8},     {"int16", DType::kI16},
+      {"int32", DType::kI32},   {"int64", DType::kI64},   {"uint8", DType::kUI8},
+      {"uint16", DType::kUI16}, {"uint32", DType::kUI32}, {"uint64", DType::kUI64},
+      {"float16", DType::kF16}, {"half", DType::kF16},    {"bfloat16", DType::kBF16},
+      {"float32", DType::kF32}, {"float", DType::kF32},   {"float64", DType::kF64},
+      {"double", DType::kF64},  {"u8", DType::kUI8},      {"u16", DType::kUI16},
+      {"u32", DType::kUI32},    {"u64", DType::kUI64},
   };
   for (const Alias& a : kAliases)
     if (a.name == lower) return a.type;

@@ -52,17 +52,25 @@ constexpr DType integralDType() {
     return DType::kBool;
   } else if constexpr (std::is_signed_v<T>) {
     switch (sizeof(T)) {
-      case 1: return DType::kI8;
-      case 2: return DType::kI16;
-      case 4: return DType::kI32;
-      case 8: return DType::kI64;
+      case 1:
+        return DType::kI8;
+      case 2:
+        return DType::kI16;
+      case 4:
+        return DType::kI32;
+      case 8:
+        return DType::kI64;
     }
   } else {
     switch (sizeof(T)) {
-      case 1: return DType::kUI8;
-      case 2: return DType::kUI16;
-      case 4: return DType::kUI32;
-      case 8: return DType::kUI64;
+      case 1:
+        return DType::kUI8;
+      case 2:
+        return DType::kUI16;
+      case 4:
+        return DType::kUI32;
+      case 8:
+        return DType::kUI64;
     }
   }
   return DType::kInvalid;

@@ -58,13 +58,13 @@ class ExecutionContext : public ral_exec_header {
 }  // namespace ral
 
 // Inside a RAL function returning void: signal and return when `expr` (a Status) fails.
-#define RAL_SIGNAL_IF_ERROR(ctx, expr)       \
-  do {                                       \
-    ::ral::Status ral_signal_status_ = (expr); \
-    if (!ral_signal_status_.ok()) {          \
+#define RAL_SIGNAL_IF_ERROR(ctx, expr)                   \
+  do {                                                   \
+    ::ral::Status ral_signal_status_ = (expr);           \
+    if (!ral_signal_status_.ok()) {                      \
       (ctx)->signalError(std::move(ral_signal_status_)); \
-      return;                                \
-    }                                        \
+      return;                                            \
+    }                                                    \
   } while (0)
 
 #endif  // RAL_EXECUTION_CONTEXT_H_

@@ -118,8 +118,9 @@ template <typename T, int N>
 struct IsCodedClass<MemRef<T, N>> : std::true_type {};
 
 template <typename T>
-inline constexpr bool kIsOpaquePointee =
-    std::is_void_v<T> || (std::is_class_v<T> && !IsCodedClass<std::remove_cv_t<T>>::value);
+inline constexpr bool kIsOpaquePointee = std::is_void_v<T> ||
+                                         (std::is_class_v<T> &&
+                                          !IsCodedClass<std::remove_cv_t<T>>::value);
 
 // Any pointer to void or to another class (contexts, opaque handles) is "pvoid".
 template <typename T>
@@ -190,8 +191,7 @@ template <typename R, typename Ctx, typename... A>
 struct SignatureCodes<R, std::tuple<Ctx, A...>> {
   static_assert(std::is_pointer_v<Ctx>,
                 "the first parameter of a RAL function must be the context pointer");
-  static constexpr auto value = fixedString("pvoid") +
-                                (fixedString("_") + JoinCodes<A...>::value) +
+  static constexpr auto value = fixedString("pvoid") + (fixedString("_") + JoinCodes<A...>::value) +
                                 fixedString("___") + ResultCodes<R>::value;
 };
 template <typename R, typename Ctx>

@@ -17,9 +17,9 @@ Status Registry::add(ApiRegistration reg) {
   auto& list = entries_[reg.name];
   for (const ApiRegistration& existing : list) {
     if (existing.context_type == reg.context_type) {
-      std::string message = internal::strCat(
-          "RAL function '", reg.name, "' for context type '", reg.context_type->name,
-          "' is registered twice: at ", existing.location, " and at ", reg.location);
+      std::string message = internal::strCat("RAL function '", reg.name, "' for context type '",
+                                             reg.context_type->name, "' is registered twice: at ",
+                                             existing.location, " and at ", reg.location);
       conflicts_[reg.name] = message;
       return Status(StatusCode::kAlreadyExists, std::move(message));
     }
@@ -42,8 +42,8 @@ StatusOr<const ApiRegistration*> Registry::find(std::string_view name,
       std::string types;
       for (const ApiRegistration& reg : it->second)
         types += internal::strCat(types.empty() ? "" : ", ", reg.context_type->name);
-      return notFound("RAL function '", name, "' is registered only for context type(s) ",
-                      types, ", not for '", type ? type->name : "(null)", "'");
+      return notFound("RAL function '", name, "' is registered only for context type(s) ", types,
+                      ", not for '", type ? type->name : "(null)", "'");
     }
   }
   std::string message = internal::strCat("no RAL function named '", name, "'");
@@ -79,7 +79,8 @@ std::vector<std::string> Registry::closestNames(std::string_view name, size_t li
   {
     std::shared_lock<std::shared_mutex> lock(mutex_);
     scored.reserve(entries_.size());
-    for (const auto& [candidate, regs] : entries_) scored.emplace_back(editDistance(name, candidate), candidate);
+    for (const auto& [candidate, regs] : entries_)
+      scored.emplace_back(editDistance(name, candidate), candidate);
   }
   std::sort(scored.begin(), scored.end());
   std::vector<std::string> out;
@@ -130,8 +131,8 @@ Status resolveImports(const Registry& registry, const ContextType* type, ral_imp
     }
   }
   if (!failures.empty()) {
-    std::string message = internal::strCat(failures.size(), " of ", count,
-                                           " imports could not be resolved:");
+    std::string message =
+        internal::strCat(failures.size(), " of ", count, " imports could not be resolved:");
     for (const auto& f : failures) message += "\n  - " + f;
     return Status(StatusCode::kNotFound, std::move(message));
   }

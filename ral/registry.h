@@ -17,10 +17,10 @@
 namespace ral {
 
 struct ApiRegistration {
-  std::string name;                  // full encoded name
-  ral_fn fn = nullptr;               // type-erased wrapper
+  std::string name;                           // full encoded name
+  ral_fn fn = nullptr;                        // type-erased wrapper
   const ContextType* context_type = nullptr;  // the context type it was written for
-  std::string location;              // "file.cc:42", for error messages
+  std::string location;                       // "file.cc:42", for error messages
 };
 
 class Registry {

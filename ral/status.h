@@ -89,9 +89,9 @@ std::string strCat(const Args&... args) {
 }  // namespace internal
 
 // Builders: `return ral::invalidArgument("rank ", r, " != ", n);`
-#define RAL_DEFINE_STATUS_BUILDER(fn, code)                             \
-  template <typename... Args>                                           \
-  Status fn(const Args&... args) {                                      \
+#define RAL_DEFINE_STATUS_BUILDER(fn, code)                            \
+  template <typename... Args>                                          \
+  Status fn(const Args&... args) {                                     \
     return Status(StatusCode::code, ::ral::internal::strCat(args...)); \
   }
 RAL_DEFINE_STATUS_BUILDER(cancelled, kCancelled)
@@ -175,11 +175,11 @@ const Status& asStatus(const StatusOr<T>& s) {
 #define RAL_STATUS_CONCAT_(a, b) RAL_STATUS_CONCAT_INNER_(a, b)
 
 // Returns the Status of `expr` (a Status or StatusOr) from the enclosing function when not OK.
-#define RAL_RETURN_IF_ERROR(expr)                                                    \
-  do {                                                                               \
-    const auto& ral_status_or_ = (expr);                                             \
-    if (!::ral::internal::asStatus(ral_status_or_).ok())                             \
-      return ::ral::Status(::ral::internal::asStatus(ral_status_or_));               \
+#define RAL_RETURN_IF_ERROR(expr)                                      \
+  do {                                                                 \
+    const auto& ral_status_or_ = (expr);                               \
+    if (!::ral::internal::asStatus(ral_status_or_).ok())               \
+      return ::ral::Status(::ral::internal::asStatus(ral_status_or_)); \
   } while (0)
 
 // `RAL_ASSIGN_OR_RETURN(auto x, makeX());` declares/assigns x or returns the error.

@@ -10,10 +10,10 @@ TEST(DTypeTest, SizesNamesAndParsing) {
     DType t;
     size_t size;
     const char* name;
-  } cases[] = {{DType::kBool, 1, "i1"},  {DType::kI8, 1, "i8"},     {DType::kI16, 2, "i16"},
-               {DType::kI32, 4, "i32"},  {DType::kI64, 8, "i64"},   {DType::kUI8, 1, "ui8"},
+  } cases[] = {{DType::kBool, 1, "i1"},   {DType::kI8, 1, "i8"},     {DType::kI16, 2, "i16"},
+               {DType::kI32, 4, "i32"},   {DType::kI64, 8, "i64"},   {DType::kUI8, 1, "ui8"},
                {DType::kUI16, 2, "ui16"}, {DType::kUI32, 4, "ui32"}, {DType::kUI64, 8, "ui64"},
-               {DType::kF16, 2, "f16"},  {DType::kBF16, 2, "bf16"}, {DType::kF32, 4, "f32"},
+               {DType::kF16, 2, "f16"},   {DType::kBF16, 2, "bf16"}, {DType::kF32, 4, "f32"},
                {DType::kF64, 8, "f64"}};
   for (const auto& c : cases) {
     EXPECT_EQ(dtypeSize(c.t), c.size) << c.name;

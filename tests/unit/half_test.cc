@@ -38,10 +38,13 @@ uint16_t referenceHalf(float f) {
   const uint16_t sign = std::signbit(f) ? 0x8000 : 0;
   const double a = std::fabs(static_cast<double>(f));
   if (a >= 65520.0) return sign | 0x7c00;  // half-way to 2^16 and beyond: overflow
-  uint16_t lo = 0, hi = 0x7bff;           // largest h with value(h) <= a
+  uint16_t lo = 0, hi = 0x7bff;            // largest h with value(h) <= a
   while (lo < hi) {
     const uint16_t mid = static_cast<uint16_t>((lo + hi + 1) / 2);
-    if (halfValue(mid) <= a) lo = mid; else hi = static_cast<uint16_t>(mid - 1);
+    if (halfValue(mid) <= a)
+      lo = mid;
+    else
+      hi = static_cast<uint16_t>(mid - 1);
   }
   if (lo == 0x7bff) return sign | lo;
   const double d0 = a - halfValue(lo), d1 = halfValue(static_cast<uint16_t>(lo + 1)) - a;
@@ -64,10 +67,12 @@ uint16_t referenceBFloat16(float f) {
 std::vector<float> interestingFloats() {
   std::vector<float> out;
   // A wide sample of all bit patterns.
-  for (uint64_t u = 0; u < (1ull << 32); u += 7919) out.push_back(bitsToFloat(static_cast<uint32_t>(u)));
+  for (uint64_t u = 0; u < (1ull << 32); u += 7919)
+    out.push_back(bitsToFloat(static_cast<uint32_t>(u)));
   // Every half value, every half-way point between neighbours, and one float step around each.
   for (uint32_t h = 0; h < 0x7c00; ++h) {
-    const double mid = (halfValue(static_cast<uint16_t>(h)) + halfValue(static_cast<uint16_t>(h + 1))) / 2;
+    const double mid =
+        (halfValue(static_cast<uint16_t>(h)) + halfValue(static_cast<uint16_t>(h + 1))) / 2;
     for (double v : {halfValue(static_cast<uint16_t>(h)), mid}) {
       const float f = static_cast<float>(v);
       for (float g : {f, std::nextafter(f, 0.0f), std::nextafter(f, 1e30f)}) {

@@ -65,7 +65,7 @@ int64_t noArgs(ExecutionContext*) { return 0; }
 void nothing(void*) {}
 MemRef<float, 2> alloc2(ExecutionContext*, int64_t, int64_t) { return {}; }
 std::tuple<MemRef<float, 1>, MemRef<int64_t, 1>> topk(ExecutionContext*, MemRef<float, 2>,
-                                                        int32_t) {
+                                                      int32_t) {
   return {};
 }
 void refs(ExecutionContext*, const MemRef<float, 1>&, const double&) {}

@@ -36,11 +36,11 @@ TEST(RegistryTest, UnknownNameSuggestsClosest) {
   ASSERT_TRUE(r.add(reg("ral_gemm___cpu___pvoid_m2df32_m2df32_m2df32_i1_i1___void", fnA,
                         &ExecutionContext::kType, "g.cc:1"))
                   .ok());
-  ASSERT_TRUE(r.add(reg("ral_sort___cpu___pvoid_m1df32___void", fnA, &ExecutionContext::kType,
-                        "s.cc:1"))
-                  .ok());
-  auto found =
-      r.findFunction("ral_gemm___cpu___pvoid_m2df64_m2df64_m2df64_i1_i1___void", &ExecutionContext::kType);
+  ASSERT_TRUE(
+      r.add(reg("ral_sort___cpu___pvoid_m1df32___void", fnA, &ExecutionContext::kType, "s.cc:1"))
+          .ok());
+  auto found = r.findFunction("ral_gemm___cpu___pvoid_m2df64_m2df64_m2df64_i1_i1___void",
+                              &ExecutionContext::kType);
   ASSERT_EQ(found.status().code(), StatusCode::kNotFound);
   const std::string message(found.status().message());
   EXPECT_NE(message.find("closest registered: ral_gemm___cpu___pvoid_m2df32"), std::string::npos)
@@ -62,9 +62,12 @@ const ContextType OtherExec::kType = {"other", &ExecutionContext::kType};
 
 TEST(RegistryTest, HostOverridesArePreferredForTheirType) {
   Registry r;
-  ASSERT_TRUE(r.add(reg("recv___cpu___pvoid___void", fnA, &ExecutionContext::kType, "base.cc:1")).ok());
-  ASSERT_TRUE(r.add(reg("recv___cpu___pvoid___void", fnB, &DerivedExec::kType, "derived.cc:1")).ok());
-  ASSERT_TRUE(r.add(reg("only_derived___cpu___pvoid___void", fnB, &DerivedExec::kType, "d.cc:2")).ok());
+  ASSERT_TRUE(
+      r.add(reg("recv___cpu___pvoid___void", fnA, &ExecutionContext::kType, "base.cc:1")).ok());
+  ASSERT_TRUE(
+      r.add(reg("recv___cpu___pvoid___void", fnB, &DerivedExec::kType, "derived.cc:1")).ok());
+  ASSERT_TRUE(
+      r.add(reg("only_derived___cpu___pvoid___void", fnB, &DerivedExec::kType, "d.cc:2")).ok());
   EXPECT_EQ(*r.findFunction("recv___cpu___pvoid___void", &DerivedExec::kType), &fnB);
   EXPECT_EQ(*r.findFunction("recv___cpu___pvoid___void", &ExecutionContext::kType), &fnA);
   EXPECT_EQ(*r.findFunction("recv___cpu___pvoid___void", &OtherExec::kType), &fnA);
@@ -105,8 +108,9 @@ TEST(RegistryTest, IncompleteRegistrationIsRejected) {
   Registry r;
   EXPECT_EQ(r.add(reg("", fnA, &ExecutionContext::kType, "x.cc:1")).code(),
             StatusCode::kInvalidArgument);
-  EXPECT_EQ(r.add(reg("n___cpu___pvoid___void", nullptr, &ExecutionContext::kType, "x.cc:1")).code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      r.add(reg("n___cpu___pvoid___void", nullptr, &ExecutionContext::kType, "x.cc:1")).code(),
+      StatusCode::kInvalidArgument);
 }
 
 TEST(RegistryTest, GlobalRegistryIsHealthy) {
