@@ -4,6 +4,8 @@
 
 #include <cstdio>
 #include <map>
+#include <set>
+#include <string>
 
 namespace ral::bench {
 namespace {
@@ -13,12 +15,21 @@ class Collector : public benchmark::ConsoleReporter {
  public:
   void ReportRuns(const std::vector<Run>& runs) override {
     for (const Run& run : runs) {
-      if (run.error_occurred || run.run_type != Run::RT_Iteration) continue;
-      ns_[run.benchmark_name()] =
-          run.GetAdjustedRealTime() * (run.time_unit == benchmark::kNanosecond    ? 1.0
-                                       : run.time_unit == benchmark::kMicrosecond ? 1e3
-                                       : run.time_unit == benchmark::kMillisecond ? 1e6
-                                                                                  : 1e9);
+      if (run.error_occurred) continue;
+      const double scale = run.time_unit == benchmark::kNanosecond    ? 1.0
+                           : run.time_unit == benchmark::kMicrosecond ? 1e3
+                           : run.time_unit == benchmark::kMillisecond ? 1e6
+                                                                      : 1e9;
+      const std::string name = run.run_name.str();
+      // With --benchmark_repetitions the median stands for the run; otherwise the single run.
+      if (run.run_type == Run::RT_Aggregate) {
+        if (run.aggregate_name == "median") {
+          ns_[name] = run.GetAdjustedRealTime() * scale;
+          medians_.insert(name);
+        }
+      } else if (!medians_.count(name)) {
+        ns_[name] = run.GetAdjustedRealTime() * scale;
+      }
     }
     ConsoleReporter::ReportRuns(runs);
   }
@@ -26,6 +37,7 @@ class Collector : public benchmark::ConsoleReporter {
 
  private:
   std::map<std::string, double> ns_;
+  std::set<std::string> medians_;
 };
 
 }  // namespace
