@@ -1,0 +1,94 @@
+#include "drivers/cpu/host_semaphore.h"
+
+#include <chrono>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define RAL_CPU_RELAX() _mm_pause()
+#else
+#define RAL_CPU_RELAX() ((void)0)
+#endif
+
+namespace ral::cpu {
+namespace {
+// About a microsecond: long enough to catch a signal from a thread that is running right now,
+// short enough not to matter when the signal is far away.
+constexpr int kSpinIterations = 256;
+}  // namespace
+
+Status HostSemaphore::failure() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return failure_;
+}
+
+StatusOr<uint64_t> HostSemaphore::query() {
+  if (failed_.load(std::memory_order_acquire)) return failure();
+  return value_.load(std::memory_order_acquire);
+}
+
+Status HostSemaphore::signal(uint64_t value) {
+  if (failed_.load(std::memory_order_acquire)) return failure();
+  uint64_t current = value_.load(std::memory_order_relaxed);
+  do {
+    if (value < current)
+      return invalidArgument("semaphore signal(", value, ") would decrease its value ", current);
+    if (value == current) return Status();
+  } while (!value_.compare_exchange_weak(current, value, std::memory_order_seq_cst));
+  // Paired with the sleeper's increment before it re-checks the value under the lock: either it
+  // sees the new value or we see it sleeping and wake it.
+  if (sleepers_.load(std::memory_order_seq_cst) > 0) {
+    { std::lock_guard<std::mutex> lock(mutex_); }
+    cv_.notify_all();
+  }
+  return Status();
+}
+
+Status HostSemaphore::wait(uint64_t value, Timeout timeout) {
+  if (failed_.load(std::memory_order_acquire)) return failure();
+  if (value_.load(std::memory_order_acquire) >= value) return Status();
+  if (timeout <= Timeout::zero())
+    return deadlineExceeded("semaphore is at ", value_.load(), ", not yet ", value);
+  for (int i = 0; i < kSpinIterations; ++i) {
+    RAL_CPU_RELAX();
+    if (reached(value)) break;
+  }
+  if (!reached(value)) {
+    const auto start = std::chrono::steady_clock::now();
+    // Timeouts beyond a century mean "forever" (and would overflow the clock).
+    const bool forever = timeout >= std::chrono::hours(24 * 365 * 100);
+    const auto deadline =
+        forever ? std::chrono::steady_clock::time_point::max()
+                : start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(timeout);
+    std::unique_lock<std::mutex> lock(mutex_);
+    sleepers_.fetch_add(1, std::memory_order_seq_cst);
+    if (forever) {
+      cv_.wait(lock, [&] { return reached(value); });
+    } else {
+      cv_.wait_until(lock, deadline, [&] { return reached(value); });
+    }
+    sleepers_.fetch_sub(1, std::memory_order_relaxed);
+    if (failed_.load(std::memory_order_acquire)) return failure_;
+    if (value_.load(std::memory_order_acquire) < value) {
+      const auto waited = std::chrono::duration_cast<std::chrono::microseconds>(
+          std::chrono::steady_clock::now() - start);
+      return deadlineExceeded("semaphore wait for ", value, " timed out after ", waited.count(),
+                              " us at value ", value_.load());
+    }
+    return Status();
+  }
+  if (failed_.load(std::memory_order_acquire)) return failure();
+  return Status();
+}
+
+void HostSemaphore::fail(Status status) {
+  if (status.ok()) status = internalError("semaphore failed without a reason");
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (failed_.load(std::memory_order_relaxed)) return;
+    failure_ = std::move(status);
+    failed_.store(true, std::memory_order_seq_cst);
+  }
+  cv_.notify_all();
+}
+
+}  // namespace ral::cpu

@@ -1,0 +1,107 @@
+#include "drivers/cpu/thread_pool.h"
+
+#include <algorithm>
+#include <exception>
+
+namespace ral::cpu {
+
+ThreadPool::ThreadPool(int threads) {
+  const int workers = std::max(threads, 1) - 1;
+  workers_.reserve(workers);
+  for (int i = 0; i < workers; ++i) workers_.emplace_back([this] { workerLoop(); });
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+  }
+  work_cv_.notify_all();
+  for (auto& t : workers_) t.join();
+}
+
+void ThreadPool::work(Job& job) {
+  while (!job.failed.load(std::memory_order_relaxed)) {
+    const uint64_t begin = job.next.fetch_add(job.chunk, std::memory_order_relaxed);
+    if (begin >= job.count) return;
+    const uint64_t end = std::min(job.count, begin + job.chunk);
+    Status status;
+    try {
+      status = job.fn(job.state, begin, end);
+    } catch (const std::exception& e) {
+      status = internalError("exception in a CPU task: ", e.what());
+    } catch (...) {
+      status = internalError("unknown exception in a CPU task");
+    }
+    if (!status.ok()) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (job.error.ok()) job.error = std::move(status);
+      job.failed.store(true, std::memory_order_relaxed);
+    }
+  }
+}
+
+void ThreadPool::workerLoop() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (true) {
+    // Drop jobs whose chunks are all claimed; their callers finish them.
+    while (!jobs_.empty() &&
+           (jobs_.front()->next.load(std::memory_order_relaxed) >= jobs_.front()->count ||
+            jobs_.front()->failed.load(std::memory_order_relaxed))) {
+      jobs_.pop_front();
+    }
+    if (stop_) return;
+    if (jobs_.empty()) {
+      work_cv_.wait(lock);
+      continue;
+    }
+    Job* job = jobs_.front();
+    ++job->helpers;
+    lock.unlock();
+    work(*job);
+    lock.lock();
+    if (--job->helpers == 0) done_cv_.notify_all();
+  }
+}
+
+Status ThreadPool::run(uint64_t count, uint64_t chunk, TaskFn fn, void* state) {
+  if (count == 0) return Status();
+  const uint64_t threads = static_cast<uint64_t>(threadCount());
+  if (chunk == 0) chunk = std::max<uint64_t>(1, count / (threads * 4));
+  if (threads == 1 || count <= chunk) {
+    // Not worth waking anyone.
+    try {
+      for (uint64_t b = 0; b < count; b += chunk)
+        RAL_RETURN_IF_ERROR(fn(state, b, std::min(count, b + chunk)));
+    } catch (const std::exception& e) {
+      return internalError("exception in a CPU task: ", e.what());
+    } catch (...) {
+      return internalError("unknown exception in a CPU task");
+    }
+    return Status();
+  }
+  Job job;
+  job.fn = fn;
+  job.state = state;
+  job.count = count;
+  job.chunk = chunk;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    jobs_.push_back(&job);
+  }
+  const uint64_t chunks = (count + chunk - 1) / chunk;
+  if (chunks > 2) {
+    work_cv_.notify_all();
+  } else {
+    work_cv_.notify_one();
+  }
+  work(job);
+  std::unique_lock<std::mutex> lock(mutex_);
+  // Every chunk is claimed: make sure no worker picks the job up again, then wait for the
+  // workers still inside it.
+  jobs_.erase(std::remove(jobs_.begin(), jobs_.end(), &job), jobs_.end());
+  done_cv_.wait(lock, [&] { return job.helpers == 0; });
+  return std::move(job.error);
+}
+
+}  // namespace ral::cpu

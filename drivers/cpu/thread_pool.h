@@ -1,0 +1,61 @@
+// ThreadPool: runs a range of tasks on `threads` threads, the calling thread included, and
+// returns when all are done. Tasks are handed out in chunks from an atomic counter, so uneven
+// tasks balance themselves. Several callers (and tasks that call run() again) may use one pool at
+// once: each run() makes progress on its own tasks, so nesting never deadlocks.
+#ifndef RAL_DRIVERS_CPU_THREAD_POOL_H_
+#define RAL_DRIVERS_CPU_THREAD_POOL_H_
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "ral/status.h"
+
+namespace ral::cpu {
+
+class ThreadPool {
+ public:
+  // Runs tasks [begin, end). Returning a non-OK status stops handing out further chunks.
+  using TaskFn = Status (*)(void* state, uint64_t begin, uint64_t end);
+
+  // `threads` >= 1: threads - 1 workers plus the caller of run().
+  explicit ThreadPool(int threads);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int threadCount() const { return static_cast<int>(workers_.size()) + 1; }
+
+  // Runs fn over [0, count) in chunks of `chunk` tasks (0: chosen from the thread count). Returns
+  // the first error a chunk returned (or an exception turned into INTERNAL).
+  Status run(uint64_t count, uint64_t chunk, TaskFn fn, void* state);
+
+ private:
+  struct Job {
+    TaskFn fn;
+    void* state;
+    uint64_t count;
+    uint64_t chunk;
+    std::atomic<uint64_t> next{0};
+    std::atomic<bool> failed{false};
+    int helpers = 0;  // workers inside work(); guarded by mutex_
+    Status error;     // guarded by mutex_
+  };
+  void workerLoop();
+  void work(Job& job);
+
+  std::vector<std::thread> workers_;
+  std::mutex mutex_;
+  std::condition_variable work_cv_;
+  std::condition_variable done_cv_;
+  std::deque<Job*> jobs_;  // jobs that may still have unclaimed chunks
+  bool stop_ = false;
+};
+
+}  // namespace ral::cpu
+
+#endif  // RAL_DRIVERS_CPU_THREAD_POOL_H_

@@ -1,0 +1,574 @@
+// The CPU driver: caching allocator, thread pool and workgroup launches, streams, timeline
+// semaphores. Tests whose names contain "Thread" or "Concurrency" also run under ThreadSanitizer.
+#include "drivers/cpu/cpu_driver.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "drivers/cpu/caching_allocator.h"
+#include "drivers/cpu/cpu_info.h"
+#include "drivers/cpu/host_semaphore.h"
+#include "drivers/cpu/thread_pool.h"
+#include "ral/context.h"
+
+namespace ral::cpu {
+namespace {
+
+std::unique_ptr<CpuDriver> makeDriver(CpuDriverOptions options = {}) {
+  auto driver = CpuDriver::create(options);
+  EXPECT_TRUE(driver.ok()) << driver.status();
+  return std::move(driver).value();
+}
+
+// ---- allocator -------------------------------------------------------------------------------
+
+TEST(CachingAllocatorTest, BucketsRoundUpByAtMostAQuarter) {
+  size_t previous = 0;
+  for (size_t n = 1; n < (size_t{1} << 34); n = n * 3 / 2 + 1) {
+    const size_t index = CachingAllocator::bucketIndex(n);
+    const size_t size = CachingAllocator::bucketSize(index);
+    EXPECT_GE(size, n);
+    if (n > 128) {
+      EXPECT_LE(size, n + n / 4 + 1) << n;
+    }
+    EXPECT_GE(index, previous);
+    previous = index;
+    if (index > 0) {
+      EXPECT_LT(CachingAllocator::bucketSize(index - 1), n);
+    }
+  }
+}
+
+TEST(CachingAllocatorTest, BlocksAreAlignedAndWritable) {
+  CachingAllocator alloc;
+  std::vector<std::pair<void*, size_t>> live;
+  for (size_t bytes : {size_t{0}, size_t{1}, size_t{63}, size_t{64}, size_t{1000}, size_t{4096},
+                       size_t{300000}, size_t{5} << 20}) {
+    for (size_t alignment : {size_t{1}, size_t{64}, size_t{128}, size_t{4096}}) {
+      auto p = alloc.allocate(bytes, alignment);
+      ASSERT_TRUE(p.ok()) << p.status();
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(*p) % std::max<size_t>(alignment, 64), 0u);
+      std::memset(*p, 0xab, bytes);
+      auto usable = alloc.usableSize(*p);
+      ASSERT_TRUE(usable.ok());
+      EXPECT_GE(*usable, bytes);
+      live.emplace_back(*p, bytes);
+    }
+  }
+  std::vector<void*> ptrs;
+  for (auto& [p, n] : live) ptrs.push_back(p);
+  std::sort(ptrs.begin(), ptrs.end());
+  EXPECT_EQ(std::unique(ptrs.begin(), ptrs.end()), ptrs.end()) << "pointers must be distinct";
+  for (auto& [p, n] : live) EXPECT_TRUE(alloc.deallocate(p).ok());
+  EXPECT_EQ(alloc.stats().bytes_in_use, 0u);
+}
+
+TEST(CachingAllocatorTest, ReusesFreedBlocksOfTheSameBucket) {
+  CachingAllocator alloc;
+  for (size_t bytes : {size_t{100}, size_t{1} << 20, size_t{16} << 20}) {
+    void* p = *alloc.allocate(bytes);
+    ASSERT_TRUE(alloc.deallocate(p).ok());
+    const uint64_t hits = alloc.stats().cache_hits;
+    void* q = *alloc.allocate(bytes);
+    EXPECT_EQ(p, q) << bytes;
+    EXPECT_EQ(alloc.stats().cache_hits, hits + 1);
+    ASSERT_TRUE(alloc.deallocate(q).ok());
+  }
+}
+
+TEST(CachingAllocatorTest, StatisticsTrackInUseCachedAndPeak) {
+  CachingAllocator alloc;
+  MemoryStats s = alloc.stats();
+  EXPECT_EQ(s.bytes_in_use, 0u);
+  EXPECT_EQ(s.bytes_cached, 0u);
+  EXPECT_EQ(s.peak_bytes_in_use, 0u);
+
+  void* a = *alloc.allocate(1000);
+  void* b = *alloc.allocate(100000);
+  void* c = *alloc.allocate(size_t{10} << 20);  // above the thread-cache limit
+  s = alloc.stats();
+  EXPECT_GE(s.bytes_in_use, 1000u + 100000u + (size_t{10} << 20));
+  EXPECT_LE(s.bytes_in_use, (1000u + 100000u + (size_t{10} << 20)) * 5 / 4 + 3 * 128);
+  EXPECT_EQ(s.peak_bytes_in_use, s.bytes_in_use);
+  EXPECT_EQ(s.allocations, 3u);
+  const size_t peak = s.peak_bytes_in_use;
+
+  ASSERT_TRUE(alloc.deallocate(b).ok());
+  ASSERT_TRUE(alloc.deallocate(c).ok());
+  s = alloc.stats();
+  EXPECT_GE(s.bytes_in_use, 1000u);
+  EXPECT_LT(s.bytes_in_use, 2000u);
+  EXPECT_GE(s.bytes_cached, 100000u + (size_t{10} << 20));
+  EXPECT_EQ(s.peak_bytes_in_use, peak);
+
+  ASSERT_TRUE(alloc.deallocate(a).ok());
+  s = alloc.stats();
+  EXPECT_EQ(s.bytes_in_use, 0u);
+  EXPECT_EQ(s.peak_bytes_in_use, peak);
+}
+
+TEST(CachingAllocatorTest, TrimReturnsCachedMemory) {
+  CachingAllocator alloc;
+  std::vector<void*> ptrs;
+  for (size_t i = 0; i < 40; ++i) ptrs.push_back(*alloc.allocate(size_t{1} << (6 + i % 20)));
+  void* kept = ptrs.back();
+  ptrs.pop_back();
+  for (void* p : ptrs) ASSERT_TRUE(alloc.deallocate(p).ok());
+  const MemoryStats before = alloc.stats();
+  EXPECT_GT(before.bytes_cached, 0u);
+  alloc.trim();
+  const MemoryStats after = alloc.stats();
+  EXPECT_EQ(after.bytes_cached, 0u);
+  EXPECT_EQ(after.bytes_in_use, before.bytes_in_use);
+  std::memset(kept, 1, size_t{1} << (6 + 39 % 20));  // still usable
+  ASSERT_TRUE(alloc.deallocate(kept).ok());
+}
+
+TEST(CachingAllocatorTest, HugeRequestsAreOutOfMemory) {
+  CachingAllocator alloc;
+  for (size_t bytes : {size_t{1} << 44, size_t{1} << 50, ~size_t{0} - 100}) {
+    auto p = alloc.allocate(bytes);
+    ASSERT_FALSE(p.ok()) << bytes;
+    EXPECT_EQ(p.status().code(), StatusCode::kOutOfMemory) << p.status();
+  }
+  // The allocator still works.
+  void* p = *alloc.allocate(128);
+  EXPECT_TRUE(alloc.deallocate(p).ok());
+}
+
+TEST(CachingAllocatorTest, MemoryLimitTrimsThenFails) {
+  CachingAllocatorOptions options;
+  options.memory_limit = size_t{1} << 20;
+  CachingAllocator alloc(options);
+  void* a = *alloc.allocate(600 << 10);
+  auto b = alloc.allocate(600 << 10);
+  ASSERT_FALSE(b.ok());
+  EXPECT_EQ(b.status().code(), StatusCode::kOutOfMemory);
+  ASSERT_TRUE(alloc.deallocate(a).ok());
+  // The freed block is cached; a different bucket needs the cache released first.
+  auto c = alloc.allocate(900 << 10);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_TRUE(alloc.deallocate(*c).ok());
+}
+
+TEST(CachingAllocatorTest, BadFreesAreErrors) {
+  CachingAllocator alloc;
+  CachingAllocator other;
+  EXPECT_TRUE(alloc.deallocate(nullptr).ok());
+  void* p = *alloc.allocate(256);
+  EXPECT_EQ(alloc.deallocate(static_cast<char*>(p) + 1).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(other.deallocate(p).code(), StatusCode::kInvalidArgument);
+  alignas(64) static char foreign[256] = {};
+  EXPECT_EQ(alloc.deallocate(foreign + 128).code(), StatusCode::kInvalidArgument);
+  ASSERT_TRUE(alloc.deallocate(p).ok());
+  EXPECT_EQ(alloc.deallocate(p).code(), StatusCode::kInvalidArgument);  // double free
+  EXPECT_EQ(alloc.allocate(64, 3).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(alloc.stats().bytes_in_use, 0u);
+}
+
+// Blocks freed by other threads than their allocator, threads that exit with cached blocks.
+TEST(CachingAllocatorConcurrencyTest, ThreadsShareBlocksAndAccountingStaysExact) {
+  CachingAllocator alloc;
+  constexpr int kThreads = 8;
+  constexpr int kRounds = 3000;
+  std::vector<std::atomic<void*>> mailbox(kThreads);
+  for (auto& m : mailbox) m.store(nullptr);
+  std::atomic<int> errors{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      std::mt19937 rng(t);
+      std::vector<void*> mine;
+      for (int i = 0; i < kRounds; ++i) {
+        const size_t bytes = size_t{1} << (rng() % 21);
+        auto p = alloc.allocate(bytes);
+        if (!p.ok()) {
+          ++errors;
+          continue;
+        }
+        static_cast<char*>(*p)[0] = static_cast<char>(i);
+        static_cast<char*>(*p)[bytes - 1] = static_cast<char>(i);
+        // Hand every third block to the next thread, which frees it.
+        if (i % 3 == 0) {
+          void* old = mailbox[(t + 1) % kThreads].exchange(*p);
+          if (old != nullptr && !alloc.deallocate(old).ok()) ++errors;
+        } else {
+          mine.push_back(*p);
+        }
+        if (mine.size() > 16) {
+          if (!alloc.deallocate(mine.front()).ok()) ++errors;
+          mine.erase(mine.begin());
+        }
+        if (void* in = mailbox[t].exchange(nullptr)) {
+          if (!alloc.deallocate(in).ok()) ++errors;
+        }
+      }
+      for (void* p : mine)
+        if (!alloc.deallocate(p).ok()) ++errors;
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (auto& m : mailbox) {
+    if (void* p = m.exchange(nullptr)) {
+      ASSERT_TRUE(alloc.deallocate(p).ok());
+    }
+  }
+  EXPECT_EQ(errors.load(), 0);
+  MemoryStats s = alloc.stats();
+  EXPECT_EQ(s.bytes_in_use, 0u);
+  EXPECT_GT(s.peak_bytes_in_use, 0u);
+  EXPECT_EQ(s.allocations, uint64_t{kThreads} * kRounds);
+  // The exited threads returned their caches to the pool, so a trim releases everything.
+  alloc.trim();
+  EXPECT_EQ(alloc.stats().bytes_cached, 0u);
+}
+
+// ---- thread pool -----------------------------------------------------------------------------
+
+struct Hits {
+  std::vector<std::atomic<int>> counts;
+  explicit Hits(size_t n) : counts(n) {
+    for (auto& c : counts) c.store(0);
+  }
+};
+
+Status countHits(void* state, uint64_t begin, uint64_t end) {
+  auto& hits = *static_cast<Hits*>(state);
+  for (uint64_t i = begin; i < end; ++i) hits.counts[i].fetch_add(1);
+  return Status();
+}
+
+TEST(ThreadPoolTest, ThreadPoolRunsEveryTaskExactlyOnce) {
+  for (int threads : {1, 2, 4, 7}) {
+    ThreadPool pool(threads);
+    EXPECT_EQ(pool.threadCount(), threads);
+    for (uint64_t count : {uint64_t{0}, uint64_t{1}, uint64_t{5}, uint64_t{1000}}) {
+      for (uint64_t chunk : {uint64_t{0}, uint64_t{1}, uint64_t{7}}) {
+        Hits hits(count);
+        ASSERT_TRUE(pool.run(count, chunk, countHits, &hits).ok());
+        for (auto& c : hits.counts) ASSERT_EQ(c.load(), 1);
+      }
+    }
+  }
+}
+
+TEST(ThreadPoolTest, ThreadPoolReturnsTheFirstError) {
+  ThreadPool pool(3);
+  auto fn = [](void*, uint64_t begin, uint64_t) -> Status {
+    if (begin == 17) return invalidArgument("task 17 failed");
+    return Status();
+  };
+  Status s = pool.run(100, 1, fn, nullptr);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(), "task 17 failed");
+  auto throws = [](void*, uint64_t, uint64_t) -> Status { throw std::runtime_error("boom"); };
+  EXPECT_EQ(pool.run(10, 1, throws, nullptr).code(), StatusCode::kInternal);
+  Hits hits(50);
+  EXPECT_TRUE(pool.run(50, 1, countHits, &hits).ok());  // still usable
+}
+
+TEST(ThreadPoolTest, ThreadPoolConcurrencyManyCallersAndNestedRuns) {
+  ThreadPool pool(4);
+  struct Nested {
+    ThreadPool* pool;
+    std::atomic<int> total{0};
+  } nested{&pool};
+  auto outer = [](void* state, uint64_t begin, uint64_t end) -> Status {
+    auto& n = *static_cast<Nested*>(state);
+    for (uint64_t i = begin; i < end; ++i) {
+      Hits hits(20);
+      RAL_RETURN_IF_ERROR(n.pool->run(20, 3, countHits, &hits));
+      for (auto& c : hits.counts) n.total += c.load();
+    }
+    return Status();
+  };
+  std::vector<std::thread> callers;
+  for (int t = 0; t < 6; ++t) {
+    callers.emplace_back([&] {
+      for (int r = 0; r < 20; ++r) EXPECT_TRUE(pool.run(16, 1, outer, &nested).ok());
+    });
+  }
+  for (auto& t : callers) t.join();
+  EXPECT_EQ(nested.total.load(), 6 * 20 * 16 * 20);
+}
+
+// ---- driver: registration, launch, copy/fill, streams ------------------------------------
+
+TEST(CpuDriverTest, IsTheDefaultCpuDriverOfAContext) {
+  Context context;
+  auto driver = context.driver<CpuDriver>();
+  ASSERT_TRUE(driver.ok()) << driver.status();
+  EXPECT_EQ((*driver)->kind(), DeviceKind::kCpu);
+  EXPECT_EQ((*driver)->threadCount(), defaultThreadCount());
+  EXPECT_NE((*driver)->deviceName().find("cpu"), std::string::npos);
+}
+
+TEST(CpuDriverTest, ThreadCountIsSettable) {
+  EXPECT_GE(usableCpuCount(), 1);
+  EXPECT_EQ(makeDriver({3, {}})->threadCount(), 3);
+  EXPECT_EQ(CpuDriver::create({-1, {}}).status().code(), StatusCode::kInvalidArgument);
+  Context context;
+  ASSERT_TRUE(context.setDriverFactory(DeviceKind::kCpu, cpuDriverFactory({5, {}})).ok());
+  EXPECT_EQ((*context.driver<CpuDriver>())->threadCount(), 5);
+}
+
+void recordWorkgroup(const ral_host_workgroup* wg, void* const* args) {
+  auto* hits = *static_cast<std::atomic<int>* const*>(args[0]);
+  const int64_t scale = *static_cast<const int64_t*>(args[1]);
+  const uint32_t linear =
+      wg->group_id[0] + wg->grid[0] * (wg->group_id[1] + wg->grid[1] * wg->group_id[2]);
+  if (wg->shared_memory_bytes > 0) std::memset(wg->shared_memory, 1, wg->shared_memory_bytes);
+  hits[linear].fetch_add(static_cast<int>(scale * wg->block[0]));
+}
+
+ExecutableSpec recordSpec() {
+  static const ral_host_kernel table[] = {recordWorkgroup};
+  ExecutableSpec spec;
+  spec.name = "test.record";
+  spec.format = ExecutableFormat::kHostFunction;
+  spec.data = table;
+  spec.size = sizeof(table);
+  spec.entries = {{"record", {}}};
+  return spec;
+}
+
+TEST(CpuDriverTest, LaunchRunsEveryWorkgroupOnce) {
+  auto driver = makeDriver({4, {}});
+  auto exe = driver->load(recordSpec());
+  ASSERT_TRUE(exe.ok()) << exe.status();
+  EXPECT_EQ(*driver->load(recordSpec()), *exe);  // cached by name
+  EXPECT_EQ(*(*exe)->entryIndex("record"), 0u);
+
+  std::vector<std::atomic<int>> hits(7 * 5 * 3);
+  for (auto& h : hits) h.store(0);
+  std::atomic<int>* hits_ptr = hits.data();
+  int64_t scale = 2;
+  void* values[] = {&hits_ptr, &scale};
+  size_t sizes[] = {sizeof(hits_ptr), sizeof(scale)};
+  LaunchConfig config{{7, 5, 3}, {4, 1, 1}, 256};
+  ASSERT_TRUE(driver->launch(*exe, 0, config, {values, sizes, 2}).ok());
+  for (auto& h : hits) EXPECT_EQ(h.load(), 8);
+}
+
+TEST(CpuDriverTest, BadLoadsAndLaunchesAreErrors) {
+  auto driver = makeDriver();
+  ExecutableSpec spec = recordSpec();
+  spec.name = "test.bad";
+  spec.format = ExecutableFormat::kSpirv;
+  EXPECT_EQ(driver->load(spec).status().code(), StatusCode::kUnsupported);
+  spec.format = ExecutableFormat::kHostFunction;
+  spec.size = 3;
+  EXPECT_EQ(driver->load(spec).status().code(), StatusCode::kInvalidArgument);
+  const ral_host_kernel null_table[] = {nullptr};
+  spec.data = null_table;
+  spec.size = sizeof(null_table);
+  EXPECT_EQ(driver->load(spec).status().code(), StatusCode::kInvalidArgument);
+
+  Executable* exe = *driver->load(recordSpec());
+  LaunchConfig empty{{0, 1, 1}, {1, 1, 1}, 0};
+  EXPECT_EQ(driver->launch(exe, 0, empty, {}).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(driver->launch(exe, 1, LaunchConfig{}, {}).code(), StatusCode::kOutOfRange);
+  auto other = makeDriver();
+  Executable* foreign = *other->load(recordSpec());
+  EXPECT_EQ(driver->launch(foreign, 0, LaunchConfig{}, {}).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(driver->launch(nullptr, 0, LaunchConfig{}, {}).code(), StatusCode::kInvalidArgument);
+}
+
+TEST(CpuDriverTest, CopyAndFill) {
+  auto driver = makeDriver({2, {}});
+  for (size_t bytes : {size_t{8}, size_t{1000}, size_t{24} << 20}) {
+    auto* a = static_cast<unsigned char*>(*driver->allocate(bytes));
+    auto* b = static_cast<unsigned char*>(*driver->allocate(bytes));
+    const uint64_t patterns[] = {0x5a, 0x1234, 0x89abcdef, 0x0102030405060708ull};
+    const size_t pattern_sizes[] = {1, 2, 4, 8};
+    for (int k = 0; k < 4; ++k) {
+      ASSERT_TRUE(driver->fill(a, bytes, &patterns[k], pattern_sizes[k]).ok());
+      for (size_t i = 0; i < bytes; i += bytes / 8 + 1)
+        ASSERT_EQ(a[i], reinterpret_cast<const unsigned char*>(&patterns[k])[i % pattern_sizes[k]]);
+      ASSERT_TRUE(driver->copy(b, a, bytes, CopyKind::kDeviceToDevice).ok());
+      ASSERT_EQ(std::memcmp(a, b, bytes), 0);
+    }
+    EXPECT_EQ(driver->copy(a + 1, a, 4, CopyKind::kHostToHost).code(),
+              StatusCode::kInvalidArgument);
+    uint32_t p = 7;
+    EXPECT_EQ(driver->fill(a, 6, &p, 4).code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(driver->fill(a, 6, &p, 3).code(), StatusCode::kInvalidArgument);
+    ASSERT_TRUE(driver->deallocate(a).ok());
+    ASSERT_TRUE(driver->deallocate(b).ok());
+  }
+}
+
+TEST(CpuDriverTest, StreamWorkRunsInOrderBehindSemaphoreWaits) {
+  auto driver = makeDriver({2, {}});
+  auto stream = std::move(driver->createStream()).value();
+  auto sem = std::move(driver->createSemaphore(0)).value();
+  auto done = std::move(driver->createSemaphore(0)).value();
+  auto* buf = static_cast<uint32_t*>(*driver->allocate(1024 * sizeof(uint32_t)));
+  auto* out = static_cast<uint32_t*>(*driver->allocate(1024 * sizeof(uint32_t)));
+  const uint32_t zero = 0, seven = 7;
+  ASSERT_TRUE(driver->fill(out, 4096, &zero, 4).ok());
+  ASSERT_TRUE(driver->queueWait(stream.get(), sem.get(), 1).ok());
+  ASSERT_TRUE(driver->fill(buf, 4096, &seven, 4, stream.get()).ok());
+  ASSERT_TRUE(driver->copy(out, buf, 4096, CopyKind::kDeviceToDevice, stream.get()).ok());
+  ASSERT_TRUE(driver->queueSignal(stream.get(), done.get(), 1).ok());
+  // Nothing ran yet: the stream waits for the host's signal.
+  EXPECT_EQ(done->wait(1, std::chrono::milliseconds(20)).code(), StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(out[0], 0u);
+  ASSERT_TRUE(sem->signal(1).ok());
+  ASSERT_TRUE(done->wait(1).ok());
+  ASSERT_TRUE(driver->synchronize(stream.get()).ok());
+  for (int i = 0; i < 1024; ++i) ASSERT_EQ(out[i], 7u);
+
+  // A failed semaphore fails the stream; synchronize reports it once, then the stream recovers.
+  auto broken = std::move(driver->createSemaphore(0)).value();
+  ASSERT_TRUE(driver->queueWait(stream.get(), broken.get(), 5).ok());
+  ASSERT_TRUE(driver->fill(out, 4096, &zero, 4, stream.get()).ok());
+  broken->fail(aborted("device lost"));
+  Status s = driver->synchronize(stream.get());
+  EXPECT_EQ(s.code(), StatusCode::kAborted);
+  EXPECT_EQ(out[0], 7u) << "work behind the failure is skipped";
+  EXPECT_TRUE(driver->synchronize(stream.get()).ok());
+
+  // Launch on a stream copies its arguments.
+  std::vector<std::atomic<int>> hits(4);
+  for (auto& h : hits) h.store(0);
+  {
+    std::atomic<int>* hits_ptr = hits.data();
+    int64_t scale = 1;
+    void* values[] = {&hits_ptr, &scale};
+    size_t sizes[] = {sizeof(hits_ptr), sizeof(scale)};
+    Executable* exe = *driver->load(recordSpec());
+    ASSERT_TRUE(
+        driver->launch(exe, 0, {{4, 1, 1}, {1, 1, 1}, 0}, {values, sizes, 2}, stream.get()).ok());
+  }
+  ASSERT_TRUE(driver->synchronize(stream.get()).ok());
+  for (auto& h : hits) EXPECT_EQ(h.load(), 1);
+  ASSERT_TRUE(driver->deallocate(buf).ok());
+  ASSERT_TRUE(driver->deallocate(out).ok());
+}
+
+// ---- semaphores ------------------------------------------------------------------------------
+
+TEST(HostSemaphoreTest, SignalQueryAndOrdering) {
+  HostSemaphore sem(5);
+  EXPECT_EQ(*sem.query(), 5u);
+  EXPECT_TRUE(sem.wait(5, Timeout::zero()).ok());
+  EXPECT_TRUE(sem.wait(3).ok());
+  EXPECT_TRUE(sem.signal(5).ok());  // same value: no-op
+  EXPECT_TRUE(sem.signal(9).ok());
+  EXPECT_EQ(*sem.query(), 9u);
+  EXPECT_EQ(sem.signal(8).code(), StatusCode::kInvalidArgument);  // never decreases
+  EXPECT_EQ(*sem.query(), 9u);
+  EXPECT_TRUE(sem.signal(~uint64_t{0}).ok());
+  EXPECT_TRUE(sem.wait(~uint64_t{0}).ok());
+}
+
+TEST(HostSemaphoreTest, WaitTimesOut) {
+  HostSemaphore sem(1);
+  EXPECT_EQ(sem.wait(2, Timeout::zero()).code(), StatusCode::kDeadlineExceeded);
+  const auto start = std::chrono::steady_clock::now();
+  Status s = sem.wait(2, std::chrono::milliseconds(30));
+  EXPECT_EQ(s.code(), StatusCode::kDeadlineExceeded) << s;
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(30));
+  EXPECT_EQ(*sem.query(), 1u);
+}
+
+TEST(HostSemaphoreTest, ThreadWaitsBeforeTheSignal) {
+  HostSemaphore sem;
+  std::atomic<uint64_t> seen{0};
+  std::thread waiter([&] {
+    EXPECT_TRUE(sem.wait(3).ok());
+    seen = *sem.query();
+  });
+  ASSERT_TRUE(sem.signal(1).ok());
+  ASSERT_TRUE(sem.signal(2).ok());
+  ASSERT_TRUE(sem.signal(3).ok());
+  waiter.join();
+  EXPECT_GE(seen.load(), 3u);
+}
+
+TEST(HostSemaphoreTest, ThreadWaitersOnDifferentValuesWakeInOrder) {
+  HostSemaphore sem;
+  constexpr int kWaiters = 8;
+  std::vector<std::atomic<uint64_t>> woke_at(kWaiters);
+  std::vector<std::thread> waiters;
+  for (int i = 0; i < kWaiters; ++i) {
+    woke_at[i] = 0;
+    waiters.emplace_back([&, i] {
+      const uint64_t target = 10 * (kWaiters - i);  // registered in reverse order
+      Status s = sem.wait(target, std::chrono::seconds(60));
+      EXPECT_TRUE(s.ok()) << s;
+      woke_at[i] = *sem.query();
+    });
+  }
+  for (uint64_t v = 1; v <= 10 * kWaiters; ++v) ASSERT_TRUE(sem.signal(v).ok());
+  for (auto& t : waiters) t.join();
+  for (int i = 0; i < kWaiters; ++i) EXPECT_GE(woke_at[i].load(), 10u * (kWaiters - i));
+}
+
+TEST(HostSemaphoreTest, ThreadFailureReachesCurrentAndFutureWaiters) {
+  HostSemaphore sem;
+  std::vector<std::thread> waiters;
+  std::atomic<int> failures{0};
+  for (int i = 0; i < 4; ++i) {
+    waiters.emplace_back([&, i] {
+      Status s = sem.wait(100 + i);
+      if (s.code() == StatusCode::kAborted && s.message() == "device lost") ++failures;
+    });
+  }
+  ASSERT_TRUE(sem.signal(50).ok());
+  sem.fail(aborted("device lost"));
+  sem.fail(internalError("second failure is ignored"));
+  for (auto& t : waiters) t.join();
+  EXPECT_EQ(failures.load(), 4);
+  EXPECT_EQ(sem.wait(1).code(), StatusCode::kAborted);
+  EXPECT_EQ(sem.signal(200).code(), StatusCode::kAborted);
+  EXPECT_EQ(sem.query().status().message(), "device lost");
+  HostSemaphore other;
+  other.fail(Status());
+  EXPECT_EQ(other.wait(1).code(), StatusCode::kInternal);
+}
+
+// 8 threads pass a token around a ring: thread t waits for 8k + t, then signals 8k + t + 1.
+// Meanwhile pollers check the value never goes backwards.
+TEST(HostSemaphoreTest, ConcurrencyEightThreadRingStress) {
+  HostSemaphore sem;
+  constexpr int kThreads = 8;
+  constexpr int kLaps = 300;
+  std::atomic<bool> stop{false};
+  std::atomic<int> errors{0};
+  std::thread poller([&] {
+    uint64_t last = 0;
+    while (!stop.load()) {
+      const uint64_t v = *sem.query();
+      if (v < last) ++errors;
+      last = v;
+      (void)sem.wait(v + 1, std::chrono::microseconds(50));
+    }
+  });
+  std::vector<std::thread> ring;
+  for (int t = 0; t < kThreads; ++t) {
+    ring.emplace_back([&, t] {
+      for (int k = 0; k < kLaps; ++k) {
+        const uint64_t mine = uint64_t{kThreads} * k + t;
+        if (!sem.wait(mine).ok()) ++errors;
+        if (!sem.signal(mine + 1).ok()) ++errors;
+      }
+    });
+  }
+  for (auto& t : ring) t.join();
+  stop = true;
+  poller.join();
+  EXPECT_EQ(errors.load(), 0);
+  EXPECT_EQ(*sem.query(), uint64_t{kThreads} * kLaps);
+}
+
+}  // namespace
+}  // namespace ral::cpu
