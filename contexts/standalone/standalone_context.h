@@ -1,0 +1,197 @@
+// The standalone host context (DESIGN.md §3): runs a loaded Module on RAL's own drivers, with
+// inputs bound from DLPack tensors or raw buffers and outputs returned as owned DLPack tensors.
+//
+//   auto ctx = StandaloneContext::load("add.ralm");            // StatusOr<shared_ptr<...>>
+//   auto outputs = (*ctx)->run({&a.dl_tensor, &b.dl_tensor});  // StatusOr<vector<DLTensorPtr>>
+//
+// One StandaloneContext serves many threads at once; each execution borrows a pooled
+// StandaloneExecutionContext. Host functions a module imports (registered for
+// StandaloneExecutionContext::kType, so a torch context can register the same names for its own
+// type; T = every element type i1 i8 i16 i32 i64 ui8 ui16 ui32 ui64 f16 bf16 f32 f64, N = 0..8):
+//
+//   MemRef<T,N> ral_recv_input(ctx, int64_t index)
+//       ral_recv_input___cpu___pvoid_i64___m<N>d<T>          e.g. ..._m2df32
+//   void ral_send_output(ctx, int64_t index, MemRef<T,N> value)
+//       ral_send_output___cpu___pvoid_i64_m<N>d<T>___void    e.g. ..._m2df32___void
+//   void* ral_alloc(ctx, int64_t bytes)
+//       ral_alloc___cpu___pvoid_i64___pvoid
+//   void ral_dealloc(ctx, void* ptr)
+//       ral_dealloc___cpu___pvoid_pvoid___void
+//   void ral_signal_error(ctx, int32_t status_code, const char* message)   (any context type)
+//       ral_signal_error___cpu___pvoid_i32_pi8___void
+//
+// ral_alloc memory comes from the context's CPU driver and belongs to the execution: a buffer
+// passed to ral_send_output becomes the output tensor without a copy (a later ral_dealloc of it
+// is then a no-op); any other output (one that aliases an input, a constant, static data) is
+// copied. Memory the module does not free is released when the execution ends.
+#ifndef RAL_CONTEXTS_STANDALONE_STANDALONE_CONTEXT_H_
+#define RAL_CONTEXTS_STANDALONE_STANDALONE_CONTEXT_H_
+
+#include <dlpack/dlpack.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "contexts/standalone/dlpack_util.h"
+#include "ral/context.h"
+#include "ral/driver.h"
+#include "ral/dtype.h"
+#include "ral/execution_context.h"
+#include "ral/memref.h"
+#include "ral/module.h"
+#include "ral/status.h"
+
+namespace ral::standalone {
+
+class StandaloneContext;
+
+// A borrowed view of a host buffer: `strides` in elements (null: dense row-major).
+struct TensorRef {
+  void* data = nullptr;
+  DType dtype = DType::kInvalid;
+  int rank = 0;
+  const int64_t* shape = nullptr;
+  const int64_t* strides = nullptr;
+  DeviceKind device = DeviceKind::kCpu;
+};
+
+class StandaloneExecutionContext : public ExecutionContext {
+ public:
+  static const ContextType kType;  // "standalone", derived from ExecutionContext::kType
+
+  explicit StandaloneExecutionContext(StandaloneContext* context);
+  ~StandaloneExecutionContext() override;
+
+  StandaloneContext* standalone() const { return standalone_; }
+
+  // ---- host side
+  // Checks `ref` against the module's signature for input `index` and binds it (borrowed).
+  Status bindInput(size_t index, const TensorRef& ref);
+  Status bindInput(size_t index, const DLTensor& tensor);
+  // Runs the module's entry once; all inputs must be bound. At most once per borrowing.
+  Status run();
+  // The output as an owned DLPack tensor (the caller calls its deleter). Once per output.
+  StatusOr<DLManagedTensor*> takeOutput(size_t index);
+  void reset() override;
+
+  // ---- module side (the RAL functions above)
+  template <typename T, int N>
+  MemRef<T, N> recvInput(int64_t index);
+  template <typename T, int N>
+  void sendOutput(int64_t index, const MemRef<T, N>& m);
+  void* alloc(int64_t bytes);
+  void dealloc(void* ptr);
+
+ private:
+  struct Binding {
+    void* data = nullptr;
+    int64_t sizes[kMaxMemRefRank] = {};
+    int64_t strides[kMaxMemRefRank] = {};
+    bool bound = false;
+  };
+  struct Output {
+    void* data = nullptr;        // first element
+    void* allocation = nullptr;  // what to free (owned by this execution until taken)
+    int64_t sizes[kMaxMemRefRank] = {};
+    int64_t strides[kMaxMemRefRank] = {};
+    bool set = false;
+  };
+  // Checks a recv_input request; signals an error and returns null when it is wrong.
+  const Binding* checkInput(int64_t index, DType dtype, int rank);
+  void setOutput(int64_t index, DType dtype, int rank, void* allocated, void* data,
+                 const int64_t* sizes, const int64_t* strides);
+  void freeAll();
+
+  StandaloneContext* standalone_;
+  Driver* driver_;
+  std::vector<Binding> inputs_;
+  std::vector<Output> outputs_;
+  std::vector<void*> live_;      // ral_alloc'ed, not yet freed or sent
+  std::vector<void*> exported_;  // sent as outputs; a later ral_dealloc must not free them
+  bool ran_ = false;
+};
+
+// One execution: binds, runs, hands out outputs; returns its context to the pool when destroyed.
+class Execution {
+ public:
+  explicit Execution(ExecutionHandle handle) : handle_(std::move(handle)) {}
+  Status bindInput(size_t index, const TensorRef& ref) { return ctx()->bindInput(index, ref); }
+  Status bindInput(size_t index, const DLTensor& t) { return ctx()->bindInput(index, t); }
+  Status run() { return ctx()->run(); }
+  StatusOr<DLManagedTensor*> takeOutput(size_t index) { return ctx()->takeOutput(index); }
+  StandaloneExecutionContext* ctx() const {
+    return static_cast<StandaloneExecutionContext*>(handle_.get());
+  }
+
+ private:
+  ExecutionHandle handle_;
+};
+
+class StandaloneContext : public Context, public std::enable_shared_from_this<StandaloneContext> {
+ public:
+  struct Options {
+    // Creates the CPU driver instead of the one built into libral (e.g. a host's allocator).
+    DriverFactory cpu_driver_factory;
+    const Registry* registry = &Registry::global();
+  };
+
+  // Links `module` (resolves its imports for standalone executions) and creates the CPU driver.
+  static StatusOr<std::shared_ptr<StandaloneContext>> create(std::shared_ptr<Module> module,
+                                                             Options options);
+  static StatusOr<std::shared_ptr<StandaloneContext>> create(std::shared_ptr<Module> module);
+  static StatusOr<std::shared_ptr<StandaloneContext>> load(const std::string& path,
+                                                           Options options);
+  static StatusOr<std::shared_ptr<StandaloneContext>> load(const std::string& path);
+
+  const Module& module() const { return *module_; }
+  // The driver that ral_alloc and outputs use.
+  Driver* hostDriver() const { return host_driver_; }
+
+  Execution newExecution() { return Execution(acquireExecution()); }
+  // Binds inputs (borrowed; inputs.size() must match the module), runs, returns every output.
+  StatusOr<std::vector<DLTensorPtr>> run(const std::vector<const DLTensor*>& inputs);
+
+ protected:
+  std::unique_ptr<ExecutionContext> newExecutionContext() override;
+
+ private:
+  friend class StandaloneExecutionContext;
+  explicit StandaloneContext(std::shared_ptr<Module> module, const Registry* registry);
+
+  std::shared_ptr<Module> module_;
+  Driver* host_driver_ = nullptr;
+};
+
+// ---------------------------------------------------------------------------------------------
+
+template <typename T, int N>
+MemRef<T, N> StandaloneExecutionContext::recvInput(int64_t index) {
+  MemRef<T, N> m{};
+  const Binding* b = checkInput(index, kDTypeOf<T>, N);
+  if (b == nullptr) return m;
+  m.allocated = static_cast<T*>(b->data);
+  m.aligned = m.allocated;
+  m.offset = 0;
+  if constexpr (N > 0) {
+    for (int d = 0; d < N; ++d) {
+      m.sizes[d] = b->sizes[d];
+      m.strides[d] = b->strides[d];
+    }
+  }
+  return m;
+}
+
+template <typename T, int N>
+void StandaloneExecutionContext::sendOutput(int64_t index, const MemRef<T, N>& m) {
+  if constexpr (N > 0) {
+    setOutput(index, kDTypeOf<T>, N, m.allocated, m.aligned + m.offset, m.sizes, m.strides);
+  } else {
+    setOutput(index, kDTypeOf<T>, 0, m.allocated, m.aligned + m.offset, nullptr, nullptr);
+  }
+}
+
+}  // namespace ral::standalone
+
+#endif  // RAL_CONTEXTS_STANDALONE_STANDALONE_CONTEXT_H_

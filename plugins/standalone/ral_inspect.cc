@@ -1,0 +1,71 @@
+// ral-inspect: prints what a module file holds. It never runs module code (the host library is
+// not loaded); imports are checked against the functions registered for the standalone context.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <string>
+
+#include "contexts/standalone/standalone_context.h"
+#include "ral/module.h"
+#include "ral/registry.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"Prints the contents of a RAL module file (.ralm)", "ral-inspect"};
+  std::string path;
+  app.add_option("module", path, "module file")->required();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "ral-inspect: error: %s (see --help)\n", e.what());
+    return 2;
+  }
+  ral::LoadOptions options;
+  options.load_host_library = false;
+  auto loaded = ral::Module::load(path, options);
+  if (!loaded.ok()) {
+    std::fprintf(stderr, "ral-inspect: error: %s\n", loaded.status().toString().c_str());
+    return 1;
+  }
+  const ral::Module& m = **loaded;
+  std::printf("module: %s\n", m.name().c_str());
+  std::printf("file: %s (%zu bytes)\n", path.c_str(), m.fileSize());
+  std::printf("abi version: %u\n", m.abiVersion());
+  std::printf("entry: %s\n", m.entryName().c_str());
+  std::printf("host library: %zu bytes\n", m.hostLibrarySize());
+  auto printSignatures = [](const char* what, const std::vector<ral::TensorSignature>& sigs) {
+    std::printf("%s (%zu):\n", what, sigs.size());
+    for (size_t i = 0; i < sigs.size(); ++i)
+      std::printf("  %zu: %s%s%s\n", i, sigs[i].toString().c_str(),
+                  sigs[i].name.empty() ? "" : "  ", sigs[i].name.c_str());
+  };
+  printSignatures("inputs", m.inputs());
+  printSignatures("outputs", m.outputs());
+  std::printf("imports (%zu):\n", m.imports().size());
+  size_t missing = 0;
+  for (const std::string& name : m.imports()) {
+    auto fn =
+        ral::Registry::global().find(name, &ral::standalone::StandaloneExecutionContext::kType);
+    missing += !fn.ok();
+    std::printf("  %s%s\n", name.c_str(), fn.ok() ? "" : "  [not registered]");
+  }
+  std::printf("executables (%zu):\n", m.executables().size());
+  for (const ral::ExecutableRef& e : m.executables()) {
+    std::printf("  %s: %s, %zu bytes", e.name.c_str(),
+                std::string(ral::executableFormatName(e.format)).c_str(), e.size);
+    for (size_t i = 0; i < e.entries.size(); ++i) {
+      const auto& w = e.entries[i].workgroup_size;
+      std::printf("%s %s (%ux%ux%u)", i == 0 ? ", entries:" : ",", e.entries[i].name.c_str(), w.x,
+                  w.y, w.z);
+    }
+    std::printf("\n");
+  }
+  std::printf("constants (%zu):\n", m.constants().size());
+  for (const ral::ConstantRef& c : m.constants())
+    std::printf("  %s: %s, %zu bytes\n", c.name.c_str(),
+                ral::shapeString(c.dtype, c.shape.data(), static_cast<int>(c.shape.size())).c_str(),
+                c.size);
+  if (missing > 0)
+    std::printf("warning: %zu import(s) are not registered in this RAL build\n", missing);
+  return 0;
+}

@@ -1,0 +1,202 @@
+// ral-run: runs a module file on the standalone CPU context.
+//
+//   ral-run model.ralm --input=@x.npy --input=2x3xf32=1,2,3,4,5,6 [--output=@y.npy]
+//           [--expected_output=@ref.npy] [--rtol=1e-5 --atol=1e-6] [--device=cpu]
+//           [--benchmark=N --threads=T]
+//
+// Exit codes: 0 success; 1 the module failed to load or run; 2 bad arguments or input files;
+// 3 an output differs from its expected value. Every error is one line on stderr.
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "contexts/standalone/standalone_context.h"
+#include "plugins/standalone/host_tensor.h"
+#include "plugins/standalone/npy.h"
+#include "ral/driver.h"
+
+namespace {
+
+using ral::Status;
+using ral::StatusOr;
+using ral::cli::HostTensor;
+using ral::standalone::StandaloneContext;
+
+constexpr int kExitRunFailed = 1;
+constexpr int kExitUsage = 2;
+constexpr int kExitMismatch = 3;
+
+int fail(int code, const std::string& message) {
+  std::string line = message;
+  std::replace(line.begin(), line.end(), '\n', ' ');
+  std::fprintf(stderr, "ral-run: error: %s\n", line.c_str());
+  return code;
+}
+
+// One execution: binds `inputs`, runs, returns the outputs (copied when `keep` is set).
+Status runOnce(StandaloneContext& context, std::vector<HostTensor>& inputs,
+               std::vector<HostTensor>* keep) {
+  ral::standalone::Execution exec = context.newExecution();
+  for (size_t i = 0; i < inputs.size(); ++i)
+    RAL_RETURN_IF_ERROR(exec.bindInput(i, inputs[i].ref()));
+  RAL_RETURN_IF_ERROR(exec.run());
+  for (size_t i = 0; i < context.module().outputs().size(); ++i) {
+    RAL_ASSIGN_OR_RETURN(DLManagedTensor * t, exec.takeOutput(i));
+    ral::standalone::DLTensorPtr owned(t);
+    if (keep != nullptr) {
+      RAL_ASSIGN_OR_RETURN(HostTensor h, ral::cli::fromDLTensor(t->dl_tensor));
+      keep->push_back(std::move(h));
+    }
+  }
+  return Status();
+}
+
+double percentile(const std::vector<double>& sorted, double p) {
+  if (sorted.empty()) return 0;
+  const size_t i = std::min(sorted.size() - 1, static_cast<size_t>(p / 100.0 * sorted.size()));
+  return sorted[i];
+}
+
+int benchmark(StandaloneContext& context, std::vector<HostTensor>& inputs, int iterations,
+              int threads) {
+  using Clock = std::chrono::steady_clock;
+  for (int i = 0; i < std::min(iterations, 10); ++i) {
+    Status s = runOnce(context, inputs, nullptr);
+    if (!s.ok()) return fail(kExitRunFailed, s.toString());
+  }
+  std::vector<std::vector<double>> latencies(threads);
+  std::vector<Status> errors(threads);
+  std::atomic<int> ready{0};
+  std::atomic<bool> go{false};
+  std::vector<std::thread> pool;
+  Clock::time_point start;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      latencies[t].reserve(iterations);
+      ++ready;
+      while (!go.load(std::memory_order_acquire)) std::this_thread::yield();
+      for (int i = 0; i < iterations; ++i) {
+        const auto t0 = Clock::now();
+        Status s = runOnce(context, inputs, nullptr);
+        const auto t1 = Clock::now();
+        if (!s.ok()) {
+          errors[t] = s;
+          return;
+        }
+        latencies[t].push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+      }
+    });
+  while (ready.load() < threads) std::this_thread::yield();
+  start = Clock::now();
+  go.store(true, std::memory_order_release);
+  for (auto& th : pool) th.join();
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  for (const Status& s : errors)
+    if (!s.ok()) return fail(kExitRunFailed, s.toString());
+  std::vector<double> all;
+  for (auto& l : latencies) all.insert(all.end(), l.begin(), l.end());
+  std::sort(all.begin(), all.end());
+  std::printf("benchmark: %d thread(s) x %d execution(s) on one context\n", threads, iterations);
+  std::printf("latency (us): min %.2f  p50 %.2f  p90 %.2f  p99 %.2f\n", all.front(),
+              percentile(all, 50), percentile(all, 90), percentile(all, 99));
+  std::printf("throughput: %.0f executions/s\n", static_cast<double>(all.size()) / seconds);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Runs a RAL module file (.ralm) on the standalone CPU context", "ral-run"};
+  std::string path, device = "cpu";
+  std::vector<std::string> inputs, outputs, expected;
+  ral::cli::Tolerance tol;
+  int iterations = 0, threads = 1;
+  app.add_option("module", path, "module file")->required();
+  app.add_option("--input", inputs, "input i: @file.npy or TYPE=VALUES (e.g. 2x3xf32=1,2,3,4,5,6)")
+      ->allow_extra_args(false);
+  app.add_option("--output", outputs, "write output i to @file.npy (else it is printed)")
+      ->allow_extra_args(false);
+  app.add_option("--expected_output", expected, "compare output i with @file.npy or TYPE=VALUES")
+      ->allow_extra_args(false);
+  app.add_option("--rtol", tol.rtol, "relative tolerance for floating-point outputs");
+  app.add_option("--atol", tol.atol, "absolute tolerance for floating-point outputs");
+  app.add_option("--device", device, "device to run on (cpu)");
+  app.add_option("--benchmark", iterations, "then run N timed executions per thread");
+  app.add_option("--threads", threads, "benchmark threads sharing the one context");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    return fail(kExitUsage, std::string(e.what()) + " (see --help)");
+  }
+  if (iterations < 0) return fail(kExitUsage, "--benchmark must be >= 0");
+  if (threads < 1 || threads > 1024) return fail(kExitUsage, "--threads must be in 1..1024");
+  auto kind = ral::deviceKindFromName(device);
+  if (!kind.ok()) return fail(kExitUsage, std::string(kind.status().message()));
+  if (*kind != ral::DeviceKind::kCpu)
+    return fail(kExitUsage, "device '" + device +
+                                "' is not available to ral-run: the standalone context runs "
+                                "modules on the CPU");
+
+  auto context = StandaloneContext::load(path);
+  if (!context.ok()) return fail(kExitRunFailed, context.status().toString());
+  const ral::Module& module = (*context)->module();
+  if (inputs.size() != module.inputs().size())
+    return fail(kExitUsage, "module '" + module.name() + "' takes " +
+                                std::to_string(module.inputs().size()) + " input(s), " +
+                                std::to_string(inputs.size()) + " given with --input");
+  if (outputs.size() > module.outputs().size() || expected.size() > module.outputs().size())
+    return fail(kExitUsage, "module '" + module.name() + "' has " +
+                                std::to_string(module.outputs().size()) +
+                                " output(s); too many --output or --expected_output");
+  for (const auto& o : outputs)
+    if (o.size() < 2 || o[0] != '@')
+      return fail(kExitUsage, "bad --output '" + o + "': expected @file.npy");
+
+  std::vector<HostTensor> values;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    auto t = ral::cli::tensorFromArgument(inputs[i]);
+    if (!t.ok())
+      return fail(kExitUsage,
+                  "input " + std::to_string(i) + ": " + std::string(t.status().message()));
+    values.push_back(std::move(*t));
+  }
+  std::vector<HostTensor> refs;
+  for (size_t i = 0; i < expected.size(); ++i) {
+    auto t = ral::cli::tensorFromArgument(expected[i]);
+    if (!t.ok())
+      return fail(kExitUsage, "expected output " + std::to_string(i) + ": " +
+                                  std::string(t.status().message()));
+    refs.push_back(std::move(*t));
+  }
+
+  std::vector<HostTensor> results;
+  Status ran = runOnce(**context, values, &results);
+  if (!ran.ok()) return fail(kExitRunFailed, ran.toString());
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (i < outputs.size()) {
+      Status w = ral::cli::writeNpy(outputs[i].substr(1), results[i]);
+      if (!w.ok()) return fail(kExitRunFailed, "output " + std::to_string(i) + ": " + w.toString());
+      std::printf("output %zu: %s -> %s\n", i, results[i].typeString().c_str(),
+                  outputs[i].c_str() + 1);
+    } else {
+      std::printf("output %zu: %s\n", i, ral::cli::formatTensor(results[i]).c_str());
+    }
+  }
+  for (size_t i = 0; i < refs.size(); ++i) {
+    Status cmp = ral::cli::compareTensors(results[i], refs[i], tol);
+    if (!cmp.ok())
+      return fail(kExitMismatch,
+                  "output " + std::to_string(i) +
+                      " differs from the expected output: " + std::string(cmp.message()));
+  }
+  if (!refs.empty()) std::printf("expected outputs: %zu matched\n", refs.size());
+  if (iterations > 0) return benchmark(**context, values, iterations, threads);
+  return 0;
+}

@@ -1,0 +1,57 @@
+/* The RAL C API: load a module, create a standalone context, run it with DLPack tensors.
+ *
+ *   ral_module* m; ral_context* c;
+ *   if (ral_module_load("add.ralm", &m) != RAL_OK) fprintf(stderr, "%s\n", ral_last_error());
+ *   ral_context_create(m, &c);
+ *   DLManagedTensor* out[1];
+ *   ral_context_run(c, inputs, 2, out, 1);   // inputs are borrowed; outputs are owned
+ *   out[0]->deleter(out[0]);
+ *   ral_context_free(c); ral_module_free(m);
+ *
+ * Every function returns RAL_OK (0) or a ral::StatusCode value; ral_last_error() then describes
+ * the failure (per thread, until the next failing call on that thread). A context may be run
+ * from many threads at once. */
+#ifndef RAL_C_API_H_
+#define RAL_C_API_H_
+
+#include <dlpack/dlpack.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RAL_OK 0
+
+typedef struct ral_module ral_module;
+typedef struct ral_context ral_context;
+
+int ral_module_load(const char* path, ral_module** out);
+int ral_module_load_bytes(const void* data, size_t size, ral_module** out);
+/* Safe with NULL. A module lives on while a context created from it does. */
+void ral_module_free(ral_module* module);
+size_t ral_module_num_inputs(const ral_module* module);
+size_t ral_module_num_outputs(const ral_module* module);
+/* The module's name; valid while the module lives. */
+const char* ral_module_name(const ral_module* module);
+
+/* A standalone context on the CPU driver built into libral. */
+int ral_context_create(ral_module* module, ral_context** out);
+/* Safe with NULL. Output tensors stay valid after their context is freed. */
+void ral_context_free(ral_context* context);
+
+/* Runs one execution. `inputs` are borrowed (never deleted); on success `outputs[i]` receive
+ * owned tensors the caller releases with their deleter; on failure they are set to NULL.
+ * num_inputs and num_outputs must equal the module's counts. */
+int ral_context_run(ral_context* context, DLManagedTensor* const* inputs, size_t num_inputs,
+                    DLManagedTensor** outputs, size_t num_outputs);
+
+/* The message of the last failure on this thread ("" if none). */
+const char* ral_last_error(void);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* RAL_C_API_H_ */

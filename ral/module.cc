@@ -1,0 +1,341 @@
+#include "ral/module.h"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <utility>
+
+#include "module_generated.h"
+#include "ral/context.h"
+#include "ral/host_library.h"
+#include "ral/memref.h"
+#include "ral/module_checks.h"
+
+namespace ral {
+
+namespace {
+
+constexpr size_t kHeaderBytes = 12;  // size prefix, root offset, file identifier
+constexpr size_t kMaxFileBytes = FLATBUFFERS_MAX_BUFFER_SIZE - 1;
+
+std::string printable(const uint8_t* p, size_t n) {
+  std::string s;
+  for (size_t i = 0; i < n; ++i) {
+    if (p[i] >= 0x20 && p[i] < 0x7f) {
+      s += static_cast<char>(p[i]);
+    } else {
+      static const char kHex[] = "0123456789abcdef";
+      s += "\\x";
+      s += kHex[p[i] >> 4];
+      s += kHex[p[i] & 15];
+    }
+  }
+  return s;
+}
+
+// Structural checks that need no FlatBuffers parsing, so their messages can be specific.
+Status checkHeader(const uint8_t* data, size_t size) {
+  if (size == 0) return invalidArgument("the file is empty");
+  if (size < kHeaderBytes)
+    return dataLoss("the file is ", size, " bytes, too small to be a RAL module (truncated?)");
+  const char* id = fb::ModuleIdentifier();
+  if (std::memcmp(data + 8, id, 4) != 0)
+    return invalidArgument("not a RAL module: the file identifier is '", printable(data + 8, 4),
+                           "', expected '", id, "'");
+  if (size > kMaxFileBytes)
+    return unsupported("the file is ", size, " bytes; module files are limited to 2 GiB");
+  uint32_t declared;
+  std::memcpy(&declared, data, 4);
+  const uint64_t expected = uint64_t{declared} + 4;
+  if (expected > size)
+    return dataLoss("the file is truncated: it is ", size, " bytes but its header says ", expected);
+  if (expected < size)
+    return dataLoss("the file has ", size - expected,
+                    " unexpected bytes after the module data (header says ", expected, ")");
+  return Status();
+}
+
+std::string str(const flatbuffers::String* s) { return s ? s->str() : std::string(); }
+
+template <typename T>
+std::vector<int64_t> dims(const flatbuffers::Vector<T>* v) {
+  return v ? std::vector<int64_t>(v->begin(), v->end()) : std::vector<int64_t>();
+}
+
+StatusOr<TensorSignature> readSignature(const fb::TensorSignature* s, std::string_view what) {
+  if (s == nullptr) return invalidArgument(what, " is missing");
+  RAL_RETURN_IF_ERROR(module_checks::checkDType(static_cast<uint8_t>(s->dtype()), what));
+  RAL_RETURN_IF_ERROR(module_checks::checkDevice(static_cast<uint8_t>(s->device()), what));
+  TensorSignature sig;
+  sig.name = str(s->name());
+  sig.dtype = static_cast<DType>(s->dtype());
+  sig.device = static_cast<DeviceKind>(s->device());
+  if (s->dims() && s->dims()->size() > static_cast<size_t>(kMaxMemRefRank))
+    return invalidArgument(what, " has rank ", s->dims()->size(), "; at most ", kMaxMemRefRank,
+                           " is supported");
+  sig.dims = dims(s->dims());
+  RAL_RETURN_IF_ERROR(module_checks::checkSignature(sig, what));
+  return sig;
+}
+
+}  // namespace
+
+ExecutableSpec ExecutableRef::spec() const {
+  ExecutableSpec s;
+  s.name = name;
+  s.format = format;
+  s.data = data;
+  s.size = size;
+  s.entries = entries;
+  return s;
+}
+
+StatusOr<std::shared_ptr<Module>> Module::load(const std::string& path,
+                                               const LoadOptions& options) {
+  auto fail = [&](Status s) {
+    return s.withContext(internal::strCat("loading module '", path, "'"));
+  };
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    const int e = errno;
+    return fail(Status(e == ENOENT ? StatusCode::kNotFound : StatusCode::kUnavailable,
+                       internal::strCat("cannot open the file: ", std::strerror(e))));
+  }
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return fail(invalidArgument("not a regular file"));
+  }
+  std::shared_ptr<Module> module(new Module());
+  module->source_ = path;
+  const auto size = static_cast<size_t>(st.st_size);
+  if (size > 0) {
+    void* m = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (m == MAP_FAILED) {
+      const int e = errno;
+      close(fd);
+      return fail(unavailable("cannot map the file: ", std::strerror(e)));
+    }
+    module->mapping_ = m;
+    module->mapping_size_ = size;
+    module->data_ = static_cast<const uint8_t*>(m);
+  }
+  close(fd);
+  module->size_ = size;
+  auto loaded = fromStorage(std::move(module), options);
+  if (!loaded.ok()) return fail(loaded.status());
+  return loaded;
+}
+
+StatusOr<std::shared_ptr<Module>> Module::load(const void* data, size_t size,
+                                               const LoadOptions& options) {
+  std::shared_ptr<Module> module(new Module());
+  module->source_ = "<memory>";
+  if (size > 0) {
+    if (data == nullptr) return invalidArgument("loading a module: the data pointer is null");
+    if (size > kMaxFileBytes)
+      return unsupported("loading a module: ", size, " bytes; module files are limited to 2 GiB");
+    // FlatBuffers alignment is relative to the start of the buffer: keep the copy 64-aligned.
+    const size_t rounded =
+        (size + kConstantAlignment - 1) / kConstantAlignment * kConstantAlignment;
+    void* owned = std::aligned_alloc(kConstantAlignment, rounded);
+    if (owned == nullptr) return outOfMemory("loading a module: cannot allocate ", size, " bytes");
+    std::memcpy(owned, data, size);
+    module->owned_ = owned;
+    module->data_ = static_cast<const uint8_t*>(owned);
+  }
+  module->size_ = size;
+  auto loaded = fromStorage(std::move(module), options);
+  if (!loaded.ok()) return loaded.status().withContext("loading a module");
+  return loaded;
+}
+
+Module::~Module() {
+  if (library_ != nullptr) dlclose(library_);
+  if (mapping_ != nullptr) munmap(mapping_, mapping_size_);
+  std::free(owned_);
+}
+
+StatusOr<std::shared_ptr<Module>> Module::fromStorage(std::shared_ptr<Module> module,
+                                                      const LoadOptions& options) {
+  RAL_RETURN_IF_ERROR(module->parse());
+  if (options.load_host_library) RAL_RETURN_IF_ERROR(module->openHostLibrary());
+  return module;
+}
+
+Status Module::parse() {
+  using namespace module_checks;
+  RAL_RETURN_IF_ERROR(checkHeader(data_, size_));
+  flatbuffers::Verifier verifier(data_, size_, /*max_depth=*/32, /*max_tables=*/100000);
+  if (!fb::VerifySizePrefixedModuleBuffer(verifier))
+    return dataLoss("the file is corrupt (its structure does not verify)");
+  const fb::Module* m = fb::GetSizePrefixedModule(data_);
+
+  abi_version_ = m->abi_version();
+  if (abi_version_ != RAL_ABI_VERSION)
+    return failedPrecondition("the module was built for RAL ABI version ", abi_version_,
+                              " but this runtime implements version ", RAL_ABI_VERSION,
+                              "; rebuild the module with a matching compiler");
+  name_ = str(m->name());
+  if (name_.empty()) return invalidArgument("the module has no name");
+  entry_name_ = str(m->entry());
+  RAL_RETURN_IF_ERROR(checkSymbol(entry_name_, "the entry symbol"));
+
+  if (m->inputs())
+    for (flatbuffers::uoffset_t i = 0; i < m->inputs()->size(); ++i) {
+      RAL_ASSIGN_OR_RETURN(auto sig,
+                           readSignature(m->inputs()->Get(i), internal::strCat("input ", i)));
+      inputs_.push_back(std::move(sig));
+    }
+  if (m->outputs())
+    for (flatbuffers::uoffset_t i = 0; i < m->outputs()->size(); ++i) {
+      RAL_ASSIGN_OR_RETURN(auto sig,
+                           readSignature(m->outputs()->Get(i), internal::strCat("output ", i)));
+      outputs_.push_back(std::move(sig));
+    }
+
+  if (m->imports())
+    for (flatbuffers::uoffset_t i = 0; i < m->imports()->size(); ++i) {
+      const flatbuffers::String* s = m->imports()->Get(i);
+      if (s == nullptr) return invalidArgument("import #", i, " is missing");
+      RAL_RETURN_IF_ERROR(checkImportName(s->string_view(), i));
+      imports_.push_back(s->str());
+    }
+
+  // Host code: present, an ELF shared object, intact.
+  const auto* host = m->host_library();
+  host_library_ = host ? host->data() : nullptr;
+  host_library_size_ = host ? host->size() : 0;
+  // Corruption first (a clearer message than whatever a damaged ELF header looks like).
+  if (host_library_size_ > 0 &&
+      moduleChecksum(host_library_, host_library_size_) != m->host_library_checksum())
+    return dataLoss("the host library fails its checksum: the file is corrupt");
+  RAL_RETURN_IF_ERROR(checkHostLibraryHeader(host_library_, host_library_size_));
+
+  std::vector<std::string_view> names;
+  if (m->executables())
+    for (flatbuffers::uoffset_t i = 0; i < m->executables()->size(); ++i) {
+      const fb::Executable* e = m->executables()->Get(i);
+      if (e == nullptr) return invalidArgument("executable #", i, " is missing");
+      ExecutableRef ref;
+      ref.name = str(e->name());
+      const std::string what = internal::strCat("executable '", ref.name, "'");
+      RAL_RETURN_IF_ERROR(checkFormat(static_cast<uint8_t>(e->format()), what));
+      ref.format = static_cast<ExecutableFormat>(e->format());
+      ref.data = e->data() ? e->data()->data() : nullptr;
+      ref.size = e->data() ? e->data()->size() : 0;
+      if (e->entries())
+        for (const fb::ExecutableEntry* entry : *e->entries()) {
+          if (entry == nullptr) return invalidArgument(what, " has a missing entry");
+          EntryPoint ep;
+          ep.name = str(entry->name());
+          if (const fb::WorkgroupSize* wg = entry->workgroup_size())
+            ep.workgroup_size = Dim3{wg->x(), wg->y(), wg->z()};
+          ref.entries.push_back(std::move(ep));
+        }
+      RAL_RETURN_IF_ERROR(checkExecutable(ref.name, ref.size, ref.entries));
+      if (moduleChecksum(ref.data, ref.size) != e->checksum())
+        return dataLoss(what, " fails its checksum: the file is corrupt");
+      executables_.push_back(std::move(ref));
+    }
+  for (const auto& e : executables_) names.push_back(e.name);
+  RAL_RETURN_IF_ERROR(checkUniqueNames(names, "executables"));
+
+  if (m->constants())
+    for (flatbuffers::uoffset_t i = 0; i < m->constants()->size(); ++i) {
+      const fb::Constant* c = m->constants()->Get(i);
+      if (c == nullptr) return invalidArgument("constant #", i, " is missing");
+      ConstantRef ref;
+      ref.name = str(c->name());
+      RAL_RETURN_IF_ERROR(checkDType(static_cast<uint8_t>(c->dtype()),
+                                     internal::strCat("constant '", ref.name, "'")));
+      ref.dtype = static_cast<DType>(c->dtype());
+      if (c->shape() && c->shape()->size() > static_cast<size_t>(kMaxMemRefRank))
+        return invalidArgument("constant '", ref.name, "' has rank ", c->shape()->size(),
+                               "; at most ", kMaxMemRefRank, " is supported");
+      ref.shape = dims(c->shape());
+      ref.data = c->data() ? c->data()->data() : nullptr;
+      ref.size = c->data() ? c->data()->size() : 0;
+      RAL_RETURN_IF_ERROR(checkConstant(ref.name, ref.dtype, ref.shape, ref.size));
+      // The verifier proved the bytes lie inside the file; in-place use also needs alignment.
+      if (ref.size > 0 && reinterpret_cast<uintptr_t>(ref.data) % kConstantAlignment != 0)
+        return invalidArgument("constant '", ref.name, "' is not ", kConstantAlignment,
+                               "-byte aligned in the file");
+      constants_.push_back(std::move(ref));
+    }
+  names.clear();
+  for (const auto& c : constants_) names.push_back(c.name);
+  return checkUniqueNames(names, "constants");
+}
+
+Status Module::openHostLibrary() {
+  RAL_ASSIGN_OR_RETURN(library_,
+                       internal::dlopenFromMemory(host_library_, host_library_size_, name_));
+  entry_ = reinterpret_cast<EntryFn>(dlsym(library_, entry_name_.c_str()));
+  if (entry_ == nullptr)
+    return notFound("the host library does not define the entry function '", entry_name_,
+                    "' named by the module");
+  auto* table = static_cast<ral_import*>(dlsym(library_, "ral_imports"));
+  auto* count = static_cast<const uint32_t*>(dlsym(library_, "ral_import_count"));
+  const size_t n = count ? *count : 0;
+  if (n != imports_.size() || (n > 0 && table == nullptr))
+    return invalidArgument("the host library's import table (ral_imports, ral_import_count = ", n,
+                           ") does not match the ", imports_.size(),
+                           " imports the module file lists");
+  for (size_t i = 0; i < n; ++i)
+    if (table[i].name == nullptr || imports_[i] != table[i].name)
+      return invalidArgument("import #", i, " of the host library is '",
+                             table[i].name ? table[i].name : "(null)",
+                             "' but the module file lists '", imports_[i], "'");
+  import_table_ = table;
+  return Status();
+}
+
+const ConstantRef* Module::findConstant(std::string_view name) const {
+  for (const auto& c : constants_)
+    if (c.name == name) return &c;
+  return nullptr;
+}
+
+const ExecutableRef* Module::findExecutable(std::string_view name) const {
+  for (const auto& e : executables_)
+    if (e.name == name) return &e;
+  return nullptr;
+}
+
+Status Module::link(const Context& context) {
+  std::lock_guard<std::mutex> lock(link_mutex_);
+  if (library_ == nullptr)
+    return failedPrecondition("module '", name_,
+                              "' was loaded without its host library and cannot run");
+  const ContextType* type = context.executionType();
+  const Registry* registry = &context.registry();
+  if (link_done_) {
+    if (type != linked_type_ || registry != linked_registry_)
+      return failedPrecondition("module '", name_, "' is already linked for '", linked_type_->name,
+                                "' executions; load it again to use it with '", type->name,
+                                "' executions");
+    return link_status_;
+  }
+  // A failure is not remembered: the missing functions may be registered later (e.g. by a
+  // library loaded afterwards).
+  Status status = context.resolveImports(import_table_, imports_.size());
+  if (!status.ok()) return status.withContext(internal::strCat("linking module '", name_, "'"));
+  linked_type_ = type;
+  linked_registry_ = registry;
+  link_done_ = true;
+  return link_status_;
+}
+
+bool Module::linked() const {
+  std::lock_guard<std::mutex> lock(link_mutex_);
+  return link_done_ && link_status_.ok();
+}
+
+}  // namespace ral

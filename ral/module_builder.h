@@ -1,0 +1,56 @@
+// ModuleBuilder: writes module files (.ralm, DESIGN.md §6). Compilers and the ral-pack tool use
+// it; the format itself (ral/schema/module.fbs) stays private to RAL.
+//
+//   ral::ModuleBuilder b("add");
+//   b.setHostLibrary(so_bytes).addInput({"a", DType::kF32, {kDynamicDim}})
+//    .addOutput({"sum", DType::kF32, {kDynamicDim}}).addImport(name);
+//   RAL_RETURN_IF_ERROR(b.writeFile("add.ralm"));
+#ifndef RAL_MODULE_BUILDER_H_
+#define RAL_MODULE_BUILDER_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ral/module_spec.h"
+#include "ral/status.h"
+
+namespace ral {
+
+class ModuleBuilder {
+ public:
+  ModuleBuilder() = default;
+  explicit ModuleBuilder(std::string name) { spec_.name = std::move(name); }
+  explicit ModuleBuilder(ModuleSpec spec) : spec_(std::move(spec)) {}
+
+  ModuleBuilder& setName(std::string name);
+  ModuleBuilder& setEntry(std::string symbol);
+  // The ABI the module's code follows; RAL_ABI_VERSION unless a tool rewrites an old module.
+  ModuleBuilder& setAbiVersion(uint32_t version);
+  ModuleBuilder& addInput(TensorSignature sig);
+  ModuleBuilder& addOutput(TensorSignature sig);
+  ModuleBuilder& setHostLibrary(std::vector<uint8_t> elf_shared_object);
+  ModuleBuilder& addExecutable(ExecutableDef executable);
+  ModuleBuilder& addConstant(ConstantDef constant);
+  ModuleBuilder& addImport(std::string encoded_name);
+
+  const ModuleSpec& spec() const { return spec_; }
+  ModuleSpec& spec() { return spec_; }
+
+  // Checks the spec with the loader's rules (except the ABI version) and serialises it.
+  StatusOr<std::vector<uint8_t>> build() const;
+  // build(), then writes `path` (via a sibling file renamed into place, so readers never see a
+  // half-written module).
+  Status writeFile(const std::string& path) const;
+
+  // Serialises without any check: for tests that need files the loader must refuse.
+  std::vector<uint8_t> buildUnchecked() const;
+
+ private:
+  Status check() const;
+  ModuleSpec spec_;
+};
+
+}  // namespace ral
+
+#endif  // RAL_MODULE_BUILDER_H_

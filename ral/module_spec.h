@@ -1,0 +1,80 @@
+// Plain descriptions of what a module file (.ralm, DESIGN.md §6) holds: the signatures of the
+// entry's inputs and outputs, device executables, constants. Shared by the builder (which writes
+// them) and the loader (which reads them); no FlatBuffers types appear here.
+#ifndef RAL_MODULE_SPEC_H_
+#define RAL_MODULE_SPEC_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ral/abi.h"
+#include "ral/driver.h"
+#include "ral/dtype.h"
+#include "ral/status.h"
+
+namespace ral {
+
+// A dimension whose size is only known when the module runs.
+inline constexpr int64_t kDynamicDim = -1;
+
+// One input or output of a module's entry.
+struct TensorSignature {
+  std::string name;  // optional, for messages and tools
+  DType dtype = DType::kInvalid;
+  std::vector<int64_t> dims;  // kDynamicDim for dynamic dimensions; rank = dims.size()
+  DeviceKind device = DeviceKind::kCpu;
+
+  int rank() const { return static_cast<int>(dims.size()); }
+  // "2x?xf32" (the dims, then the element type; "f32" for a scalar), plus "@cuda" off the CPU.
+  std::string toString() const;
+};
+
+// Parses the form toString() prints: "2x3xf32", "?x4xi64", "f32", "2xf16@cuda". A leading
+// "name:" sets the name.
+StatusOr<TensorSignature> parseTensorSignature(std::string_view text);
+
+// "2x3xf32"-style text for a dtype and concrete shape.
+std::string shapeString(DType dtype, const int64_t* dims, int rank);
+
+// A device executable stored in the module (a PTX/CUBIN/SPIR-V/HSACO blob, or host code).
+struct ExecutableDef {
+  std::string name;
+  ExecutableFormat format = ExecutableFormat::kHostFunction;
+  std::vector<uint8_t> data;
+  std::vector<EntryPoint> entries;
+};
+
+// A constant tensor, dense row-major; data.size() == numel * dtypeSize(dtype).
+struct ConstantDef {
+  std::string name;
+  DType dtype = DType::kInvalid;
+  std::vector<int64_t> shape;
+  std::vector<uint8_t> data;
+};
+
+// Everything a module file holds.
+struct ModuleSpec {
+  uint32_t abi_version = RAL_ABI_VERSION;
+  std::string name;
+  std::string entry = "ral_entry";
+  std::vector<TensorSignature> inputs;
+  std::vector<TensorSignature> outputs;
+  std::vector<uint8_t> host_library;  // ELF shared object following ral/abi.h
+  std::vector<ExecutableDef> executables;
+  std::vector<ConstantDef> constants;
+  std::vector<std::string> imports;  // the names of the library's ral_imports table, in order
+};
+
+// The integrity checksum stored for code blobs (64-bit, not cryptographic: it catches corrupt
+// files, not forged ones).
+uint64_t moduleChecksum(const void* data, size_t size);
+
+// Alignment of constant data within a module file (and hence in a mapped module).
+inline constexpr size_t kConstantAlignment = 64;
+
+}  // namespace ral
+
+#endif  // RAL_MODULE_SPEC_H_
