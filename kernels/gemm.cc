@@ -1,0 +1,276 @@
+// ral_gemm and ral_batch_gemm on the CPU: OpenBLAS sgemm/dgemm; f16 and bf16 are converted to
+// f32, multiplied with sgemm and rounded back.
+//
+//   void gemm(ExecutionContext*, MemRef<T, 2> a, MemRef<T, 2> b, MemRef<T, 2> c,
+//             bool transpose_a, bool transpose_b)                       c = op(a) * op(b)
+//     ral_gemm___cpu___pvoid_m2d<T>_m2d<T>_m2d<T>_i1_i1___void         T in f32 f64 f16 bf16
+//   void batchGemm(ExecutionContext*, MemRef<T, RA> a, MemRef<T, RB> b, MemRef<T, RC> c,
+//                  bool transpose_a, bool transpose_b)                  per batch index
+//     ral_batch_gemm___cpu___pvoid_m<RA>d<T>_m<RB>d<T>_m<RC>d<T>_i1_i1___void
+//     (RA, RB, RC) in (3,3,3) (4,4,4) (2,3,3) (3,2,3) (2,4,4) (4,2,4): a rank-2 operand is used by
+//     every batch; batch dims of a and b equal c's or are 1 (broadcast).
+//
+// op(x) is x or its transpose. Any strides work: row- or column-major operands (leading dimension
+// >= the row length) go to BLAS directly, others are packed first. Shapes are checked; a mismatch
+// is an INVALID_ARGUMENT on the context.
+#include <algorithm>
+#include <climits>
+#include <cstring>
+#include <type_traits>
+
+#include "drivers/cpu/cpu_driver.h"
+#include "drivers/cpu/cpu_info.h"
+#include "kernels/kernel_util.h"
+#include "kernels/openblas.h"
+#include "ral/api.h"
+
+namespace ral::kernels {
+namespace {
+
+// A strided matrix view.
+template <typename T>
+struct Mat {
+  T* data;
+  int64_t rows, cols, rs, cs;
+  T& at(int64_t i, int64_t j) const { return data[i * rs + j * cs]; }
+};
+
+template <typename T>
+Mat<T> matOf(const MemRef<T, 2>& m) {
+  return {m.data(), m.sizes[0], m.sizes[1], m.strides[0], m.strides[1]};
+}
+
+// Whether a matrix is stored row-major with a BLAS-valid leading dimension.
+template <typename T>
+bool rowMajorLd(const Mat<T>& m, int64_t* ld) {
+  if (m.cols > 1 && m.cs != 1) return false;
+  const int64_t min_ld = std::max<int64_t>(1, m.cols);
+  const int64_t l = m.rows <= 1 ? min_ld : m.rs;
+  if (l < min_ld || l > INT_MAX) return false;
+  *ld = l;
+  return true;
+}
+template <typename T>
+Mat<T> transposed(const Mat<T>& m) {
+  return {m.data, m.cols, m.rows, m.cs, m.rs};
+}
+
+// A BLAS operand in row-major terms: data, whether BLAS must transpose it, leading dimension.
+struct BlasOperand {
+  const void* data;
+  bool trans;
+  int ld;
+};
+
+template <typename T>
+float toFloat(T v) {
+  if constexpr (std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>) {
+    return v.toFloat();
+  } else {
+    return static_cast<float>(v);
+  }
+}
+
+template <typename Blas, typename T>
+Status pack(Driver* driver, const Mat<const T>& m, Scratch* scratch, Blas** out) {
+  RAL_RETURN_IF_ERROR(scratch->allocate(driver, sizeof(Blas) * m.rows * m.cols));
+  Blas* p = scratch->as<Blas>();
+  for (int64_t i = 0; i < m.rows; ++i)
+    for (int64_t j = 0; j < m.cols; ++j) p[i * m.cols + j] = static_cast<Blas>(toFloat(m.at(i, j)));
+  *out = p;
+  return Status();
+}
+
+// Stored operand `m` (before op) as a BLAS operand in Blas precision, packing when needed.
+template <typename Blas, typename T>
+Status operand(Driver* driver, const Mat<const T>& m, bool trans, Scratch* scratch,
+               BlasOperand* out) {
+  int64_t ld = 0;
+  if constexpr (std::is_same_v<Blas, T>) {
+    if (rowMajorLd(m, &ld)) {
+      *out = {m.data, trans, static_cast<int>(ld)};
+      return Status();
+    }
+    if (rowMajorLd(transposed(m), &ld)) {
+      *out = {m.data, !trans, static_cast<int>(ld)};
+      return Status();
+    }
+  }
+  Blas* packed = nullptr;
+  RAL_RETURN_IF_ERROR(pack<Blas>(driver, m, scratch, &packed));
+  *out = {packed, trans, static_cast<int>(std::max<int64_t>(1, m.cols))};
+  return Status();
+}
+
+template <typename Blas>
+void callBlas(const OpenBlas& blas, int m, int n, int k, const BlasOperand& a, const BlasOperand& b,
+              Blas* c, int ldc) {
+  const auto ta = a.trans ? CblasTrans : CblasNoTrans;
+  const auto tb = b.trans ? CblasTrans : CblasNoTrans;
+  if constexpr (std::is_same_v<Blas, float>) {
+    blas.sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, static_cast<const float*>(a.data), a.ld,
+               static_cast<const float*>(b.data), b.ld, 0.0f, c, ldc);
+  } else {
+    blas.dgemm(CblasRowMajor, ta, tb, m, n, k, 1.0, static_cast<const double*>(a.data), a.ld,
+               static_cast<const double*>(b.data), b.ld, 0.0, c, ldc);
+  }
+}
+
+// c = op(a) * op(b) for one matrix; shapes already checked.
+template <typename T>
+Status gemm2d(Driver* driver, const OpenBlas& blas, const Mat<const T>& a, const Mat<const T>& b,
+              const Mat<T>& c, bool ta, bool tb, int64_t k, bool c_aliases_input) {
+  using Blas = std::conditional_t<std::is_same_v<T, double>, double, float>;
+  const int64_t m = c.rows, n = c.cols;
+  if (m == 0 || n == 0) return Status();
+  if (k == 0) {
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) c.at(i, j) = T(0.0f);
+    return Status();
+  }
+  Scratch sa, sb, sc;
+  BlasOperand oa, ob;
+  RAL_RETURN_IF_ERROR(operand<Blas>(driver, a, ta, &sa, &oa));
+  RAL_RETURN_IF_ERROR(operand<Blas>(driver, b, tb, &sb, &ob));
+  int64_t ldc = 0;
+  if constexpr (std::is_same_v<Blas, T>) {
+    if (!c_aliases_input && rowMajorLd(c, &ldc)) {
+      callBlas<Blas>(blas, int(m), int(n), int(k), oa, ob, c.data, int(ldc));
+      return Status();
+    }
+    if (!c_aliases_input && rowMajorLd(transposed(c), &ldc)) {
+      // c^T = op(b)^T op(a)^T, row-major.
+      const BlasOperand ob_t{ob.data, !ob.trans, ob.ld}, oa_t{oa.data, !oa.trans, oa.ld};
+      callBlas<Blas>(blas, int(n), int(m), int(k), ob_t, oa_t, c.data, int(ldc));
+      return Status();
+    }
+  }
+  RAL_RETURN_IF_ERROR(sc.allocate(driver, sizeof(Blas) * m * n));
+  Blas* tmp = sc.as<Blas>();
+  callBlas<Blas>(blas, int(m), int(n), int(k), oa, ob, tmp, int(n));
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) c.at(i, j) = T(tmp[i * n + j]);
+  return Status();
+}
+
+struct Setup {
+  Driver* driver;
+  const OpenBlas* blas;
+};
+
+StatusOr<Setup> setup(ExecutionContext* ctx) {
+  RAL_ASSIGN_OR_RETURN(Driver * driver, cpuDriver(ctx));
+  RAL_ASSIGN_OR_RETURN(const OpenBlas* blas, openBlas());
+  // One thread count for RAL's pool and OpenBLAS's.
+  auto* cpu = dynamic_cast<cpu::CpuDriver*>(driver);
+  RAL_RETURN_IF_ERROR(setOpenBlasThreads(cpu ? cpu->threadCount() : cpu::usableCpuCount()));
+  return Setup{driver, blas};
+}
+
+// Checks op(a) (m x k) * op(b) (k x n) -> c (m x n) for the trailing two dims.
+Status checkMatmulShapes(const char* kernel, int64_t ar, int64_t ac, int64_t br, int64_t bc,
+                         int64_t cr, int64_t cc, bool ta, bool tb, int64_t* k) {
+  const int64_t m = ta ? ac : ar, ka = ta ? ar : ac;
+  const int64_t kb = tb ? bc : br, n = tb ? br : bc;
+  if (ka != kb || m != cr || n != cc)
+    return invalidArgument(kernel, ": op(a) is ", m, "x", ka, " (transpose_a=", ta, "), op(b) is ",
+                           kb, "x", n, " (transpose_b=", tb, "), c is ", cr, "x", cc,
+                           ": expected op(a) m x k, op(b) k x n, c m x n");
+  for (int64_t d : {m, n, ka})
+    if (d > INT_MAX)
+      return unsupported(kernel, ": dimension ", d, " exceeds OpenBLAS's 32-bit indices");
+  *k = ka;
+  return Status();
+}
+
+template <typename T>
+void gemm(ExecutionContext* ctx, MemRef<T, 2> a, MemRef<T, 2> b, MemRef<T, 2> c, bool ta, bool tb) {
+  const char* kKernel = "ral_gemm";
+  RAL_SIGNAL_IF_ERROR(ctx, checkMemRef(a, kKernel, "a"));
+  RAL_SIGNAL_IF_ERROR(ctx, checkMemRef(b, kKernel, "b"));
+  RAL_SIGNAL_IF_ERROR(ctx, checkMemRef(c, kKernel, "c"));
+  int64_t k = 0;
+  RAL_SIGNAL_IF_ERROR(ctx, checkMatmulShapes(kKernel, a.sizes[0], a.sizes[1], b.sizes[0],
+                                             b.sizes[1], c.sizes[0], c.sizes[1], ta, tb, &k));
+  auto s = setup(ctx);
+  RAL_SIGNAL_IF_ERROR(ctx, s.status());
+  Mat<T> ma = matOf(a), mb = matOf(b);
+  const bool alias = overlaps(c, a) || overlaps(c, b);
+  RAL_SIGNAL_IF_ERROR(
+      ctx, gemm2d<T>(s->driver, *s->blas, {ma.data, ma.rows, ma.cols, ma.rs, ma.cs},
+                     {mb.data, mb.rows, mb.cols, mb.rs, mb.cs}, matOf(c), ta, tb, k, alias));
+}
+
+// The 2-D slice of a rank-R MemRef at batch index `batch` (over c's batch shape), with size-1
+// batch dims broadcast.
+template <typename T, int R, int RC>
+Mat<T> batchSlice(const MemRef<T, R>& m, const int64_t* batch_idx) {
+  int64_t off = 0;
+  if constexpr (R > 2) {
+    // m's batch dims align with the trailing batch dims of c.
+    for (int d = 0; d < R - 2; ++d) {
+      const int64_t i = batch_idx[(RC - 2) - (R - 2) + d];
+      off += (m.sizes[d] == 1 ? 0 : i) * m.strides[d];
+    }
+  }
+  return {m.data() + off, m.sizes[R - 2], m.sizes[R - 1], m.strides[R - 2], m.strides[R - 1]};
+}
+
+template <typename T, int RA, int RB, int RC>
+void batchGemm(ExecutionContext* ctx, MemRef<T, RA> a, MemRef<T, RB> b, MemRef<T, RC> c, bool ta,
+               bool tb) {
+  const char* kKernel = "ral_batch_gemm";
+  RAL_SIGNAL_IF_ERROR(ctx, checkMemRef(a, kKernel, "a"));
+  RAL_SIGNAL_IF_ERROR(ctx, checkMemRef(b, kKernel, "b"));
+  RAL_SIGNAL_IF_ERROR(ctx, checkMemRef(c, kKernel, "c"));
+  int64_t k = 0;
+  RAL_SIGNAL_IF_ERROR(
+      ctx, checkMatmulShapes(kKernel, a.sizes[RA - 2], a.sizes[RA - 1], b.sizes[RB - 2],
+                             b.sizes[RB - 1], c.sizes[RC - 2], c.sizes[RC - 1], ta, tb, &k));
+  auto checkBatch = [&](const int64_t* sizes, int rank, const char* what) -> Status {
+    for (int d = 0; d < rank - 2; ++d) {
+      const int64_t want = c.sizes[(RC - 2) - (rank - 2) + d];
+      if (sizes[d] != want && sizes[d] != 1)
+        return invalidArgument(kKernel, ": batch dim ", d, " of ", what, " is ", sizes[d],
+                               " but c's is ", want, " (a ", shapeString(a), ", b ", shapeString(b),
+                               ", c ", shapeString(c), ")");
+    }
+    return Status();
+  };
+  RAL_SIGNAL_IF_ERROR(ctx, checkBatch(a.sizes, RA, "a"));
+  RAL_SIGNAL_IF_ERROR(ctx, checkBatch(b.sizes, RB, "b"));
+  auto s = setup(ctx);
+  RAL_SIGNAL_IF_ERROR(ctx, s.status());
+  const bool alias = overlaps(c, a) || overlaps(c, b);
+  int64_t batches = 1;
+  for (int d = 0; d < RC - 2; ++d) batches *= c.sizes[d];
+  int64_t idx[RC > 2 ? RC - 2 : 1] = {};
+  for (int64_t bi = 0; bi < batches; ++bi) {
+    const Mat<T> sa = batchSlice<T, RA, RC>(a, idx), sb = batchSlice<T, RB, RC>(b, idx);
+    RAL_SIGNAL_IF_ERROR(
+        ctx, gemm2d<T>(s->driver, *s->blas, {sa.data, sa.rows, sa.cols, sa.rs, sa.cs},
+                       {sb.data, sb.rows, sb.cols, sb.rs, sb.cs}, batchSlice<T, RC, RC>(c, idx), ta,
+                       tb, k, alias));
+    for (int d = RC - 3; d >= 0; --d) {
+      if (++idx[d] < c.sizes[d]) break;
+      idx[d] = 0;
+    }
+  }
+}
+
+#define RAL_REGISTER_GEMM(T)                               \
+  RAL_API("ral_gemm", "cpu", gemm<T>);                     \
+  RAL_API("ral_batch_gemm", "cpu", batchGemm<T, 3, 3, 3>); \
+  RAL_API("ral_batch_gemm", "cpu", batchGemm<T, 4, 4, 4>); \
+  RAL_API("ral_batch_gemm", "cpu", batchGemm<T, 2, 3, 3>); \
+  RAL_API("ral_batch_gemm", "cpu", batchGemm<T, 3, 2, 3>); \
+  RAL_API("ral_batch_gemm", "cpu", batchGemm<T, 2, 4, 4>); \
+  RAL_API("ral_batch_gemm", "cpu", batchGemm<T, 4, 2, 4>)
+
+RAL_REGISTER_GEMM(float);
+RAL_REGISTER_GEMM(double);
+RAL_REGISTER_GEMM(float16);
+RAL_REGISTER_GEMM(bfloat16);
+
+}  // namespace
+}  // namespace ral::kernels

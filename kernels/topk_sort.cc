@@ -1,0 +1,150 @@
+// ral_topk and ral_sort along the last dimension, with int64 indices.
+//
+//   void topk(ExecutionContext*, MemRef<T, N> in, MemRef<T, N> values,
+//             MemRef<int64_t, N> indices, int64_t k, bool largest)
+//     ral_topk___cpu___pvoid_m<N>d<T>_m<N>d<T>_m<N>di64_i64_i1___void
+//   void sort(ExecutionContext*, MemRef<T, N> in, MemRef<T, N> values,
+//             MemRef<int64_t, N> indices, bool descending)
+//     ral_sort___cpu___pvoid_m<N>d<T>_m<N>d<T>_m<N>di64_i1___void
+//   T in f32 f64 i32 i64; N in 1..4
+//
+// topk: the k largest (or smallest) of each row, best first; equal values keep the lower index
+// first. values/indices have in's shape with the last dim k; 0 <= k <= n.
+// sort: each row ordered ascending (or descending), stable: equal values keep their order.
+// NaN counts as larger than every number (first when largest/descending, last otherwise).
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <type_traits>
+
+#include "kernels/kernel_util.h"
+#include "kernels/parallel.h"
+#include "ral/api.h"
+
+namespace ral::kernels {
+namespace {
+
+template <typename T>
+bool isNan(T v) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return std::isnan(v);
+  } else {
+    return false;
+  }
+}
+
+// Strict "a comes before b" on values, in the requested direction, NaN largest.
+template <typename T>
+struct Before {
+  bool descending;
+  bool operator()(T a, T b) const {
+    const bool na = isNan(a), nb = isNan(b);
+    if (na || nb) return descending ? (na && !nb) : (!na && nb);
+    return descending ? a > b : a < b;
+  }
+};
+
+template <typename T, int N>
+Status checkOutputs(const char* kernel, const MemRef<T, N>& in, const MemRef<T, N>& values,
+                    const MemRef<int64_t, N>& indices, int64_t last) {
+  RAL_RETURN_IF_ERROR(checkMemRef(in, kernel, "input"));
+  RAL_RETURN_IF_ERROR(checkMemRef(values, kernel, "values"));
+  RAL_RETURN_IF_ERROR(checkMemRef(indices, kernel, "indices"));
+  for (int d = 0; d < N; ++d) {
+    const int64_t want = d == N - 1 ? last : in.sizes[d];
+    if (values.sizes[d] != want || indices.sizes[d] != want)
+      return invalidArgument(kernel, ": input ", shapeString(in),
+                             " needs values and indices of "
+                             "its shape with the last dim ",
+                             last, ", got values ", shapeString(values), " and indices ",
+                             shapeString(indices));
+  }
+  bool same_view = values.data() == in.data();
+  for (int d = 0; d < N; ++d) same_view = same_view && values.strides[d] == in.strides[d];
+  if ((!same_view && overlaps(values, in)) || overlaps(indices, in) || overlaps(indices, values))
+    return invalidArgument(kernel, ": outputs overlap the input or each other");
+  return Status();
+}
+
+// Orders each row and writes the first `k` entries.
+template <typename T, int N>
+Status orderRows(ExecutionContext* ctx, const MemRef<T, N>& in, const MemRef<T, N>& values,
+                 const MemRef<int64_t, N>& indices, int64_t k, bool descending, bool partial) {
+  const int64_t n = in.sizes[N - 1];
+  int64_t rows = 1;
+  for (int d = 0; d < N - 1; ++d) rows *= in.sizes[d];
+  if (rows == 0 || k == 0) return Status();
+  RAL_ASSIGN_OR_RETURN(Driver * driver, cpuDriver(ctx));
+  const int64_t grain = std::max<int64_t>(1, 16384 / n);
+  const int64_t in_step = in.strides[N - 1], v_step = values.strides[N - 1],
+                i_step = indices.strides[N - 1];
+  return parallelFor(driver, rows, grain, [&](int64_t begin, int64_t end) -> Status {
+    Scratch idx_buf, val_buf;
+    RAL_RETURN_IF_ERROR(idx_buf.allocate(driver, sizeof(int64_t) * n));
+    RAL_RETURN_IF_ERROR(val_buf.allocate(driver, sizeof(T) * n));
+    int64_t* idx = idx_buf.as<int64_t>();
+    T* val = val_buf.as<T>();
+    const Before<T> before{descending};
+    auto cmp = [&](int64_t a, int64_t b) {
+      if (before(val[a], val[b])) return true;
+      if (before(val[b], val[a])) return false;
+      return a < b;  // equal values: lower index first (stable)
+    };
+    IndexWalker in_walk(N - 1, in.sizes, in.strides, values.strides, begin);
+    IndexWalker idx_walk(N - 1, in.sizes, indices.strides, nullptr, begin);
+    for (int64_t r = begin; r < end; ++r, in_walk.next(), idx_walk.next()) {
+      const T* src = in.data() + in_walk.offsetA();
+      for (int64_t j = 0; j < n; ++j) val[j] = src[j * in_step];
+      std::iota(idx, idx + n, int64_t{0});
+      if (partial && k < n) {
+        std::partial_sort(idx, idx + k, idx + n, cmp);
+      } else {
+        std::sort(idx, idx + n, cmp);
+      }
+      T* vout = values.data() + in_walk.offsetB();
+      int64_t* iout = indices.data() + idx_walk.offsetA();
+      for (int64_t j = 0; j < k; ++j) {
+        vout[j * v_step] = val[idx[j]];
+        iout[j * i_step] = idx[j];
+      }
+    }
+    return Status();
+  });
+}
+
+template <typename T, int N>
+void topk(ExecutionContext* ctx, MemRef<T, N> in, MemRef<T, N> values, MemRef<int64_t, N> indices,
+          int64_t k, bool largest) {
+  const int64_t n = in.sizes[N - 1];
+  if (k < 0 || k > n) {
+    ctx->signalError(invalidArgument("ral_topk: k = ", k, " is not in [0, ", n, "] for input ",
+                                     shapeString(in)));
+    return;
+  }
+  RAL_SIGNAL_IF_ERROR(ctx, checkOutputs("ral_topk", in, values, indices, k));
+  RAL_SIGNAL_IF_ERROR(ctx, orderRows(ctx, in, values, indices, k, largest, true));
+}
+
+template <typename T, int N>
+void sort(ExecutionContext* ctx, MemRef<T, N> in, MemRef<T, N> values, MemRef<int64_t, N> indices,
+          bool descending) {
+  RAL_SIGNAL_IF_ERROR(ctx, checkOutputs("ral_sort", in, values, indices, in.sizes[N - 1]));
+  RAL_SIGNAL_IF_ERROR(ctx, orderRows(ctx, in, values, indices, in.sizes[N - 1], descending, false));
+}
+
+#define RAL_REGISTER_ORDERING_RANK(T, N)  \
+  RAL_API("ral_topk", "cpu", topk<T, N>); \
+  RAL_API("ral_sort", "cpu", sort<T, N>)
+#define RAL_REGISTER_ORDERING(T)    \
+  RAL_REGISTER_ORDERING_RANK(T, 1); \
+  RAL_REGISTER_ORDERING_RANK(T, 2); \
+  RAL_REGISTER_ORDERING_RANK(T, 3); \
+  RAL_REGISTER_ORDERING_RANK(T, 4)
+
+RAL_REGISTER_ORDERING(float);
+RAL_REGISTER_ORDERING(double);
+RAL_REGISTER_ORDERING(int32_t);
+RAL_REGISTER_ORDERING(int64_t);
+
+}  // namespace
+}  // namespace ral::kernels
