@@ -1,0 +1,124 @@
+/* The C API from C: load, create a context, run with DLPack tensors, read errors, free.
+ * Usage: c_api_test <dir with the test modules> */
+#include "ral/c_api.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int failures = 0;
+#define CHECK(cond)                                                            \
+  do {                                                                         \
+    if (!(cond)) {                                                             \
+      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
+      ++failures;                                                              \
+    }                                                                          \
+  } while (0)
+
+static DLManagedTensor tensor(float* data, int64_t* shape, int32_t ndim) {
+  DLManagedTensor t;
+  memset(&t, 0, sizeof(t));
+  t.dl_tensor.data = data;
+  t.dl_tensor.device.device_type = kDLCPU;
+  t.dl_tensor.ndim = ndim;
+  t.dl_tensor.dtype.code = kDLFloat;
+  t.dl_tensor.dtype.bits = 32;
+  t.dl_tensor.dtype.lanes = 1;
+  t.dl_tensor.shape = shape;
+  return t;
+}
+
+static char* path(const char* dir, const char* name) {
+  static char buf[4096];
+  snprintf(buf, sizeof(buf), "%s/%s.ralm", dir, name);
+  return buf;
+}
+
+static void good_run(ral_context* ctx, float base) {
+  float a[3] = {base, base + 1, base + 2}, b[3] = {10, 20, 30};
+  int64_t shape[1] = {3};
+  DLManagedTensor ta = tensor(a, shape, 1), tb = tensor(b, shape, 1);
+  DLManagedTensor* inputs[2] = {&ta, &tb};
+  DLManagedTensor* outputs[1] = {NULL};
+  int rc = ral_context_run(ctx, inputs, 2, outputs, 1);
+  CHECK(rc == RAL_OK);
+  if (rc != RAL_OK) {
+    fprintf(stderr, "run failed: %s\n", ral_last_error());
+    return;
+  }
+  const DLTensor* y = &outputs[0]->dl_tensor;
+  CHECK(y->ndim == 1 && y->shape[0] == 3);
+  CHECK(y->dtype.code == kDLFloat && y->dtype.bits == 32 && y->device.device_type == kDLCPU);
+  const float* v = (const float*)y->data;
+  for (int i = 0; i < 3; ++i) CHECK(v[i] == a[i] + b[i]);
+  outputs[0]->deleter(outputs[0]);
+}
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    fprintf(stderr, "usage: c_api_test <module dir>\n");
+    return 2;
+  }
+  const char* dir = argv[1];
+  ral_module* module = NULL;
+  ral_context* ctx = NULL;
+
+  /* Errors: each leaves a message and changes nothing. */
+  CHECK(ral_module_load("/nonexistent.ralm", &module) == 4 /* NOT_FOUND */);
+  CHECK(module == NULL);
+  CHECK(strstr(ral_last_error(), "/nonexistent.ralm") != NULL);
+  CHECK(ral_module_load_bytes("garbage!garbage!", 16, &module) != RAL_OK);
+  CHECK(strstr(ral_last_error(), "not a RAL module") != NULL);
+  CHECK(ral_module_load(path(dir, "missing_import"), &module) == RAL_OK);
+  CHECK(ral_context_create(module, &ctx) == 4 /* NOT_FOUND */);
+  CHECK(ctx == NULL);
+  CHECK(strstr(ral_last_error(), "ral_no_such_function") != NULL);
+  ral_module_free(module);
+  CHECK(ral_context_create(NULL, &ctx) != RAL_OK);
+  ral_module_free(NULL);
+  ral_context_free(NULL);
+
+  /* Load, inspect, create, run. */
+  CHECK(ral_module_load(path(dir, "add_r1"), &module) == RAL_OK);
+  CHECK(strcmp(ral_module_name(module), "add_r1") == 0);
+  CHECK(ral_module_num_inputs(module) == 2 && ral_module_num_outputs(module) == 1);
+  CHECK(ral_context_create(module, &ctx) == RAL_OK);
+  ral_module_free(module); /* the context keeps what it needs */
+  good_run(ctx, 1);
+
+  /* Bad runs, each followed by a correct one. */
+  float a[3] = {1, 2, 3};
+  int64_t shape[1] = {3}, shape2[2] = {1, 3};
+  DLManagedTensor ta = tensor(a, shape, 1), t2 = tensor(a, shape2, 2);
+  DLManagedTensor* one[1] = {&ta};
+  DLManagedTensor* out[1] = {NULL};
+  CHECK(ral_context_run(ctx, one, 1, out, 1) == 2 /* INVALID_ARGUMENT */);
+  CHECK(strstr(ral_last_error(), "takes 2 input(s), got 1") != NULL);
+  CHECK(out[0] == NULL);
+  good_run(ctx, 2);
+  DLManagedTensor* rank2[2] = {&ta, &t2};
+  CHECK(ral_context_run(ctx, rank2, 2, out, 1) == 2);
+  CHECK(strstr(ral_last_error(), "input 1: expected rank 1") != NULL);
+  good_run(ctx, 3);
+  DLManagedTensor tn = tensor(NULL, shape, 1);
+  DLManagedTensor* nulls[2] = {&ta, &tn};
+  CHECK(ral_context_run(ctx, nulls, 2, out, 1) == 2);
+  CHECK(strstr(ral_last_error(), "null data") != NULL);
+  DLManagedTensor* missing[2] = {&ta, NULL};
+  CHECK(ral_context_run(ctx, missing, 2, out, 1) == 2);
+  CHECK(ral_context_run(ctx, rank2, 2, out, 0) == 2);
+  CHECK(strstr(ral_last_error(), "room was given for 0") != NULL);
+  good_run(ctx, 4);
+
+  /* An output outlives its context. */
+  float b[3] = {1, 1, 1};
+  DLManagedTensor tb = tensor(b, shape, 1);
+  DLManagedTensor* both[2] = {&ta, &tb};
+  CHECK(ral_context_run(ctx, both, 2, out, 1) == RAL_OK);
+  ral_context_free(ctx);
+  CHECK(((const float*)out[0]->dl_tensor.data)[2] == 4.0f);
+  out[0]->deleter(out[0]);
+
+  if (failures == 0) printf("c_api_test: ok\n");
+  return failures == 0 ? 0 : 1;
+}
