@@ -1,0 +1,502 @@
+// disc-ral-to-llvm (pass 3 of DESIGN.md §7): the module to the LLVM dialect, with every RAL op
+// lowered to a call through the module ABI of ral/abi.h.
+//
+// A call of RAL function `name` with arguments a1..an and results r1..rm becomes
+//   %s    = alloca {i8* ctx, A1, ..., An, R1, ..., Rm}      argument struct
+//   %argv = alloca [1+n+m x i8*]                            args[k] = &%s.k
+//   %fn   = load ral_imports[i].fn ; call %fn(%ctx, %argv)  (or ral_api_call(%ctx, "name", %argv))
+//   if (((ral_exec_header*)%ctx)->error != 0) return;
+//   r_j   = load %s.(1+n+j)
+// where `name` is encoded from the op's types with the runtime's encoder. The module gets
+// `ral_imports` (names, null function pointers for the loader to fill), `ral_import_count`, and
+// the exported `void ral_entry(void* ctx)`; everything else is internal.
+#include "compiler_passes/dialect.h"
+#include "compiler_passes/passes.h"
+#include "compiler_passes/type_codes.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+#include "mlir/Conversion/ArithmeticToLLVM/ArithmeticToLLVM.h"
+#include "mlir/Conversion/LLVMCommon/ConversionTarget.h"
+#include "mlir/Conversion/LLVMCommon/MemRefBuilder.h"
+#include "mlir/Conversion/LLVMCommon/Pattern.h"
+#include "mlir/Conversion/LLVMCommon/TypeConverter.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/StandardToLLVM/ConvertStandardToLLVM.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/StandardOps/IR/Ops.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace mlir {
+namespace disc_ral {
+namespace {
+
+constexpr char kImportsSymbol[] = "ral_imports";
+constexpr char kImportCountSymbol[] = "ral_import_count";
+constexpr char kApiCallSymbol[] = "ral_api_call";
+// Marks on generated ops, consumed (and removed) after the conversion.
+constexpr char kCheckErrorAttr[] = "disc_ral.check_error";
+constexpr char kHoistAttr[] = "disc_ral.hoist";
+
+Type i8Ptr(MLIRContext* ctx) { return LLVM::LLVMPointerType::get(IntegerType::get(ctx, 8)); }
+
+// The encoded name of the RAL function a disc_ral op calls; empty for other ops.
+std::string calleeName(Operation* op, StringRef device) {
+  MLIRContext* ctx = op->getContext();
+  Type i64 = IntegerType::get(ctx, 64);
+  if (auto recv = dyn_cast<RecvInputOp>(op))
+    return encodeCallName("ral_recv_input", device, {i64}, {recv.getType()});
+  if (auto send = dyn_cast<SendOutputOp>(op))
+    return encodeCallName("ral_send_output", device, {i64, send.value().getType()}, {});
+  if (auto dispatch = dyn_cast<DispatchOp>(op))
+    return encodeCallName(dispatch.target(), dispatch.device(), dispatch.args().getTypes(),
+                          dispatch.getResultTypes());
+  if (isa<AllocOp>(op)) return encodeCallName("ral_alloc", device, {i64}, {i8Ptr(ctx)});
+  if (isa<DeallocOp>(op)) return encodeCallName("ral_dealloc", device, {i8Ptr(ctx)}, {});
+  return "";
+}
+
+// The names a module calls, in order of first use; index i is slot i of ral_imports.
+struct ImportTable {
+  std::vector<std::string> names;
+  llvm::StringMap<unsigned> index;
+  unsigned intern(const std::string& name) {
+    auto [it, inserted] = index.try_emplace(name, static_cast<unsigned>(names.size()));
+    if (inserted) names.push_back(name);
+    return it->second;
+  }
+  static std::string stringSymbol(unsigned i) { return "__ral_name_" + std::to_string(i); }
+};
+
+// Emits the argument struct, the void** array and the call of one RAL function.
+class CallEmitter {
+ public:
+  CallEmitter(const ImportTable& table, bool by_name) : table_(table), by_name_(by_name) {}
+
+  SmallVector<Value> emit(OpBuilder& b, Location loc, Value ctx, StringRef name, ValueRange args,
+                          TypeRange results) const {
+    MLIRContext* mctx = b.getContext();
+    Type i8p = i8Ptr(mctx);
+    Type i64 = IntegerType::get(mctx, 64);
+    SmallVector<Type> slots{i8p};
+    for (Value a : args) slots.push_back(a.getType());
+    slots.append(results.begin(), results.end());
+    const auto num_slots = static_cast<int32_t>(slots.size());
+    auto record = LLVM::LLVMStructType::getLiteral(mctx, slots);
+    auto array = LLVM::LLVMArrayType::get(i8p, num_slots);
+
+    auto stack_slot = [&](Type type) {
+      Value one = b.create<LLVM::ConstantOp>(loc, i64, b.getI64IntegerAttr(1));
+      auto op = b.create<LLVM::AllocaOp>(loc, LLVM::LLVMPointerType::get(type), one, 0);
+      op->setAttr(kHoistAttr, b.getUnitAttr());
+      return op.getResult();
+    };
+    Value storage = stack_slot(record);
+    Value argv_array = stack_slot(array);
+    SmallVector<Value> values{ctx};
+    values.append(args.begin(), args.end());
+    for (int32_t k = 0; k < num_slots; ++k) {
+      Value field = b.create<LLVM::GEPOp>(loc, LLVM::LLVMPointerType::get(slots[k]), storage,
+                                          ValueRange{}, ArrayRef<int32_t>{0, k});
+      if (k < static_cast<int32_t>(values.size())) b.create<LLVM::StoreOp>(loc, values[k], field);
+      Value slot = b.create<LLVM::GEPOp>(loc, LLVM::LLVMPointerType::get(i8p), argv_array,
+                                         ValueRange{}, ArrayRef<int32_t>{0, k});
+      b.create<LLVM::StoreOp>(loc, b.create<LLVM::BitcastOp>(loc, i8p, field), slot);
+    }
+    Value argv = b.create<LLVM::GEPOp>(loc, LLVM::LLVMPointerType::get(i8p), argv_array,
+                                       ValueRange{}, ArrayRef<int32_t>{0, 0});
+
+    const unsigned index = table_.index.lookup(name);
+    LLVM::CallOp call;
+    if (by_name_) {
+      Value str = b.create<LLVM::AddressOfOp>(
+          loc,
+          LLVM::LLVMPointerType::get(LLVM::LLVMArrayType::get(
+              IntegerType::get(mctx, 8), static_cast<unsigned>(name.size() + 1))),
+          ImportTable::stringSymbol(index));
+      Value name_ptr = b.create<LLVM::GEPOp>(loc, i8p, str, ValueRange{}, ArrayRef<int32_t>{0, 0});
+      call =
+          b.create<LLVM::CallOp>(loc, TypeRange{}, kApiCallSymbol, ValueRange{ctx, name_ptr, argv});
+    } else {
+      auto fn_type = LLVM::LLVMPointerType::get(LLVM::LLVMFunctionType::get(
+          LLVM::LLVMVoidType::get(mctx), {i8p, LLVM::LLVMPointerType::get(i8p)}));
+      auto entry = LLVM::LLVMStructType::getLiteral(mctx, {i8p, fn_type});
+      auto table_type = LLVM::LLVMPointerType::get(
+          LLVM::LLVMArrayType::get(entry, static_cast<unsigned>(table_.names.size())));
+      Value imports = b.create<LLVM::AddressOfOp>(loc, table_type, kImportsSymbol);
+      Value fn_slot =
+          b.create<LLVM::GEPOp>(loc, LLVM::LLVMPointerType::get(fn_type), imports, ValueRange{},
+                                ArrayRef<int32_t>{0, static_cast<int32_t>(index), 1});
+      Value fn = b.create<LLVM::LoadOp>(loc, fn_slot);
+      call = b.create<LLVM::CallOp>(loc, TypeRange{}, ValueRange{fn, ctx, argv});
+    }
+    call->setAttr(kCheckErrorAttr, b.getUnitAttr());
+
+    SmallVector<Value> out;
+    for (size_t j = 0; j < results.size(); ++j) {
+      const auto k = static_cast<int32_t>(values.size() + j);
+      Value field = b.create<LLVM::GEPOp>(loc, LLVM::LLVMPointerType::get(slots[k]), storage,
+                                          ValueRange{}, ArrayRef<int32_t>{0, k});
+      out.push_back(b.create<LLVM::LoadOp>(loc, field));
+    }
+    return out;
+  }
+
+ private:
+  const ImportTable& table_;
+  bool by_name_;
+};
+
+// Base of the patterns: one disc_ral op, lowered with a CallEmitter.
+class RalOpLowering : public ConvertToLLVMPattern {
+ public:
+  RalOpLowering(StringRef op_name, LLVMTypeConverter& converter, const CallEmitter& emitter,
+                std::string device)
+      : ConvertToLLVMPattern(op_name, &converter.getContext(), converter),
+        emitter_(emitter),
+        device_(std::move(device)) {}
+
+ protected:
+  SmallVector<Value> call(OpBuilder& b, Operation* op, Value ctx, ValueRange args,
+                          TypeRange results) const {
+    return emitter_.emit(b, op->getLoc(), ctx, calleeName(op, device_), args, results);
+  }
+  Value i64Constant(OpBuilder& b, Location loc, int64_t v) const {
+    return b.create<LLVM::ConstantOp>(loc, b.getI64Type(), b.getI64IntegerAttr(v));
+  }
+
+  const CallEmitter& emitter_;
+  std::string device_;
+};
+
+class RecvInputLowering : public RalOpLowering {
+ public:
+  template <typename... A>
+  explicit RecvInputLowering(A&&... a)
+      : RalOpLowering(RecvInputOp::getOperationName(), std::forward<A>(a)...) {}
+  LogicalResult matchAndRewrite(Operation* op, ArrayRef<Value> operands,
+                                ConversionPatternRewriter& rewriter) const override {
+    auto recv = cast<RecvInputOp>(op);
+    Type descriptor = getTypeConverter()->convertType(recv.getType());
+    Value index = i64Constant(rewriter, op->getLoc(), recv.index());
+    rewriter.replaceOp(op, call(rewriter, op, operands[0], {index}, {descriptor}));
+    return success();
+  }
+};
+
+class SendOutputLowering : public RalOpLowering {
+ public:
+  template <typename... A>
+  explicit SendOutputLowering(A&&... a)
+      : RalOpLowering(SendOutputOp::getOperationName(), std::forward<A>(a)...) {}
+  LogicalResult matchAndRewrite(Operation* op, ArrayRef<Value> operands,
+                                ConversionPatternRewriter& rewriter) const override {
+    Value index = i64Constant(rewriter, op->getLoc(), cast<SendOutputOp>(op).index());
+    call(rewriter, op, operands[0], {index, operands[1]}, {});
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+class DispatchLowering : public RalOpLowering {
+ public:
+  template <typename... A>
+  explicit DispatchLowering(A&&... a)
+      : RalOpLowering(DispatchOp::getOperationName(), std::forward<A>(a)...) {}
+  LogicalResult matchAndRewrite(Operation* op, ArrayRef<Value> operands,
+                                ConversionPatternRewriter& rewriter) const override {
+    SmallVector<Type> results;
+    for (Type t : op->getResultTypes()) {
+      Type converted = getTypeConverter()->convertType(t);
+      if (!converted) return rewriter.notifyMatchFailure(op, "result type has no LLVM lowering");
+      results.push_back(converted);
+    }
+    rewriter.replaceOp(op, call(rewriter, op, operands[0], operands.drop_front(), results));
+    return success();
+  }
+};
+
+// disc_ral.alloc -> ral_alloc(ctx, bytes), then a descriptor over the returned buffer.
+class AllocLowering : public RalOpLowering {
+ public:
+  template <typename... A>
+  explicit AllocLowering(A&&... a)
+      : RalOpLowering(AllocOp::getOperationName(), std::forward<A>(a)...) {}
+  LogicalResult matchAndRewrite(Operation* op, ArrayRef<Value> operands,
+                                ConversionPatternRewriter& rewriter) const override {
+    auto alloc = cast<AllocOp>(op);
+    MemRefType type = alloc.getType();
+    Location loc = op->getLoc();
+    SmallVector<Value, 4> sizes, strides;
+    Value bytes;
+    getMemRefDescriptorSizes(loc, type, operands.drop_front(), rewriter, sizes, strides, bytes);
+    Value raw = call(rewriter, op, operands[0], {bytes}, {getVoidPtrType()})[0];
+    Type element_ptr =
+        LLVM::LLVMPointerType::get(getTypeConverter()->convertType(type.getElementType()));
+    Value data = rewriter.create<LLVM::BitcastOp>(loc, element_ptr, raw);
+    rewriter.replaceOp(op,
+                       {createMemRefDescriptor(loc, type, data, data, sizes, strides, rewriter)});
+    return success();
+  }
+};
+
+class DeallocLowering : public RalOpLowering {
+ public:
+  template <typename... A>
+  explicit DeallocLowering(A&&... a)
+      : RalOpLowering(DeallocOp::getOperationName(), std::forward<A>(a)...) {}
+  LogicalResult matchAndRewrite(Operation* op, ArrayRef<Value> operands,
+                                ConversionPatternRewriter& rewriter) const override {
+    Location loc = op->getLoc();
+    Value allocated = MemRefDescriptor(operands[1]).allocatedPtr(rewriter, loc);
+    Value raw = rewriter.create<LLVM::BitcastOp>(loc, getVoidPtrType(), allocated);
+    call(rewriter, op, operands[0], {raw}, {});
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+class DiscRalToLLVMPass : public PassWrapper<DiscRalToLLVMPass, OperationPass<ModuleOp>> {
+ public:
+  DiscRalToLLVMPass() = default;
+  DiscRalToLLVMPass(const DiscRalToLLVMPass& other) : PassWrapper(other) {}
+  DiscRalToLLVMPass(bool by_name, const std::string& entry_symbol, const std::string& device) {
+    by_name_ = by_name;
+    entry_symbol_ = entry_symbol;
+    device_ = device;
+  }
+
+  StringRef getArgument() const final { return "disc-ral-to-llvm"; }
+  StringRef getDescription() const final {
+    return "Lower the module to the LLVM dialect; RAL ops become calls through the module's "
+           "ral_imports table (or ral_api_call by name) with an error-flag check after each, "
+           "and the entry is exported as `void ral_entry(void* ctx)`";
+  }
+  void getDependentDialects(DialectRegistry& registry) const override {
+    registry.insert<LLVM::LLVMDialect>();
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext* ctx = &getContext();
+
+    FuncOp entry;
+    for (FuncOp f : module.getOps<FuncOp>())
+      if (f->hasAttr(kEntryAttr)) entry = f;
+    if (!entry) {
+      module.emitError() << "no RAL entry function (run disc-ral-inject-execution-context first)";
+      return signalPassFailure();
+    }
+    const std::string entry_name = entry.getName().str();
+    // Functions taking the context: a call of one is followed by an error check too.
+    llvm::StringSet<> with_ctx;
+    for (FuncOp f : module.getOps<FuncOp>())
+      if (f.getNumArguments() > 0 && f.getArgument(0).getType().isa<ContextType>())
+        with_ctx.insert(f.getName());
+
+    ImportTable table;
+    WalkResult names = module.walk([&](Operation* op) {
+      if (op->getDialect() && op->getDialect()->getNamespace() == "disc_ral") {
+        std::string name = calleeName(op, device_);
+        if (name.empty()) {
+          op->emitError() << "has a type with no RAL encoding";
+          return WalkResult::interrupt();
+        }
+        table.intern(name);
+      }
+      return WalkResult::advance();
+    });
+    if (names.wasInterrupted()) return signalPassFailure();
+    emitGlobals(module, table);
+
+    LowerToLLVMOptions options(ctx);
+    LLVMTypeConverter converter(ctx, options);
+    converter.addConversion([](ContextType t) { return i8Ptr(t.getContext()); });
+    RewritePatternSet patterns(ctx);
+    arith::populateArithmeticToLLVMConversionPatterns(converter, patterns);
+    populateMemRefToLLVMConversionPatterns(converter, patterns);
+    populateMathToLLVMConversionPatterns(converter, patterns);
+    populateStdToLLVMConversionPatterns(converter, patterns);
+    CallEmitter emitter(table, by_name_);
+    patterns.add<RecvInputLowering, SendOutputLowering, DispatchLowering, AllocLowering,
+                 DeallocLowering>(converter, emitter, std::string(device_));
+    LLVMConversionTarget target(*ctx);
+    target.addLegalOp<ModuleOp>();
+    if (failed(applyFullConversion(module, target, std::move(patterns))))
+      return signalPassFailure();
+
+    RewritePatternSet casts(ctx);
+    populateReconcileUnrealizedCastsPatterns(casts);
+    ConversionTarget no_casts(*ctx);
+    no_casts.addIllegalOp<UnrealizedConversionCastOp>();
+    no_casts.markUnknownOpDynamicallyLegal([](Operation*) { return true; });
+    if (failed(applyPartialConversion(module, no_casts, std::move(casts))))
+      return signalPassFailure();
+
+    if (failed(finishFunctions(module, entry_name, with_ctx))) return signalPassFailure();
+    SmallVector<Attribute> import_names;
+    if (!by_name_)
+      for (const std::string& n : table.names) import_names.push_back(StringAttr::get(ctx, n));
+    module->setAttr(kImportsAttr, ArrayAttr::get(ctx, import_names));
+  }
+
+ private:
+  // Name strings, the import table and its size.
+  void emitGlobals(ModuleOp module, const ImportTable& table) {
+    MLIRContext* ctx = &getContext();
+    OpBuilder b(module.getBodyRegion());
+    b.setInsertionPointToStart(module.getBody());
+    Location loc = module.getLoc();
+    Type i8 = IntegerType::get(ctx, 8);
+    Type i8p = i8Ptr(ctx);
+    std::vector<LLVM::GlobalOp> strings;
+    for (size_t i = 0; i < table.names.size(); ++i) {
+      std::string value = table.names[i];
+      value.push_back('\0');
+      strings.push_back(b.create<LLVM::GlobalOp>(
+          loc, LLVM::LLVMArrayType::get(i8, static_cast<unsigned>(value.size())),
+          /*isConstant=*/true, LLVM::Linkage::Internal,
+          ImportTable::stringSymbol(static_cast<unsigned>(i)), b.getStringAttr(value)));
+    }
+    if (by_name_) {
+      b.create<LLVM::LLVMFuncOp>(
+          loc, kApiCallSymbol,
+          LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx),
+                                      {i8p, i8p, LLVM::LLVMPointerType::get(i8p)}));
+    }
+    // By name, the table is empty: the loader then has nothing to resolve.
+    const unsigned count = by_name_ ? 0 : static_cast<unsigned>(table.names.size());
+    auto fn_type = LLVM::LLVMPointerType::get(LLVM::LLVMFunctionType::get(
+        LLVM::LLVMVoidType::get(ctx), {i8p, LLVM::LLVMPointerType::get(i8p)}));
+    auto entry_type = LLVM::LLVMStructType::getLiteral(ctx, {i8p, fn_type});
+    auto table_type = LLVM::LLVMArrayType::get(entry_type, count);
+    auto imports = b.create<LLVM::GlobalOp>(loc, table_type, /*isConstant=*/false,
+                                            LLVM::Linkage::External, kImportsSymbol, Attribute());
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.createBlock(&imports.getInitializerRegion());
+      Value init = b.create<LLVM::UndefOp>(loc, table_type);
+      Value null_fn = b.create<LLVM::NullOp>(loc, fn_type);
+      for (unsigned i = 0; i < count; ++i) {
+        Value str = b.create<LLVM::AddressOfOp>(loc, strings[i]);
+        Value ptr = b.create<LLVM::BitcastOp>(loc, i8p, str);
+        init = b.create<LLVM::InsertValueOp>(loc, init, ptr, b.getI64ArrayAttr({i, 0}));
+        init = b.create<LLVM::InsertValueOp>(loc, init, null_fn, b.getI64ArrayAttr({i, 1}));
+      }
+      b.create<LLVM::ReturnOp>(loc, init);
+    }
+    b.create<LLVM::GlobalOp>(loc, IntegerType::get(ctx, 32), /*isConstant=*/true,
+                             LLVM::Linkage::External, kImportCountSymbol,
+                             b.getI32IntegerAttr(static_cast<int32_t>(count)));
+  }
+
+  // Exports the entry, makes other functions internal, hoists the call storage into entry
+  // blocks and tests the error flag after every call that can set it.
+  LogicalResult finishFunctions(ModuleOp module, const std::string& entry_name,
+                                const llvm::StringSet<>& with_ctx) {
+    MLIRContext* ctx = &getContext();
+    auto entry = module.lookupSymbol<LLVM::LLVMFuncOp>(entry_name);
+    if (!entry) return module.emitError() << "entry function @" << entry_name << " was lost";
+    entry->removeAttr(kEntryAttr);
+    if (entry_name != entry_symbol_.getValue()) {
+      if (module.lookupSymbol(entry_symbol_.getValue()))
+        return module.emitError() << "the module already defines @" << entry_symbol_.getValue()
+                                  << ", the symbol the entry is exported as";
+      OpBuilder b(module.getBodyRegion());
+      b.setInsertionPointToEnd(module.getBody());
+      auto wrapper =
+          b.create<LLVM::LLVMFuncOp>(entry.getLoc(), entry_symbol_.getValue(), entry.getType());
+      Block* body = wrapper.addEntryBlock();
+      b.setInsertionPointToStart(body);
+      b.create<LLVM::CallOp>(entry.getLoc(), TypeRange{}, entry_name, body->getArguments());
+      b.create<LLVM::ReturnOp>(entry.getLoc(), ValueRange{});
+      entry.setLinkageAttr(LLVM::LinkageAttr::get(ctx, LLVM::Linkage::Internal));
+    }
+
+    for (auto f : module.getOps<LLVM::LLVMFuncOp>()) {
+      if (f.isExternal()) continue;
+      if (f.getName() != entry_symbol_.getValue())
+        f.setLinkageAttr(LLVM::LinkageAttr::get(ctx, LLVM::Linkage::Internal));
+      Block& entry_block = f.getBody().front();
+      SmallVector<Operation*> checks;
+      f.walk([&](Operation* op) {
+        if (op->hasAttr(kHoistAttr)) {
+          op->removeAttr(kHoistAttr);
+          // The size is a constant defined just before; both move to the entry block, so a call
+          // in a loop reuses one stack slot.
+          Operation* size = op->getOperand(0).getDefiningOp();
+          size->moveBefore(&entry_block, entry_block.begin());
+          op->moveAfter(size);
+        }
+        if (auto call = dyn_cast<LLVM::CallOp>(op)) {
+          auto callee = call->getAttrOfType<FlatSymbolRefAttr>("callee");
+          if (call->hasAttr(kCheckErrorAttr) ||
+              (callee && with_ctx.contains(callee.getValue()) && f.getNumArguments() > 0)) {
+            call->removeAttr(kCheckErrorAttr);
+            checks.push_back(call);
+          }
+        }
+      });
+      if (!checks.empty()) insertErrorChecks(f, checks);
+    }
+    return success();
+  }
+
+  void insertErrorChecks(LLVM::LLVMFuncOp f, ArrayRef<Operation*> calls) {
+    MLIRContext* ctx = &getContext();
+    Location loc = f.getLoc();
+    Type i32 = IntegerType::get(ctx, 32);
+    // One early-return block per function.
+    Block* early = new Block();
+    f.getBody().push_back(early);
+    OpBuilder b(ctx);
+    b.setInsertionPointToStart(early);
+    Type result = f.getType().getReturnType();
+    if (result.isa<LLVM::LLVMVoidType>()) {
+      b.create<LLVM::ReturnOp>(loc, ValueRange{});
+    } else {
+      b.create<LLVM::ReturnOp>(loc, ValueRange{b.create<LLVM::UndefOp>(loc, result)});
+    }
+    Value ctx_arg = f.getArgument(0);
+    for (Operation* call : calls) {
+      Block* before = call->getBlock();
+      Block* after = before->splitBlock(call->getNextNode());
+      b.setInsertionPointToEnd(before);
+      Location l = call->getLoc();
+      Value flag_ptr = b.create<LLVM::BitcastOp>(l, LLVM::LLVMPointerType::get(i32), ctx_arg);
+      Value flag = b.create<LLVM::LoadOp>(l, flag_ptr);
+      Value zero = b.create<LLVM::ConstantOp>(l, i32, b.getI32IntegerAttr(0));
+      Value failed = b.create<LLVM::ICmpOp>(l, LLVM::ICmpPredicate::ne, flag, zero);
+      // Errors are rare: keep the straight-line path hot.
+      b.create<LLVM::CondBrOp>(l, failed, early, ValueRange{}, after, ValueRange{},
+                               std::make_pair(1u, 1000u));
+    }
+  }
+
+  Option<bool> by_name_{*this, "by-name",
+                        llvm::cl::desc("Call RAL functions through ral_api_call(ctx, name, args) "
+                                       "instead of the ral_imports table"),
+                        llvm::cl::init(false)};
+  Option<std::string> entry_symbol_{
+      *this, "entry-symbol", llvm::cl::desc("Exported symbol of the entry (default: ral_entry)"),
+      llvm::cl::init("ral_entry")};
+  Option<std::string> device_{
+      *this, "device",
+      llvm::cl::desc("Device of the host-context functions recv_input, send_output, alloc and "
+                     "dealloc (default: cpu)"),
+      llvm::cl::init("cpu")};
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> createDiscRalToLLVMPass(bool by_name, const std::string& entry_symbol,
+                                              const std::string& device) {
+  return std::make_unique<DiscRalToLLVMPass>(by_name, entry_symbol, device);
+}
+
+void registerDiscRalToLLVMPass() { PassRegistration<DiscRalToLLVMPass>(); }
+
+}  // namespace disc_ral
+}  // namespace mlir

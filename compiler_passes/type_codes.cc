@@ -1,0 +1,87 @@
+#include "compiler_passes/type_codes.h"
+
+#include <vector>
+
+#include "compiler_passes/dialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMTypes.h"
+#include "ral/memref.h"
+#include "ral/name_encoding.h"
+
+namespace mlir {
+namespace disc_ral {
+
+ral::DType elementDType(Type type) {
+  using ral::DType;
+  if (auto i = type.dyn_cast<IntegerType>()) {
+    const bool is_unsigned = i.isUnsigned();
+    switch (i.getWidth()) {
+      case 1:
+        return DType::kBool;
+      case 8:
+        return is_unsigned ? DType::kUI8 : DType::kI8;
+      case 16:
+        return is_unsigned ? DType::kUI16 : DType::kI16;
+      case 32:
+        return is_unsigned ? DType::kUI32 : DType::kI32;
+      case 64:
+        return is_unsigned ? DType::kUI64 : DType::kI64;
+      default:
+        return DType::kInvalid;
+    }
+  }
+  if (type.isIndex()) return DType::kI64;
+  if (type.isF16()) return DType::kF16;
+  if (type.isBF16()) return DType::kBF16;
+  if (type.isF32()) return DType::kF32;
+  if (type.isF64()) return DType::kF64;
+  return DType::kInvalid;
+}
+
+bool isBindableMemRef(Type type) {
+  auto m = type.dyn_cast<MemRefType>();
+  // index has no fixed width in memory, so it cannot be a RAL tensor element.
+  return m && m.getRank() <= ral::kMaxMemRefRank && !m.getElementType().isIndex() &&
+         elementDType(m.getElementType()) != ral::DType::kInvalid && isStrided(m) &&
+         !m.getMemorySpace();
+}
+
+std::string typeCode(Type type) {
+  if (type.isa<ContextType>()) return "pvoid";
+  if (auto m = type.dyn_cast<MemRefType>()) {
+    if (!isBindableMemRef(m)) return "";
+    return ral::memrefTypeCode(elementDType(m.getElementType()), static_cast<int>(m.getRank()));
+  }
+  if (auto p = type.dyn_cast<LLVM::LLVMPointerType>()) {
+    // i8* is LLVM's void*; pointers to other scalars keep their element code.
+    Type pointee = p.getElementType();
+    const ral::DType t = elementDType(pointee);
+    if (pointee.isInteger(8) || t == ral::DType::kInvalid) return "pvoid";
+    return "p" + ral::scalarTypeCode(t);
+  }
+  const ral::DType t = elementDType(type);
+  if (t == ral::DType::kInvalid) return "";
+  return ral::scalarTypeCode(t);
+}
+
+std::string encodeCallName(StringRef target, StringRef device, TypeRange inputs, TypeRange results,
+                           Type* bad) {
+  std::vector<std::string> in{"pvoid"};
+  std::vector<std::string> out;
+  auto add = [&](TypeRange types, std::vector<std::string>& codes) {
+    for (Type t : types) {
+      std::string code = typeCode(t);
+      if (code.empty()) {
+        if (bad) *bad = t;
+        return false;
+      }
+      codes.push_back(std::move(code));
+    }
+    return true;
+  };
+  if (!add(inputs, in) || !add(results, out)) return "";
+  return ral::encodeApiName(std::string_view(target.data(), target.size()),
+                            std::string_view(device.data(), device.size()), in, out);
+}
+
+}  // namespace disc_ral
+}  // namespace mlir
