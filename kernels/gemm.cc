@@ -62,12 +62,12 @@ struct BlasOperand {
   int ld;
 };
 
-template <typename T>
-float toFloat(T v) {
+template <typename Blas, typename T>
+Blas toBlas(T v) {
   if constexpr (std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>) {
     return v.toFloat();
   } else {
-    return static_cast<float>(v);
+    return static_cast<Blas>(v);
   }
 }
 
@@ -76,7 +76,7 @@ Status pack(Driver* driver, const Mat<const T>& m, Scratch* scratch, Blas** out)
   RAL_RETURN_IF_ERROR(scratch->allocate(driver, sizeof(Blas) * m.rows * m.cols));
   Blas* p = scratch->as<Blas>();
   for (int64_t i = 0; i < m.rows; ++i)
-    for (int64_t j = 0; j < m.cols; ++j) p[i * m.cols + j] = static_cast<Blas>(toFloat(m.at(i, j)));
+    for (int64_t j = 0; j < m.cols; ++j) p[i * m.cols + j] = toBlas<Blas>(m.at(i, j));
   *out = p;
   return Status();
 }
