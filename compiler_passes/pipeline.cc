@@ -26,7 +26,7 @@ void buildCompilePipeline(OpPassManager& pm, const PipelineOptions& options) {
   pm.addPass(createLowerAffinePass());
   pm.addPass(createLowerToCFGPass());
   // maxf/minf and friends have no direct LLVM lowering in MLIR 14.
-  pm.addPass(arith::createArithmeticExpandOpsPass());
+  pm.addNestedPass<FuncOp>(arith::createArithmeticExpandOpsPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addPass(createDiscRalToLLVMPass(options.by_name, options.entry_symbol, options.device));

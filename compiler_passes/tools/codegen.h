@@ -1,0 +1,30 @@
+// LLVM IR -> optimised, position-independent shared object (the host library of a module).
+#ifndef RAL_COMPILER_PASSES_TOOLS_CODEGEN_H_
+#define RAL_COMPILER_PASSES_TOOLS_CODEGEN_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace llvm {
+class Module;
+}
+
+namespace ral {
+namespace compiler {
+
+struct CodegenOptions {
+  int opt_level = 3;            // 0..3
+  std::string cpu = "generic";  // "native": the build machine's CPU and features
+  std::string linker = "";      // compiler driver used to link (clang); a build-time default
+};
+
+// Optimises `module` in place (it gets the target's triple and data layout), emits an object
+// file and links it into a shared object. False with `error` set on failure.
+bool compileToSharedObject(llvm::Module& module, const CodegenOptions& options,
+                           std::vector<uint8_t>* shared_object, std::string* error);
+
+}  // namespace compiler
+}  // namespace ral
+
+#endif  // RAL_COMPILER_PASSES_TOOLS_CODEGEN_H_

@@ -1,0 +1,30 @@
+// Writes a compiled module as a .ralm file with RAL's own builder (ral/module_builder.h). Kept
+// free of MLIR and LLVM headers so it compiles like the rest of RAL.
+#ifndef RAL_COMPILER_PASSES_TOOLS_MODULE_WRITER_H_
+#define RAL_COMPILER_PASSES_TOOLS_MODULE_WRITER_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ral/module_spec.h"
+#include "ral/status.h"
+
+namespace ral {
+namespace compiler {
+
+struct CompiledModule {
+  std::string name;
+  std::string entry_symbol;
+  std::vector<TensorSignature> inputs;
+  std::vector<TensorSignature> outputs;
+  std::vector<uint8_t> host_library;  // the shared object
+  std::vector<std::string> imports;   // the ral_imports names, in table order
+};
+
+Status writeModuleFile(const CompiledModule& module, const std::string& path);
+
+}  // namespace compiler
+}  // namespace ral
+
+#endif  // RAL_COMPILER_PASSES_TOOLS_MODULE_WRITER_H_

@@ -1,0 +1,168 @@
+// ral-compile: MLIR in, RAL module (.ralm) out.
+//
+//   ral-compile model.mlir -o model.ralm [--device=cpu] [--by-name] [--entry=main]
+//               [--emit=ralm|mlir|llvm] [-O=3] [--mcpu=generic|native|<cpu>]
+//
+// The signature (dtype and static/dynamic dims of each input and output) comes from the entry
+// function's type; the pipeline is buildCompilePipeline (compiler_passes/passes.h); the LLVM IR
+// is compiled in process and linked into a position-independent shared object.
+#include <memory>
+#include <string>
+
+#include "compiler_passes/passes.h"
+#include "compiler_passes/tools/codegen.h"
+#include "compiler_passes/tools/module_writer.h"
+#include "compiler_passes/type_codes.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/raw_ostream.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "ral/driver.h"
+
+namespace cl = llvm::cl;
+
+namespace {
+
+cl::opt<std::string> input_path(cl::Positional, cl::desc("<model.mlir>"), cl::Required);
+cl::opt<std::string> output_path("o", cl::desc("Output file (default: <input>.ralm)"),
+                                 cl::value_desc("path"));
+cl::opt<std::string> device("device", cl::desc("Device of the module's RAL calls (cpu)"),
+                            cl::init("cpu"));
+cl::opt<bool> by_name("by-name",
+                      cl::desc("Call RAL functions through ral_api_call(ctx, name, args) instead "
+                               "of the import table"),
+                      cl::init(false));
+cl::opt<std::string> entry("entry", cl::desc("Entry function (default: main)"), cl::init("main"));
+cl::opt<std::string> emit("emit",
+                          cl::desc("What to write: ralm (default), mlir (LLVM dialect), llvm "
+                                   "(optimised LLVM IR)"),
+                          cl::init("ralm"));
+cl::opt<int> opt_level("O", cl::desc("Optimisation level 0..3 (default 3)"), cl::init(3),
+                       cl::Prefix);
+cl::opt<std::string> mcpu("mcpu",
+                          cl::desc("Target CPU: generic (default, portable), native, or an LLVM "
+                                   "CPU name"),
+                          cl::init("generic"));
+
+int fail(const llvm::Twine& message) {
+  llvm::errs() << "ral-compile: error: " << message << "\n";
+  return 1;
+}
+
+// The .ralm signature of one entry argument or result; false when the type cannot be bound (the
+// pipeline then reports it with its location).
+bool signatureOf(mlir::Type type, ral::TensorSignature* sig) {
+  if (!mlir::disc_ral::isBindableMemRef(type)) return false;
+  auto memref = type.cast<mlir::MemRefType>();
+  sig->dtype = mlir::disc_ral::elementDType(memref.getElementType());
+  sig->device = ral::DeviceKind::kCpu;
+  for (int64_t d : memref.getShape())
+    sig->dims.push_back(mlir::ShapedType::isDynamic(d) ? ral::kDynamicDim : d);
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::ParseCommandLineOptions(argc, argv, "ral-compile: compiles an MLIR model to a RAL module\n");
+  if (device != "cpu")
+    return fail("--device=" + device + " is not supported: this build generates CPU code only");
+  if (emit != "ralm" && emit != "mlir" && emit != "llvm")
+    return fail("--emit must be ralm, mlir or llvm, got '" + emit + "'");
+  if (opt_level < 0 || opt_level > 3) return fail("-O must be 0..3");
+  std::string out_path = output_path;
+  if (out_path.empty()) {
+    llvm::SmallString<128> p(input_path.getValue());
+    llvm::sys::path::replace_extension(p, emit == "ralm" ? "ralm" : emit == "llvm" ? "ll" : "mlir");
+    out_path = std::string(p);
+  }
+
+  mlir::DialectRegistry registry;
+  mlir::disc_ral::registerDialects(registry);
+  mlir::MLIRContext context(registry);
+  mlir::registerLLVMDialectTranslation(context);
+  llvm::SourceMgr source_mgr;
+  mlir::SourceMgrDiagnosticHandler diagnostics(source_mgr, &context);
+
+  std::string open_error;
+  auto file = mlir::openInputFile(input_path, &open_error);
+  if (!file) return fail(open_error);
+  source_mgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceFile<mlir::ModuleOp>(source_mgr, &context);
+  if (!module) return 1;  // the diagnostic (file:line:col) is already printed
+
+  ral::compiler::CompiledModule compiled;
+  compiled.name = llvm::sys::path::stem(input_path).str();
+  compiled.entry_symbol = "ral_entry";
+  if (auto f = module->lookupSymbol<mlir::FuncOp>(entry)) {
+    for (mlir::Type t : f.getType().getInputs()) {
+      ral::TensorSignature sig;
+      if (signatureOf(t, &sig)) compiled.inputs.push_back(std::move(sig));
+    }
+    for (mlir::Type t : f.getType().getResults()) {
+      ral::TensorSignature sig;
+      if (signatureOf(t, &sig)) compiled.outputs.push_back(std::move(sig));
+    }
+  }
+
+  mlir::PassManager pm(&context);
+  mlir::disc_ral::PipelineOptions options;
+  options.entry = entry;
+  options.entry_symbol = compiled.entry_symbol;
+  options.device = device;
+  options.by_name = by_name;
+  mlir::disc_ral::buildCompilePipeline(pm, options);
+  if (mlir::failed(pm.run(*module))) return 1;
+
+  if (auto imports = (*module)->getAttrOfType<mlir::ArrayAttr>(mlir::disc_ral::kImportsAttr)) {
+    for (mlir::Attribute a : imports) compiled.imports.push_back(a.cast<mlir::StringAttr>().str());
+    (*module)->removeAttr(mlir::disc_ral::kImportsAttr);
+  }
+
+  if (emit == "mlir") {
+    std::string error;
+    auto out = mlir::openOutputFile(out_path, &error);
+    if (!out) return fail(error);
+    module->print(out->os());
+    out->keep();
+    return 0;
+  }
+
+  llvm::LLVMContext llvm_context;
+  std::unique_ptr<llvm::Module> llvm_module =
+      mlir::translateModuleToLLVMIR(*module, llvm_context, compiled.name);
+  if (!llvm_module) return fail("translation to LLVM IR failed");
+
+  ral::compiler::CodegenOptions codegen;
+  codegen.opt_level = opt_level;
+  codegen.cpu = mcpu;
+  codegen.linker = RAL_LINKER_DRIVER;
+  std::string error;
+  if (!ral::compiler::compileToSharedObject(*llvm_module, codegen, &compiled.host_library, &error))
+    return fail(error);
+  if (emit == "llvm") {
+    auto out = mlir::openOutputFile(out_path, &error);
+    if (!out) return fail(error);
+    llvm_module->print(out->os(), nullptr);
+    out->keep();
+    return 0;
+  }
+
+  ral::Status status = ral::compiler::writeModuleFile(compiled, out_path);
+  if (!status.ok()) return fail("cannot write " + out_path + ": " + status.toString());
+  return 0;
+}
