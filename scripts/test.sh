@@ -11,7 +11,7 @@ bash scripts/install-deps.sh
 
 JOBS=${RAL_JOBS:-$(nproc)}
 export CTEST_PARALLEL_LEVEL=$JOBS
-export CCACHE_DIR=${CCACHE_DIR:-$PWD/.ccache}
+# ccache keeps its default cache (~/.cache/ccache), shared by every checkout on the machine.
 GEN=(-G Ninja)
 
 step() { printf '\n==== %s\n' "$*"; }
