@@ -1,0 +1,97 @@
+// VulkanDevice: one Vulkan instance, the physical device chosen for RAL and a logical device with
+// one compute queue. Shared (std::shared_ptr) by the driver and everything that holds Vulkan
+// objects of it (semaphores, executables, streams), so none can outlive the VkDevice.
+//
+// Device choice, first match wins:
+//   1. VulkanDeviceOptions::device when not empty;
+//   2. the RAL_VULKAN_DEVICE environment variable when set;
+//   3. the first discrete GPU, else integrated, else virtual, else CPU device (e.g. llvmpipe).
+// A choice is a device index ("1") or a case-insensitive substring of the device name
+// ("llvmpipe"). Every device must offer Vulkan 1.2 with timeline semaphores, buffer device
+// addresses and a queue family with compute; anything missing is an Unavailable status that says
+// what is missing, never a crash.
+#ifndef RAL_DRIVERS_VULKAN_VULKAN_DEVICE_H_
+#define RAL_DRIVERS_VULKAN_VULKAN_DEVICE_H_
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "drivers/vulkan/vulkan_api.h"
+#include "ral/status.h"
+
+namespace ral::vulkan {
+
+struct VulkanDeviceOptions {
+  std::string device;  // index or name substring; empty: RAL_VULKAN_DEVICE, then automatic
+};
+
+// What one physical device offers, as listed by listDevices().
+struct PhysicalDeviceInfo {
+  uint32_t index = 0;
+  std::string name;
+  VkPhysicalDeviceType type = VK_PHYSICAL_DEVICE_TYPE_OTHER;
+  uint32_t api_version = 0;
+  bool usable = false;
+  std::string unusable_reason;  // why not, when !usable
+};
+
+class VulkanDevice {
+ public:
+  static StatusOr<std::shared_ptr<VulkanDevice>> create(const VulkanDeviceOptions& options);
+  ~VulkanDevice();
+  VulkanDevice(const VulkanDevice&) = delete;
+  VulkanDevice& operator=(const VulkanDevice&) = delete;
+
+  const VulkanApi& api() const { return api_; }
+  VkInstance instance() const { return instance_; }
+  VkPhysicalDevice physicalDevice() const { return physical_; }
+  VkDevice device() const { return device_; }
+  VkQueue queue() const { return queue_; }
+  uint32_t queueFamily() const { return queue_family_; }
+  // vkQueueSubmit needs the queue externally synchronised.
+  std::mutex& queueMutex() { return queue_mutex_; }
+
+  const VkPhysicalDeviceProperties& properties() const { return properties_; }
+  const VkPhysicalDeviceLimits& limits() const { return properties_.limits; }
+  const std::string& name() const { return name_; }
+  const std::vector<PhysicalDeviceInfo>& allDevices() const { return all_devices_; }
+  uint32_t deviceIndex() const { return index_; }
+  bool hasPushDescriptors() const { return api_.vkCmdPushDescriptorSetKHR != nullptr; }
+  bool hasCreationFeedback() const { return creation_feedback_; }
+
+  // Memory type indices: kDevice prefers DEVICE_LOCAL; kHostVisible needs HOST_VISIBLE |
+  // HOST_COHERENT (preferring HOST_CACHED, since RAL reads results back on the host).
+  uint32_t deviceMemoryType() const { return device_memory_type_; }
+  uint32_t hostMemoryType() const { return host_memory_type_; }
+  bool deviceMemoryIsHostVisible() const { return device_memory_host_visible_; }
+
+ private:
+  VulkanDevice() = default;
+  Status init(const VulkanDeviceOptions& options);
+  Status createInstance();
+  Status selectPhysicalDevice(const VulkanDeviceOptions& options);
+  Status createLogicalDevice();
+
+  VulkanApi api_;
+  VkInstance instance_ = VK_NULL_HANDLE;
+  VkPhysicalDevice physical_ = VK_NULL_HANDLE;
+  VkDevice device_ = VK_NULL_HANDLE;
+  VkQueue queue_ = VK_NULL_HANDLE;
+  uint32_t queue_family_ = 0;
+  uint32_t index_ = 0;
+  std::mutex queue_mutex_;
+  VkPhysicalDeviceProperties properties_{};
+  std::string name_;
+  std::vector<PhysicalDeviceInfo> all_devices_;
+  bool creation_feedback_ = false;
+  uint32_t device_memory_type_ = 0;
+  uint32_t host_memory_type_ = 0;
+  bool device_memory_host_visible_ = false;
+};
+
+}  // namespace ral::vulkan
+
+#endif  // RAL_DRIVERS_VULKAN_VULKAN_DEVICE_H_
