@@ -100,6 +100,7 @@ class CachingAllocator {
   uint64_t large_hits_ = 0;
   size_t system_bytes_ = 0;  // obtained from the system and not released
   mutable uint64_t peak_sampled_ = 0;
+  uint32_t bucket_limits_[64] = {};  // blocks a thread keeps per cached bucket
 };
 
 }  // namespace ral::cpu

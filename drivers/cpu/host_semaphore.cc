@@ -2,19 +2,7 @@
 
 #include <chrono>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#define RAL_CPU_RELAX() _mm_pause()
-#else
-#define RAL_CPU_RELAX() ((void)0)
-#endif
-
 namespace ral::cpu {
-namespace {
-// About a microsecond: long enough to catch a signal from a thread that is running right now,
-// short enough not to matter when the signal is far away.
-constexpr int kSpinIterations = 256;
-}  // namespace
 
 Status HostSemaphore::failure() const {
   std::lock_guard<std::mutex> lock(mutex_);
@@ -48,10 +36,7 @@ Status HostSemaphore::wait(uint64_t value, Timeout timeout) {
   if (value_.load(std::memory_order_acquire) >= value) return Status();
   if (timeout <= Timeout::zero())
     return deadlineExceeded("semaphore is at ", value_.load(), ", not yet ", value);
-  for (int i = 0; i < kSpinIterations; ++i) {
-    RAL_CPU_RELAX();
-    if (reached(value)) break;
-  }
+  // No spinning: on a busy machine it takes the CPU from the very thread that would signal.
   if (!reached(value)) {
     const auto start = std::chrono::steady_clock::now();
     // Timeouts beyond a century mean "forever" (and would overflow the clock).

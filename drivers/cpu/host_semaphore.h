@@ -3,8 +3,8 @@
 // different values, before or after the matching signal. fail(status) poisons the semaphore:
 // every current and future wait, signal and query returns that status.
 //
-// Waiting is a short spin (a signal from a running thread usually arrives within it) followed by
-// a condition variable; signal only takes the lock when someone sleeps.
+// A wait that is not satisfied at once sleeps on a condition variable; signal only takes the lock
+// when someone sleeps.
 #ifndef RAL_DRIVERS_CPU_HOST_SEMAPHORE_H_
 #define RAL_DRIVERS_CPU_HOST_SEMAPHORE_H_
 
