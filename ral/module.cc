@@ -213,8 +213,9 @@ Status Module::parse() {
   host_library_ = host ? host->data() : nullptr;
   host_library_size_ = host ? host->size() : 0;
   // Corruption first (a clearer message than whatever a damaged ELF header looks like).
+  host_library_checksum_ = m->host_library_checksum();
   if (host_library_size_ > 0 &&
-      moduleChecksum(host_library_, host_library_size_) != m->host_library_checksum())
+      moduleChecksum(host_library_, host_library_size_) != host_library_checksum_)
     return dataLoss("the host library fails its checksum: the file is corrupt");
   RAL_RETURN_IF_ERROR(checkHostLibraryHeader(host_library_, host_library_size_));
 

@@ -77,6 +77,8 @@ class Module {
   const ConstantRef* findConstant(std::string_view name) const;
   const ExecutableRef* findExecutable(std::string_view name) const;
   size_t hostLibrarySize() const { return host_library_size_; }
+  // moduleChecksum() of the host library (verified on load).
+  uint64_t hostLibraryChecksum() const { return host_library_checksum_; }
   size_t fileSize() const { return size_; }
   // Where it came from: the path, or "<memory>".
   const std::string& source() const { return source_; }
@@ -117,6 +119,7 @@ class Module {
   std::vector<ConstantRef> constants_;
   const uint8_t* host_library_ = nullptr;
   size_t host_library_size_ = 0;
+  uint64_t host_library_checksum_ = 0;
 
   void* library_ = nullptr;  // dlopen handle
   EntryFn entry_ = nullptr;

@@ -99,9 +99,9 @@ StandaloneExecutionContext::StandaloneExecutionContext(StandaloneContext* contex
   exported_.reserve(outputs_.size());
 }
 
-StandaloneExecutionContext::~StandaloneExecutionContext() { freeAll(); }
+StandaloneExecutionContext::~StandaloneExecutionContext() { freeMemory(); }
 
-void StandaloneExecutionContext::freeAll() {
+void StandaloneExecutionContext::freeMemory() {
   for (void* p : live_) (void)driver_->deallocate(p);
   live_.clear();
   exported_.clear();
@@ -109,12 +109,17 @@ void StandaloneExecutionContext::freeAll() {
     if (o.allocation != nullptr) (void)driver_->deallocate(o.allocation);
     o = Output();
   }
-  for (Binding& b : inputs_) b.bound = false;
   ran_ = false;
 }
 
+void StandaloneExecutionContext::resetOutputs() {
+  freeMemory();
+  ExecutionContext::reset();
+}
+
 void StandaloneExecutionContext::reset() {
-  freeAll();
+  freeMemory();
+  for (Binding& b : inputs_) b.bound = false;
   ExecutionContext::reset();
 }
 

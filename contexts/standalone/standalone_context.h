@@ -74,6 +74,9 @@ class StandaloneExecutionContext : public ExecutionContext {
   Status run();
   // The output as an owned DLPack tensor (the caller calls its deleter). Once per output.
   StatusOr<DLManagedTensor*> takeOutput(size_t index);
+  // Drops outputs not taken and the error state, keeping the input bindings, so run() can be
+  // called again on the same inputs.
+  void resetOutputs();
   void reset() override;
 
   // ---- module side (the RAL functions above)
@@ -102,7 +105,7 @@ class StandaloneExecutionContext : public ExecutionContext {
   const Binding* checkInput(int64_t index, DType dtype, int rank);
   void setOutput(int64_t index, DType dtype, int rank, void* allocated, void* data,
                  const int64_t* sizes, const int64_t* strides);
-  void freeAll();
+  void freeMemory();
 
   StandaloneContext* standalone_;
   Driver* driver_;
@@ -121,6 +124,7 @@ class Execution {
   Status bindInput(size_t index, const DLTensor& t) { return ctx()->bindInput(index, t); }
   Status run() { return ctx()->run(); }
   StatusOr<DLManagedTensor*> takeOutput(size_t index) { return ctx()->takeOutput(index); }
+  void resetOutputs() { ctx()->resetOutputs(); }
   StandaloneExecutionContext* ctx() const {
     return static_cast<StandaloneExecutionContext*>(handle_.get());
   }

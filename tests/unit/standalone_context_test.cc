@@ -289,6 +289,24 @@ TEST(StandaloneContextTest, UntakenOutputsAndUnfreedTemporariesAreReleased) {
   EXPECT_EQ(counters->live(), 0);
 }
 
+TEST(StandaloneContextTest, RerunWithTheSameBindings) {
+  auto ctx = load("add_r1");
+  ASSERT_TRUE(ctx);
+  Tensor a({2}, {1, 2}), b({2}, {3, 4});
+  Execution exec = ctx->newExecution();
+  ASSERT_TRUE(exec.bindInput(0, a.dl).ok());
+  ASSERT_TRUE(exec.bindInput(1, b.dl).ok());
+  for (int i = 0; i < 3; ++i) {
+    a.data[0] = static_cast<float>(i);
+    ASSERT_TRUE(exec.run().ok());
+    auto y = exec.takeOutput(0);
+    ASSERT_TRUE(y.ok());
+    DLTensorPtr owned(*y);
+    EXPECT_EQ(values(owned->dl_tensor), (std::vector<float>{3.0f + i, 6}));
+    exec.resetOutputs();
+  }
+}
+
 TEST(StandaloneContextTest, OutputsOutliveTheirContext) {
   DLTensorPtr kept;
   {
