@@ -400,7 +400,8 @@ class DiscRalToLLVMPass : public PassWrapper<DiscRalToLLVMPass, OperationPass<Mo
     auto entry = module.lookupSymbol<LLVM::LLVMFuncOp>(entry_name);
     if (!entry) return module.emitError() << "entry function @" << entry_name << " was lost";
     entry->removeAttr(kEntryAttr);
-    if (entry_name != entry_symbol_.getValue()) {
+    const bool wrapped = entry_name != entry_symbol_.getValue();
+    if (wrapped) {
       if (module.lookupSymbol(entry_symbol_.getValue()))
         return module.emitError() << "the module already defines @" << entry_symbol_.getValue()
                                   << ", the symbol the entry is exported as";
@@ -417,18 +418,28 @@ class DiscRalToLLVMPass : public PassWrapper<DiscRalToLLVMPass, OperationPass<Mo
 
     for (auto f : module.getOps<LLVM::LLVMFuncOp>()) {
       if (f.isExternal()) continue;
-      if (f.getName() != entry_symbol_.getValue())
+      if (f.getName() == entry_symbol_.getValue()) {
+        // The wrapper returns right after its one call: nothing to check.
+        if (wrapped) continue;
+      } else {
         f.setLinkageAttr(LLVM::LinkageAttr::get(ctx, LLVM::Linkage::Internal));
+      }
       Block& entry_block = f.getBody().front();
       SmallVector<Operation*> checks;
+      Operation* last_hoisted = nullptr;
       f.walk([&](Operation* op) {
         if (op->hasAttr(kHoistAttr)) {
           op->removeAttr(kHoistAttr);
-          // The size is a constant defined just before; both move to the entry block, so a call
-          // in a loop reuses one stack slot.
+          // The size is a constant defined just before; both move to the top of the entry block
+          // (in call order), so a call in a loop reuses one stack slot.
           Operation* size = op->getOperand(0).getDefiningOp();
-          size->moveBefore(&entry_block, entry_block.begin());
+          if (last_hoisted) {
+            size->moveAfter(last_hoisted);
+          } else {
+            size->moveBefore(&entry_block, entry_block.begin());
+          }
           op->moveAfter(size);
+          last_hoisted = op;
         }
         if (auto call = dyn_cast<LLVM::CallOp>(op)) {
           auto callee = call->getAttrOfType<FlatSymbolRefAttr>("callee");

@@ -5,6 +5,7 @@
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arithmetic/IR/Arithmetic.h"
 #include "mlir/Dialect/Arithmetic/Transforms/Passes.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Passes.h"
@@ -12,6 +13,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/SCF.h"
 #include "mlir/Dialect/StandardOps/IR/Ops.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
@@ -67,7 +69,7 @@ void registerPasses() {
 void registerDialects(DialectRegistry& registry) {
   registry.insert<DiscRalDialect, StandardOpsDialect, arith::ArithmeticDialect, AffineDialect,
                   linalg::LinalgDialect, memref::MemRefDialect, math::MathDialect, scf::SCFDialect,
-                  LLVM::LLVMDialect>();
+                  LLVM::LLVMDialect, tensor::TensorDialect, bufferization::BufferizationDialect>();
 }
 
 }  // namespace disc_ral

@@ -8,8 +8,8 @@ config.test_format = lit.formats.ShTest(execute_external=True)
 config.suffixes = [".mlir"]
 config.test_source_root = config.ral_test_src_dir
 config.test_exec_root = config.ral_test_obj_dir
-config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+config.excludes = ["Inputs", "e2e", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
 
-path = [config.ral_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")]
+path = [config.ral_tools_dir, config.ral_run_dir, config.llvm_tools_dir, config.environment.get("PATH", "")]
 config.environment["PATH"] = os.pathsep.join(path)
 config.substitutions.append(("%python", config.python))

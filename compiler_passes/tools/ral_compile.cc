@@ -93,6 +93,8 @@ int main(int argc, char** argv) {
   mlir::DialectRegistry registry;
   mlir::disc_ral::registerDialects(registry);
   mlir::MLIRContext context(registry);
+  // Diagnostics carry file:line:col; a dump of the failing op would only bury them.
+  context.printOpOnDiagnostic(false);
   mlir::registerLLVMDialectTranslation(context);
   llvm::SourceMgr source_mgr;
   mlir::SourceMgrDiagnosticHandler diagnostics(source_mgr, &context);

@@ -1,0 +1,51 @@
+// ral-compile writes a module whose signature comes from the entry's type and whose import list
+// is the table of the host library.
+// RUN: ral-compile %s -o %t.ralm
+// RUN: ral-inspect %t.ralm | FileCheck %s
+// RUN: ral-compile %s -o %t.ll --emit=llvm
+// RUN: FileCheck %s --input-file=%t.ll --check-prefix=LLVM
+// RUN: ral-compile %s -o %t.by_name.ralm --by-name
+// RUN: ral-inspect %t.by_name.ralm | FileCheck %s --check-prefix=BYNAME
+// RUN: ral-compile %s -o %t.mlir --emit=mlir
+// RUN: FileCheck %s --input-file=%t.mlir --check-prefix=MLIR
+
+// CHECK: module: ral_compile
+// CHECK: entry: ral_entry
+// CHECK: inputs (2):
+// CHECK-NEXT: 0: ?x3xf32
+// CHECK-NEXT: 1: 3x?xf32
+// CHECK: outputs (2):
+// CHECK-NEXT: 0: ?x?xf32
+// CHECK-NEXT: 1: 5xi32
+// CHECK: imports (6):
+// CHECK-NEXT: ral_recv_input___cpu___pvoid_i64___m2df32
+// CHECK-NEXT: ral_alloc___cpu___pvoid_i64___pvoid
+// CHECK-NEXT: ral_gemm___cpu___pvoid_m2df32_m2df32_m2df32_i1_i1___void
+// CHECK-NEXT: ral_dealloc___cpu___pvoid_pvoid___void
+// CHECK-NEXT: ral_send_output___cpu___pvoid_i64_m2df32___void
+// CHECK-NEXT: ral_send_output___cpu___pvoid_i64_m1di32___void
+
+// LLVM-DAG: @ral_imports = {{.*}}global [6 x { i8*, void (i8*, i8**)* }]
+// LLVM-DAG: @ral_import_count = {{.*}}constant i32 6
+// LLVM-DAG: define {{.*}}void @ral_entry(i8*
+
+// BYNAME: imports (0):
+
+// MLIR: llvm.func @ral_entry
+
+func @main(%a: memref<?x3xf32>, %b: memref<3x?xf32>) -> (memref<?x?xf32>, memref<5xi32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %m = memref.dim %a, %c0 : memref<?x3xf32>
+  %n = memref.dim %b, %c1 : memref<3x?xf32>
+  %c = memref.alloc(%m, %n) : memref<?x?xf32>
+  linalg.fill(%zero, %c) : f32, memref<?x?xf32>
+  linalg.matmul ins(%a, %b : memref<?x3xf32>, memref<3x?xf32>) outs(%c : memref<?x?xf32>)
+  %k = memref.alloc() : memref<5xi32>
+  %seven = arith.constant 7 : i32
+  linalg.fill(%seven, %k) : i32, memref<5xi32>
+  %tmp = memref.alloc() : memref<16xf32>
+  memref.dealloc %tmp : memref<16xf32>
+  return %c, %k : memref<?x?xf32>, memref<5xi32>
+}

@@ -1,0 +1,86 @@
+// disc-ral-to-llvm: every RAL op becomes an argument struct, a void** array and an indirect call
+// through the module's import table, followed by a test of the context's error flag.
+// RUN: ral-opt %s -disc-ral-to-llvm | FileCheck %s
+
+// The names are encoded from the types, exactly as RAL_API encodes C++ signatures.
+// CHECK: module attributes {disc_ral.imports = ["ral_recv_input___cpu___pvoid_i64___m2df32", "ral_alloc___cpu___pvoid_i64___pvoid", "ral_gemm___cpu___pvoid_m2df32_m2df32_m2df32_i1_i1___void", "ral_send_output___cpu___pvoid_i64_m2df32___void", "ral_sum___cpu___pvoid_m2df32___f32", "ral_dealloc___cpu___pvoid_pvoid___void"]}
+// CHECK: llvm.mlir.global internal constant @[[RECV:__ral_name_0]]("ral_recv_input___cpu___pvoid_i64___m2df32\00")
+// CHECK: llvm.mlir.global internal constant @[[GEMM:__ral_name_2]]("ral_gemm___cpu___pvoid_m2df32_m2df32_m2df32_i1_i1___void\00")
+
+// The table: {name, null} per import, filled by the loader; and its size.
+// CHECK: llvm.mlir.global external @ral_imports() : !llvm.array<6 x struct<(ptr<i8>, ptr<func<void (ptr<i8>, ptr<ptr<i8>>)>>)>> {
+// CHECK:   %[[NULL:.*]] = llvm.mlir.null : !llvm.ptr<func<void (ptr<i8>, ptr<ptr<i8>>)>>
+// CHECK:   %[[N0:.*]] = llvm.mlir.addressof @[[RECV]]
+// CHECK:   %[[P0:.*]] = llvm.bitcast %[[N0]]
+// CHECK:   llvm.insertvalue %[[P0]], %{{.*}}[0, 0]
+// CHECK:   llvm.insertvalue %[[NULL]], %{{.*}}[0, 1]
+// CHECK: llvm.mlir.global external constant @ral_import_count(6 : i32) : i32
+
+// CHECK-LABEL: llvm.func internal @main
+// CHECK-SAME: (%[[CTX:.*]]: !llvm.ptr<i8>)
+// Call storage lives in the entry block, in call order: recv_input 0 first.
+// CHECK-NEXT: llvm.mlir.constant(1 : i64) : i64
+// CHECK-NEXT: %[[RS:.*]] = llvm.alloca %{{.*}} x !llvm.struct<(ptr<i8>, i64, struct<(ptr<f32>, ptr<f32>, i64, array<2 x i64>, array<2 x i64>)>)>
+// CHECK-NEXT: llvm.mlir.constant(1 : i64) : i64
+// CHECK-NEXT: llvm.alloca %{{.*}} x !llvm.array<3 x ptr<i8>>
+// CHECK: llvm.alloca %{{.*}} x !llvm.struct<(ptr<i8>, struct<(ptr<f32>, ptr<f32>, i64, array<2 x i64>, array<2 x i64>)>, struct<(ptr<f32>, ptr<f32>, i64, array<2 x i64>, array<2 x i64>)>, struct<(ptr<f32>, ptr<f32>, i64, array<2 x i64>, array<2 x i64>)>, i1, i1)>
+// CHECK-NEXT: llvm.mlir.constant(1 : i64) : i64
+// CHECK-NEXT: llvm.alloca %{{.*}} x !llvm.array<6 x ptr<i8>>
+// recv_input 0: slots ctx, index, result descriptor.
+// CHECK: %[[IDX:.*]] = llvm.mlir.constant(0 : i64) : i64
+// CHECK-NEXT: %[[S0:.*]] = llvm.getelementptr %[[RS]][0, 0]
+// CHECK-NEXT: llvm.store %[[CTX]], %[[S0]]
+// CHECK: %[[S1:.*]] = llvm.getelementptr %[[RS]][0, 1]
+// CHECK-NEXT: llvm.store %[[IDX]], %[[S1]]
+// CHECK: %[[ARGV:.*]] = llvm.getelementptr %{{.*}}[0, 0] : (!llvm.ptr<array<3 x ptr<i8>>>) -> !llvm.ptr<ptr<i8>>
+// CHECK-NEXT: %[[TABLE:.*]] = llvm.mlir.addressof @ral_imports
+// CHECK-NEXT: %[[SLOT:.*]] = llvm.getelementptr %[[TABLE]][0, 0, 1]
+// CHECK-NEXT: %[[FN:.*]] = llvm.load %[[SLOT]] : !llvm.ptr<ptr<func<void (ptr<i8>, ptr<ptr<i8>>)>>>
+// CHECK-NEXT: llvm.call %[[FN]](%[[CTX]], %[[ARGV]]) : (!llvm.ptr<i8>, !llvm.ptr<ptr<i8>>) -> ()
+// The error flag is the first i32 of the context; non-zero returns early.
+// CHECK-NEXT: %[[FLAGP:.*]] = llvm.bitcast %[[CTX]] : !llvm.ptr<i8> to !llvm.ptr<i32>
+// CHECK-NEXT: %[[FLAG:.*]] = llvm.load %[[FLAGP]] : !llvm.ptr<i32>
+// CHECK-NEXT: %[[ZERO:.*]] = llvm.mlir.constant(0 : i32) : i32
+// CHECK-NEXT: %[[FAILED:.*]] = llvm.icmp "ne" %[[FLAG]], %[[ZERO]] : i32
+// CHECK-NEXT: llvm.cond_br %[[FAILED]] weights(dense<[1, 1000]> : vector<2xi32>), ^[[EARLY:.*]], ^[[NEXT:.*]]
+// CHECK: ^[[NEXT]]:
+// The result comes back through its slot.
+// CHECK-NEXT: %[[RP:.*]] = llvm.getelementptr %[[RS]][0, 2]
+// CHECK-NEXT: llvm.load %[[RP]]
+// The gemm call goes through slot 2 of the table.
+// CHECK: llvm.getelementptr %{{.*}}[0, 2, 1]
+// CHECK: llvm.call @helper(%[[CTX]],
+// A call of a function that takes the context is checked too.
+// CHECK-NEXT: llvm.bitcast %[[CTX]] : !llvm.ptr<i8> to !llvm.ptr<i32>
+// CHECK: ^[[EARLY]]:
+// CHECK-NEXT: llvm.return
+
+// A function with a result returns undef on the early path.
+// CHECK-LABEL: llvm.func internal @helper
+// CHECK: llvm.return %{{.*}} : f32
+// CHECK: llvm.mlir.undef : f32
+// CHECK-NEXT: llvm.return %{{.*}} : f32
+
+// The exported entry.
+// CHECK-LABEL: llvm.func @ral_entry(%arg0: !llvm.ptr<i8>)
+// CHECK-NEXT: llvm.call @main(%arg0) : (!llvm.ptr<i8>) -> ()
+// CHECK-NEXT: llvm.return
+
+func @main(%ctx: !disc_ral.context) attributes {disc_ral.entry} {
+  %x = disc_ral.recv_input %ctx, 0 : memref<?x4xf32>
+  %w = disc_ral.recv_input %ctx, 1 : memref<4x8xf32>
+  %c0 = arith.constant 0 : index
+  %n = memref.dim %x, %c0 : memref<?x4xf32>
+  %y = disc_ral.alloc %ctx(%n) : memref<?x8xf32>
+  %f = arith.constant false
+  disc_ral.dispatch %ctx, "ral_gemm", "cpu" (%x, %w, %y, %f, %f) : (memref<?x4xf32>, memref<4x8xf32>, memref<?x8xf32>, i1, i1) -> ()
+  %s = call @helper(%ctx, %y) : (!disc_ral.context, memref<?x8xf32>) -> f32
+  disc_ral.send_output %ctx, 0, %y : memref<?x8xf32>
+  return
+}
+
+func private @helper(%ctx: !disc_ral.context, %y: memref<?x8xf32>) -> f32 {
+  %s = disc_ral.dispatch %ctx, "ral_sum", "cpu" (%y) : (memref<?x8xf32>) -> f32
+  disc_ral.dealloc %ctx, %y : memref<?x8xf32>
+  return %s : f32
+}
