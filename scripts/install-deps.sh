@@ -13,8 +13,8 @@ PACKAGES=(
   libflatbuffers-dev flatbuffers-compiler libdlpack-dev libcli11-dev
   # CPU kernels
   libopenblas-dev
-  # compiler passes (MLIR 14) and ral-compile
-  libmlir-14-dev mlir-14-tools
+  # compiler passes (MLIR 14) and ral-compile; PyTorch eager as the benchmark baseline
+  libmlir-14-dev mlir-14-tools python3-torch
 )
 
 missing=()
