@@ -1,0 +1,96 @@
+#include "contexts/torch/torch_allocator.h"
+
+#include <c10/util/Exception.h>
+
+#include <utility>
+
+namespace ral::torch_host {
+
+TorchAllocator::TorchAllocator(c10::Allocator* allocator, c10::Device device)
+    : allocator_(allocator), device_(device), raw_deleter_(allocator->raw_deleter()) {}
+
+TorchAllocator::~TorchAllocator() = default;
+
+StatusOr<void*> TorchAllocator::allocate(size_t bytes, size_t alignment) {
+  if (alignment == 0 || (alignment & (alignment - 1)) != 0)
+    return invalidArgument("torch allocator: alignment ", alignment, " is not a power of two");
+  if (bytes == 0) bytes = 1;  // a valid, unique pointer, as every RAL driver gives
+  try {
+    c10::DataPtr data = allocator_->allocate(bytes);
+    void* p = data.get();
+    if (p == nullptr) return outOfMemory("torch allocator: ", bytes, " bytes on ", device_.str());
+    const bool aligned = reinterpret_cast<uintptr_t>(p) % alignment == 0;
+    if (aligned && raw_deleter_ != nullptr && data.get_context() == p &&
+        data.get_deleter() == raw_deleter_) {
+      // The common case: the raw deleter frees it by pointer, no bookkeeping needed.
+      (void)data.release_context();
+    } else {
+      if (!aligned) {
+        data = allocator_->allocate(bytes + alignment);
+        if (data.get() == nullptr)
+          return outOfMemory("torch allocator: ", bytes + alignment, " bytes on ", device_.str());
+        const auto base = reinterpret_cast<uintptr_t>(data.get());
+        p = reinterpret_cast<void*>((base + alignment - 1) & ~(uintptr_t{alignment} - 1));
+      }
+      std::lock_guard<std::mutex> lock(mutex_);
+      held_.emplace(p, std::move(data));
+      held_count_.fetch_add(1, std::memory_order_relaxed);
+    }
+    allocations_.fetch_add(1, std::memory_order_relaxed);
+    live_.fetch_add(1, std::memory_order_relaxed);
+    return p;
+  } catch (const c10::Error& e) {
+    return outOfMemory("torch allocator: ", bytes, " bytes on ", device_.str(), ": ",
+                       e.what_without_backtrace());
+  }
+}
+
+Status TorchAllocator::deallocate(void* ptr) {
+  if (ptr == nullptr) return Status();
+  if (held_count_.load(std::memory_order_relaxed) != 0) {
+    c10::DataPtr owned;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto it = held_.find(ptr);
+      if (it != held_.end()) {
+        owned = std::move(it->second);
+        held_.erase(it);
+        held_count_.fetch_sub(1, std::memory_order_relaxed);
+      }
+    }
+    if (owned) {
+      live_.fetch_sub(1, std::memory_order_relaxed);
+      return Status();  // freed by `owned` going out of scope, outside the lock
+    }
+  }
+  if (raw_deleter_ == nullptr)
+    return invalidArgument("torch allocator: pointer ", ptr, " was not allocated here");
+  live_.fetch_sub(1, std::memory_order_relaxed);
+  raw_deleter_(ptr);
+  return Status();
+}
+
+c10::DataPtr TorchAllocator::release(void* ptr) {
+  if (held_count_.load(std::memory_order_relaxed) != 0) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = held_.find(ptr);
+    if (it != held_.end()) {
+      c10::DataPtr owned = std::move(it->second);
+      held_.erase(it);
+      held_count_.fetch_sub(1, std::memory_order_relaxed);
+      live_.fetch_sub(1, std::memory_order_relaxed);
+      return owned;
+    }
+  }
+  live_.fetch_sub(1, std::memory_order_relaxed);
+  return c10::DataPtr(ptr, ptr, raw_deleter_, device_);
+}
+
+MemoryStats TorchAllocator::stats() const {
+  // Torch keeps byte counts itself (torch.cuda.memory_stats, the profiler); RAL counts calls.
+  MemoryStats s;
+  s.allocations = allocations_.load(std::memory_order_relaxed);
+  return s;
+}
+
+}  // namespace ral::torch_host

@@ -1,0 +1,57 @@
+// TorchAllocator: memory from a c10::Allocator (torch's CPU allocator, or the CUDA caching
+// allocator of one device) handed out as raw pointers, so that RAL's driver interface and the
+// modules' ral_alloc use torch's memory, and turned back into a c10::DataPtr when a buffer becomes
+// a tensor's storage (no copy). Thread-safe.
+#ifndef RAL_CONTEXTS_TORCH_TORCH_ALLOCATOR_H_
+#define RAL_CONTEXTS_TORCH_TORCH_ALLOCATOR_H_
+
+#include <c10/core/Allocator.h>
+#include <c10/core/Device.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <unordered_map>
+
+#include "ral/driver.h"
+#include "ral/status.h"
+
+namespace ral::torch_host {
+
+class TorchAllocator {
+ public:
+  TorchAllocator(c10::Allocator* allocator, c10::Device device);
+  TorchAllocator(const TorchAllocator&) = delete;
+  TorchAllocator& operator=(const TorchAllocator&) = delete;
+  ~TorchAllocator();
+
+  c10::Device device() const { return device_; }
+  c10::Allocator* torchAllocator() const { return allocator_; }
+
+  // At least one byte; `alignment` a power of two. OutOfMemory when torch cannot allocate.
+  StatusOr<void*> allocate(size_t bytes, size_t alignment = 64);
+  // OK for nullptr.
+  Status deallocate(void* ptr);
+  // Hands ownership of a live pointer to a DataPtr (the storage of an output tensor); the
+  // allocator forgets it. The DataPtr's get() lies below `ptr` for an over-aligned allocation.
+  c10::DataPtr release(void* ptr);
+
+  MemoryStats stats() const;
+
+ private:
+  c10::Allocator* allocator_;
+  c10::Device device_;
+  c10::DeleterFnPtr raw_deleter_;
+  std::atomic<uint64_t> allocations_{0};
+  std::atomic<int64_t> live_{0};
+  // Allocations the raw interface cannot free by pointer (over-aligned, or an allocator whose
+  // DataPtr context is not the data): kept by the pointer handed out.
+  mutable std::mutex mutex_;
+  std::unordered_map<void*, c10::DataPtr> held_;
+  std::atomic<size_t> held_count_{0};
+};
+
+}  // namespace ral::torch_host
+
+#endif  // RAL_CONTEXTS_TORCH_TORCH_ALLOCATOR_H_

@@ -1,0 +1,170 @@
+// The PyTorch host context (DESIGN.md §3): runs a loaded Module on at::Tensors.
+//
+//   auto ctx = TorchContext::load("add.ralm");           // StatusOr<shared_ptr<TorchContext>>
+//   std::vector<at::Tensor> y = (*ctx)->forward({a, b});  // throws c10::Error on failure
+//
+// - Inputs are bound zero-copy: the module's MemRef is {allocated = aligned = the storage's first
+//   element, offset = the tensor's storage offset, sizes, strides}, so aligned + offset is
+//   tensor.data_ptr(). Element type, rank, static dims and device are checked against the
+//   module's signature first; a mismatch is an error naming the input.
+// - ral_alloc memory comes from torch's allocator for the execution's device: torch's CPU
+//   allocator (through TorchCpuDriver, which kernels use as well) or the CUDA caching allocator
+//   of the inputs' device, on torch's current stream.
+// - Outputs: a ral_alloc buffer becomes the output tensor's storage without a copy; an output
+//   inside an input tensor's storage becomes a view of that input (as_strided: it shares the
+//   input's memory, as an in-place op's result would); anything else (constants, static data)
+//   is copied into a new tensor.
+// - On CUDA the execution runs with the device of its inputs current and torch's current stream
+//   as its stream (ExecutionContext::stream()).
+//
+// One TorchContext serves many threads at once; each execution borrows a pooled
+// TorchExecutionContext. The host functions modules import are registered for
+// TorchExecutionContext::kType under the standalone context's names (torch_api.cc), so both
+// contexts coexist in one process and each execution finds its own.
+//
+// This header names at::Tensor only by declaration, so the host-function registrations compile
+// without torch's headers.
+#ifndef RAL_CONTEXTS_TORCH_TORCH_CONTEXT_H_
+#define RAL_CONTEXTS_TORCH_TORCH_CONTEXT_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ral/context.h"
+#include "ral/driver.h"
+#include "ral/dtype.h"
+#include "ral/execution_context.h"
+#include "ral/memref.h"
+#include "ral/module.h"
+#include "ral/status.h"
+
+namespace at {
+class Tensor;
+}  // namespace at
+
+namespace ral::torch_host {
+
+class TorchAllocator;
+class TorchContext;
+
+class TorchExecutionContext : public ExecutionContext {
+ public:
+  static const ContextType kType;  // "torch", derived from ExecutionContext::kType
+
+  explicit TorchExecutionContext(TorchContext* context);
+  ~TorchExecutionContext() override;
+
+  TorchContext* torch() const { return torch_; }
+
+  // ---- host side
+  // Checks and binds `inputs` (borrowed until run returns), runs the entry once and fills
+  // `outputs` with one tensor per module output. On failure `outputs` is left empty.
+  Status run(const std::vector<at::Tensor>& inputs, std::vector<at::Tensor>* outputs);
+  void reset() override;
+
+  // ---- module side (the RAL functions of torch_api.cc)
+  template <typename T, int N>
+  MemRef<T, N> recvInput(int64_t index);
+  template <typename T, int N>
+  void sendOutput(int64_t index, const MemRef<T, N>& m);
+  void* alloc(int64_t bytes);
+  void dealloc(void* ptr);
+
+ private:
+  struct Binding {
+    void* base = nullptr;  // the storage's first element
+    int64_t offset = 0;    // storage offset, in elements
+    int64_t sizes[kMaxMemRefRank] = {};
+    int64_t strides[kMaxMemRefRank] = {};
+  };
+  struct Allocation {
+    void* ptr;
+    size_t bytes;
+    TorchAllocator* allocator;
+  };
+
+  Status bindInputs(const std::vector<at::Tensor>& inputs);
+  // Checks a recv_input request; signals an error and returns null when it is wrong.
+  const Binding* checkInput(int64_t index, DType dtype, int rank);
+  void setOutput(int64_t index, DType dtype, int rank, void* allocated, void* data,
+                 const int64_t* sizes, const int64_t* strides);
+  // The allocator ral_alloc uses for this execution (CPU driver's, or the CUDA device's).
+  TorchAllocator* allocator();
+  void freeAll();
+
+  TorchContext* torch_;
+  std::vector<Binding> bindings_;
+  const std::vector<at::Tensor>* inputs_ = nullptr;  // during run()
+  std::vector<at::Tensor>* outputs_ = nullptr;       // during run()
+  std::vector<Allocation> live_;                     // ral_alloc'ed, not yet freed or sent
+  std::vector<void*> exported_;  // sent as outputs; a later ral_dealloc must not free them
+  TorchAllocator* device_allocator_ = nullptr;  // set per run: CUDA executions only
+};
+
+class TorchContext : public Context, public std::enable_shared_from_this<TorchContext> {
+ public:
+  // Links `module` (resolves its imports for torch executions). A module serves one execution
+  // type: load it for this context (load() below), not one already linked elsewhere.
+  static StatusOr<std::shared_ptr<TorchContext>> create(std::shared_ptr<Module> module);
+  static StatusOr<std::shared_ptr<TorchContext>> load(const std::string& path);
+  static StatusOr<std::shared_ptr<TorchContext>> load(const void* data, size_t size);
+
+  const Module& module() const { return *module_; }
+  // Whether any input or output of the module lives on a CUDA device.
+  bool usesCuda() const { return uses_cuda_; }
+
+  // One execution on a pooled execution context. Thread-safe.
+  Status run(const std::vector<at::Tensor>& inputs, std::vector<at::Tensor>* outputs);
+  // The host boundary: run(), throwing c10::Error (a Python RuntimeError) with RAL's message.
+  std::vector<at::Tensor> forward(const std::vector<at::Tensor>& inputs);
+
+  // The CPU driver's torch allocator.
+  TorchAllocator* cpuAllocator() const { return cpu_allocator_; }
+  // The CUDA caching allocator of device `index`, created on first use.
+  StatusOr<TorchAllocator*> cudaAllocator(int index);
+
+ protected:
+  std::unique_ptr<ExecutionContext> newExecutionContext() override;
+
+ private:
+  explicit TorchContext(std::shared_ptr<Module> module);
+
+  std::shared_ptr<Module> module_;
+  TorchAllocator* cpu_allocator_ = nullptr;
+  bool uses_cuda_ = false;
+};
+
+// ---------------------------------------------------------------------------------------------
+
+template <typename T, int N>
+MemRef<T, N> TorchExecutionContext::recvInput(int64_t index) {
+  MemRef<T, N> m{};
+  const Binding* b = checkInput(index, kDTypeOf<T>, N);
+  if (b == nullptr) return m;
+  m.allocated = static_cast<T*>(b->base);
+  m.aligned = m.allocated;
+  m.offset = b->offset;
+  if constexpr (N > 0) {
+    for (int d = 0; d < N; ++d) {
+      m.sizes[d] = b->sizes[d];
+      m.strides[d] = b->strides[d];
+    }
+  }
+  return m;
+}
+
+template <typename T, int N>
+void TorchExecutionContext::sendOutput(int64_t index, const MemRef<T, N>& m) {
+  if constexpr (N > 0) {
+    setOutput(index, kDTypeOf<T>, N, m.allocated, m.aligned + m.offset, m.sizes, m.strides);
+  } else {
+    setOutput(index, kDTypeOf<T>, 0, m.allocated, m.aligned + m.offset, nullptr, nullptr);
+  }
+}
+
+}  // namespace ral::torch_host
+
+#endif  // RAL_CONTEXTS_TORCH_TORCH_CONTEXT_H_

@@ -1,0 +1,28 @@
+"""ral_torch: run RAL modules (.ralm files) inside PyTorch.
+
+    import ral_torch
+    m = ral_torch.load("model.ralm")      # a torch.nn.Module
+    y = m(x)                              # one tensor, or a tuple for several outputs
+    scripted = torch.jit.script(m)        # also as a submodule of a scripted model
+
+Importing the package loads libral_torch.so (next to this file), which registers the TorchScript
+custom class torch.classes.ral.Module. No pip install is needed: put the directory that holds this
+package on sys.path (the build lays it out in <build>/python). A process that loads a saved
+scripted model holding a RAL module must import ral_torch first.
+"""
+
+import os
+
+import torch
+
+_LIBRARY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "libral_torch.so")
+torch.ops.load_library(_LIBRARY)
+
+from ._module import RalModule, load, load_bytes  # noqa: E402  (needs the library)
+
+__all__ = ["RalModule", "load", "load_bytes", "library_path"]
+
+
+def library_path() -> str:
+    """The path of libral_torch.so (for torch.ops.load_library in other processes)."""
+    return _LIBRARY

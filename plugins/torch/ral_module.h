@@ -1,0 +1,58 @@
+// RalModule: the TorchScript custom class torch.classes.ral.Module (registered in
+// ral_module_registration.cc) over a TorchContext.
+//
+//   m = torch.classes.ral.Module("model.ralm")           # or .from_bytes(data)
+//   outputs = m.forward([x, y])                          # List[Tensor] -> List[Tensor]
+//   m.input_signature(), m.output_signature()            # ["?x8xf32", ...]
+//
+// The module file's bytes are kept, so a scripted model holding a RalModule pickles it
+// (torch.jit.save) as a uint8 tensor and loads it in another process without the file.
+// forward() may be called from many threads at once.
+#ifndef RAL_PLUGINS_TORCH_RAL_MODULE_H_
+#define RAL_PLUGINS_TORCH_RAL_MODULE_H_
+
+#include <ATen/core/Tensor.h>
+#include <ATen/core/ivalue.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "contexts/torch/torch_context.h"
+
+namespace ral::torch_host {
+
+class RalModule : public torch::CustomClassHolder {
+ public:
+  // Loads a .ralm file; throws c10::Error with RAL's message.
+  explicit RalModule(const std::string& path);
+  // Loads a module from its file's bytes (the pickled state, or Python bytes).
+  static c10::intrusive_ptr<RalModule> fromBytes(std::string bytes);
+  // A uint8 tensor as returned by state().
+  static c10::intrusive_ptr<RalModule> fromState(const at::Tensor& state);
+
+  std::vector<at::Tensor> forward(const std::vector<at::Tensor>& inputs) const {
+    return context_->forward(inputs);
+  }
+  // One "name:2x?xf32"-style string per input / output (the name part only when the module
+  // names it; "@cuda" for CUDA tensors).
+  std::vector<std::string> inputSignature() const;
+  std::vector<std::string> outputSignature() const;
+  std::string name() const { return context_->module().name(); }
+  // The module file as a 1-D uint8 CPU tensor.
+  at::Tensor state() const;
+
+  const TorchContext& context() const { return *context_; }
+
+ private:
+  struct FromBytes {};
+  RalModule(FromBytes, std::string bytes);
+
+  std::string bytes_;
+  std::shared_ptr<TorchContext> context_;
+};
+
+}  // namespace ral::torch_host
+
+#endif  // RAL_PLUGINS_TORCH_RAL_MODULE_H_

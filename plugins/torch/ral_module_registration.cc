@@ -1,0 +1,42 @@
+// Registers torch.classes.ral.Module (see ral_module.h) when libral_torch.so is loaded
+// (torch.ops.load_library, or linking it into a C++ program).
+#include <torch/custom_class.h>
+#include <torch/library.h>
+
+#include <string>
+#include <vector>
+
+#include "plugins/torch/ral_module.h"
+
+namespace ral::torch_host {
+namespace {
+
+using Self = c10::intrusive_ptr<RalModule>;
+
+TORCH_LIBRARY(ral, m) {
+  m.class_<RalModule>("Module")
+      .def(torch::init<std::string>(), "Loads a .ralm module file from a path.")
+      .def_static(
+          "from_bytes", [](std::string bytes) { return RalModule::fromBytes(std::move(bytes)); },
+          "Loads a module from the bytes of a .ralm file.")
+      .def(
+          "forward",
+          [](const Self& self, std::vector<at::Tensor> inputs) { return self->forward(inputs); },
+          "Runs the module once: one tensor per input, one per output.")
+      .def(
+          "input_signature", [](const Self& self) { return self->inputSignature(); },
+          "One 'name:2x?xf32'-style string per input.")
+      .def(
+          "output_signature", [](const Self& self) { return self->outputSignature(); },
+          "One 'name:2x?xf32'-style string per output.")
+      .def(
+          "name", [](const Self& self) { return self->name(); }, "The module's name.")
+      .def(
+          "state", [](const Self& self) { return self->state(); },
+          "The module file as a uint8 tensor.")
+      .def_pickle([](const Self& self) -> at::Tensor { return self->state(); },
+                  [](at::Tensor state) -> Self { return RalModule::fromState(state); });
+}
+
+}  // namespace
+}  // namespace ral::torch_host
