@@ -11,7 +11,8 @@ BUILD=${2:-build-fuzz}
 JOBS=${RAL_JOBS:-$(nproc)}
 
 CC=clang-14 CXX=clang++-14 cmake -S . -B "$BUILD" -G Ninja -DRAL_WERROR=ON \
-  -DRAL_BUILD_BENCHMARKS=OFF -DRAL_SANITIZE=address,undefined,fuzzer-no-link >/dev/null
+  -DRAL_BUILD_BENCHMARKS=OFF -DRAL_ENABLE_MLIR=OFF \
+  -DRAL_SANITIZE=address,undefined,fuzzer-no-link >/dev/null
 cmake --build "$BUILD" -j "$JOBS" --target ral_module_load_fuzzer ral_test_modules
 
 CORPUS="$BUILD/fuzz-corpus"

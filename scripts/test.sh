@@ -2,7 +2,8 @@
 # The test command: installs what RAL needs, configures, builds and runs every test.
 #   1. the full build (warnings as errors) and its CTest suite;
 #   2. the core, drivers and kernels again under AddressSanitizer + UndefinedBehaviorSanitizer;
-#   3. the concurrency tests under ThreadSanitizer.
+#   3. the concurrency tests under ThreadSanitizer;
+#   4. the module-loader fuzzer for 60 s (clang-14; scripts/fuzz.sh runs it longer).
 # Any test failure or sanitizer report fails the script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,8 +35,11 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:ha
 step "ThreadSanitizer (concurrency tests)"
 cmake -S . -B build-tsan "${GEN[@]}" "${SAN_OPTS[@]}" -DRAL_SANITIZE=thread
 cmake --build build-tsan -j "$JOBS" --target ral_concurrency_test ral_core_test \
-  ral_cpu_driver_test ral_kernels_test
+  ral_cpu_driver_test ral_kernels_test ral_standalone_concurrency_test
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
   ctest --test-dir build-tsan --output-on-failure -j "$JOBS" -R 'Concurrency|Thread|Lazily|ResourceCache'
+
+step "libFuzzer: the module loader (60 s, clang-14, ASan + UBSan)"
+bash scripts/fuzz.sh 60 build-fuzz
 
 step "all tests passed"
