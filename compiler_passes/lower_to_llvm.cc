@@ -80,9 +80,12 @@ class CallEmitter {
     MLIRContext* mctx = b.getContext();
     Type i8p = i8Ptr(mctx);
     Type i64 = IntegerType::get(mctx, 64);
+    // A C++ bool is one byte holding 0 or 1: i1 values travel as zero-extended i8.
+    Type i8 = IntegerType::get(mctx, 8);
+    auto slotType = [&](Type t) { return t.isInteger(1) ? i8 : t; };
     SmallVector<Type> slots{i8p};
-    for (Value a : args) slots.push_back(a.getType());
-    slots.append(results.begin(), results.end());
+    for (Value a : args) slots.push_back(slotType(a.getType()));
+    for (Type r : results) slots.push_back(slotType(r));
     const auto num_slots = static_cast<int32_t>(slots.size());
     auto record = LLVM::LLVMStructType::getLiteral(mctx, slots);
     auto array = LLVM::LLVMArrayType::get(i8p, num_slots);
@@ -100,7 +103,11 @@ class CallEmitter {
     for (int32_t k = 0; k < num_slots; ++k) {
       Value field = b.create<LLVM::GEPOp>(loc, LLVM::LLVMPointerType::get(slots[k]), storage,
                                           ValueRange{}, ArrayRef<int32_t>{0, k});
-      if (k < static_cast<int32_t>(values.size())) b.create<LLVM::StoreOp>(loc, values[k], field);
+      if (k < static_cast<int32_t>(values.size())) {
+        Value v = values[k];
+        if (v.getType().isInteger(1)) v = b.create<LLVM::ZExtOp>(loc, i8, v);
+        b.create<LLVM::StoreOp>(loc, v, field);
+      }
       Value slot = b.create<LLVM::GEPOp>(loc, LLVM::LLVMPointerType::get(i8p), argv_array,
                                          ValueRange{}, ArrayRef<int32_t>{0, k});
       b.create<LLVM::StoreOp>(loc, b.create<LLVM::BitcastOp>(loc, i8p, field), slot);
@@ -139,7 +146,9 @@ class CallEmitter {
       const auto k = static_cast<int32_t>(values.size() + j);
       Value field = b.create<LLVM::GEPOp>(loc, LLVM::LLVMPointerType::get(slots[k]), storage,
                                           ValueRange{}, ArrayRef<int32_t>{0, k});
-      out.push_back(b.create<LLVM::LoadOp>(loc, field));
+      Value v = b.create<LLVM::LoadOp>(loc, field);
+      if (results[j].isInteger(1)) v = b.create<LLVM::TruncOp>(loc, results[j], v);
+      out.push_back(v);
     }
     return out;
   }

@@ -23,7 +23,7 @@
 // CHECK-NEXT: %[[RS:.*]] = llvm.alloca %{{.*}} x !llvm.struct<(ptr<i8>, i64, struct<(ptr<f32>, ptr<f32>, i64, array<2 x i64>, array<2 x i64>)>)>
 // CHECK-NEXT: llvm.mlir.constant(1 : i64) : i64
 // CHECK-NEXT: llvm.alloca %{{.*}} x !llvm.array<3 x ptr<i8>>
-// CHECK: llvm.alloca %{{.*}} x !llvm.struct<(ptr<i8>, struct<(ptr<f32>, ptr<f32>, i64, array<2 x i64>, array<2 x i64>)>, struct<(ptr<f32>, ptr<f32>, i64, array<2 x i64>, array<2 x i64>)>, struct<(ptr<f32>, ptr<f32>, i64, array<2 x i64>, array<2 x i64>)>, i1, i1)>
+// CHECK: llvm.alloca %{{.*}} x !llvm.struct<(ptr<i8>, struct<(ptr<f32>, ptr<f32>, i64, array<2 x i64>, array<2 x i64>)>, struct<(ptr<f32>, ptr<f32>, i64, array<2 x i64>, array<2 x i64>)>, struct<(ptr<f32>, ptr<f32>, i64, array<2 x i64>, array<2 x i64>)>, i8, i8)>
 // CHECK-NEXT: llvm.mlir.constant(1 : i64) : i64
 // CHECK-NEXT: llvm.alloca %{{.*}} x !llvm.array<6 x ptr<i8>>
 // recv_input 0: slots ctx, index, result descriptor.
@@ -47,6 +47,9 @@
 // The result comes back through its slot.
 // CHECK-NEXT: %[[RP:.*]] = llvm.getelementptr %[[RS]][0, 2]
 // CHECK-NEXT: llvm.load %[[RP]]
+// Booleans travel as one byte holding 0 or 1, like a C++ bool.
+// CHECK: %[[BOOL:.*]] = llvm.zext %{{.*}} : i1 to i8
+// CHECK-NEXT: llvm.store %[[BOOL]], %{{.*}} : !llvm.ptr<i8>
 // The gemm call goes through slot 2 of the table.
 // CHECK: llvm.getelementptr %{{.*}}[0, 2, 1]
 // CHECK: llvm.call @helper(%[[CTX]],
