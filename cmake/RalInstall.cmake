@@ -6,7 +6,12 @@ install(TARGETS ral EXPORT ralTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/ral/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/ral
-        FILES_MATCHING PATTERN "*.h")
+        FILES_MATCHING PATTERN "*.h" PATTERN "schema" EXCLUDE)
+# The standalone context (C++ API over DLPack) and the command-line tools. The module file's
+# schema and generated code stay private to libral.
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/contexts/standalone/
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/contexts/standalone FILES_MATCHING PATTERN "*.h")
+install(TARGETS ral-run ral-inspect ral-pack RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(EXPORT ralTargets NAMESPACE ral:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/ral)
 
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/ralConfig.cmake.in
