@@ -82,10 +82,10 @@ class CallEmitter {
     Type i64 = IntegerType::get(mctx, 64);
     // A C++ bool is one byte holding 0 or 1: i1 values travel as zero-extended i8.
     Type i8 = IntegerType::get(mctx, 8);
-    auto slotType = [&](Type t) { return t.isInteger(1) ? i8 : t; };
+    auto slot_type = [&](Type t) { return t.isInteger(1) ? i8 : t; };
     SmallVector<Type> slots{i8p};
-    for (Value a : args) slots.push_back(slotType(a.getType()));
-    for (Type r : results) slots.push_back(slotType(r));
+    for (Value a : args) slots.push_back(slot_type(a.getType()));
+    for (Type r : results) slots.push_back(slot_type(r));
     const auto num_slots = static_cast<int32_t>(slots.size());
     auto record = LLVM::LLVMStructType::getLiteral(mctx, slots);
     auto array = LLVM::LLVMArrayType::get(i8p, num_slots);
@@ -118,11 +118,10 @@ class CallEmitter {
     const unsigned index = table_.index.lookup(name);
     LLVM::CallOp call;
     if (by_name_) {
-      Value str = b.create<LLVM::AddressOfOp>(
-          loc,
-          LLVM::LLVMPointerType::get(LLVM::LLVMArrayType::get(
-              IntegerType::get(mctx, 8), static_cast<unsigned>(name.size() + 1))),
-          ImportTable::stringSymbol(index));
+      Value str = b.create<LLVM::AddressOfOp>(loc,
+                                              LLVM::LLVMPointerType::get(LLVM::LLVMArrayType::get(
+                                                  i8, static_cast<unsigned>(name.size() + 1))),
+                                              ImportTable::stringSymbol(index));
       Value name_ptr = b.create<LLVM::GEPOp>(loc, i8p, str, ValueRange{}, ArrayRef<int32_t>{0, 0});
       call =
           b.create<LLVM::CallOp>(loc, TypeRange{}, kApiCallSymbol, ValueRange{ctx, name_ptr, argv});
