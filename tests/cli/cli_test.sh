@@ -43,6 +43,9 @@ inspect)
            "offsets: 2x2xi64, 32 bytes"; do
     grep -qF -- "$t" out.txt || fail "inspect lacks '$t'"
   done
+  for f in "$M"/*.ralm; do
+    expect 0 "module: $(basename "$f" .ralm)" "$INSPECT" "$f"
+  done
   expect 0 "ral_no_such_function___cpu___pvoid___void  [not registered]" \
     "$INSPECT" "$M/missing_import.ralm"
   expect 1 "cannot open the file" "$INSPECT" nope.ralm

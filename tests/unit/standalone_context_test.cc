@@ -209,6 +209,15 @@ TEST(StandaloneContextTest, ModuleCallingByName) {
   EXPECT_EQ(values((*out)[0]->dl_tensor), (std::vector<float>{2, 4, 6, 8}));
 }
 
+TEST(StandaloneContextTest, EmptyModule) {
+  auto ctx = load("empty");
+  ASSERT_TRUE(ctx);
+  Tensor a({2}, {1, 2}), b({0}, {});
+  auto out = ctx->run({&a.dl, &b.dl});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(values((*out)[0]->dl_tensor), (std::vector<float>{0}));
+}
+
 TEST(StandaloneContextTest, BadInputsAreClearErrorsAndTheNextRunIsCorrect) {
   auto ctx = load("identity");
   ASSERT_TRUE(ctx);
