@@ -1,0 +1,36 @@
+"""CUDA: tensors on the GPU are bound zero-copy and outputs stay on the device; the execution
+runs on torch's current stream. Skipped where torch has no GPU."""
+
+import pytest
+import torch
+
+pytestmark = pytest.mark.skipif(
+    not torch.cuda.is_available(), reason="torch has no CUDA device on this machine"
+)
+
+
+def test_cuda_alias_outputs_are_views(load):
+    m = load("torch_cuda_alias")
+    x = torch.arange(9.0, device="cuda")
+    same, every_second = m(x)
+    assert same.is_cuda and same.data_ptr() == x.data_ptr()
+    assert torch.equal(every_second, x[::2])
+
+
+def test_cuda_alias_on_a_side_stream(load):
+    m = load("torch_cuda_alias")
+    stream = torch.cuda.Stream()
+    with torch.cuda.stream(stream):
+        x = torch.arange(5.0, device="cuda") * 3
+        same, _ = m(x)
+        y = same + 1
+    stream.synchronize()
+    assert torch.equal(y.cpu(), torch.arange(5.0) * 3 + 1)
+
+
+def test_cpu_module_rejects_cuda_tensor(load):
+    m = load("add_r1")
+    with pytest.raises(RuntimeError, match="expected a tensor on cpu .*got one on cuda"):
+        m(torch.randn(3, device="cuda"), torch.randn(3))
+    a, b = torch.randn(3), torch.randn(3)
+    assert torch.equal(m(a, b), a + b)

@@ -1,0 +1,117 @@
+"""Bad inputs give a Python exception with a clear message; the process stays alive and the next
+call is correct."""
+
+import pytest
+import torch
+
+from conftest import module_path
+import ral_torch
+
+
+def check_recovers(m):
+    a, b = torch.randn(2, 3), torch.randn(2, 3)
+    assert torch.equal(m(a, b), a + b)
+
+
+@pytest.fixture
+def add(load):
+    return load("add_r2")
+
+
+def test_wrong_number_of_tensors(add):
+    with pytest.raises(TypeError, match="missing 1 required positional argument"):
+        add(torch.randn(2, 3))
+    with pytest.raises(TypeError, match="positional arguments"):
+        add(torch.randn(2, 3), torch.randn(2, 3), torch.randn(2, 3))
+    with pytest.raises(RuntimeError, match=r"module 'add_r2' takes 2 input\(s\) .*got 1"):
+        add.module.forward([torch.randn(2, 3)])
+    with pytest.raises(RuntimeError, match=r"takes 2 input\(s\) .*got 3"):
+        add.module.forward([torch.randn(2, 3)] * 3)
+    check_recovers(add)
+
+
+def test_wrong_dtype(add):
+    with pytest.raises(RuntimeError, match="input 1: expected element type f32 .*got Double"):
+        add(torch.randn(2, 3), torch.randn(2, 3, dtype=torch.float64))
+    with pytest.raises(RuntimeError, match="input 0: expected element type f32 .*got Int"):
+        add(torch.ones(2, 3, dtype=torch.int32), torch.randn(2, 3))
+    check_recovers(add)
+
+
+def test_wrong_rank(add):
+    with pytest.raises(RuntimeError, match=r"input 0: expected rank 2 \(\?x\?xf32\), got rank 3"):
+        add(torch.randn(2, 3, 4), torch.randn(2, 3))
+    with pytest.raises(RuntimeError, match="input 1: expected rank 2 .*got rank 0"):
+        add(torch.randn(2, 3), torch.tensor(1.0))
+    check_recovers(add)
+
+
+def test_wrong_static_dim(load):
+    m = load("identity")
+    with pytest.raises(RuntimeError, match=r"input 0: dimension 1 must be 3 \(2x3xf32\), got 4"):
+        m(torch.randn(2, 4))
+    with pytest.raises(RuntimeError, match="dimension 0 must be 2"):
+        m(torch.randn(3, 3))
+    x = torch.randn(2, 3)
+    assert torch.equal(m(x), x)
+
+
+def test_module_signalled_error(load, add):
+    m = load("error")
+    with pytest.raises(RuntimeError, match="error module: the input is negative"):
+        m(torch.tensor(-3))
+    assert m(torch.tensor(41)).item() == 42
+    with pytest.raises(RuntimeError, match="add: the inputs have different shapes"):
+        add(torch.randn(2, 3), torch.randn(3, 2))
+    check_recovers(add)
+
+
+def test_cuda_tensor_without_cuda(add):
+    if torch.cuda.is_available():
+        x = torch.randn(2, 3, device="cuda")
+        with pytest.raises(RuntimeError, match="input 0: expected a tensor on cpu .*got one on cuda"):
+            add(x, torch.randn(2, 3))
+    else:
+        # Torch itself refuses to make the tensor; the module stays usable.
+        with pytest.raises((RuntimeError, AssertionError), match="CUDA"):
+            add(torch.randn(2, 3, device="cuda"), torch.randn(2, 3))
+    check_recovers(add)
+
+
+def test_tensor_on_another_device(add):
+    # A tensor the module cannot read (no data): rejected by device, before any access.
+    with pytest.raises(RuntimeError, match="input 0: expected a tensor on cpu .*got one on meta"):
+        add(torch.empty(2, 3, device="meta"), torch.randn(2, 3))
+    check_recovers(add)
+
+
+def test_cpu_tensor_for_a_cuda_module(load):
+    m = load("torch_cuda_alias")
+    with pytest.raises(RuntimeError, match="input 0: expected a tensor on cuda .*got one on cpu"):
+        m(torch.randn(4))
+
+
+def test_sparse_and_undefined_inputs(add):
+    with pytest.raises(RuntimeError, match="expected a dense tensor"):
+        add(torch.randn(2, 3).to_sparse(), torch.randn(2, 3))
+    check_recovers(add)
+
+
+def test_bad_files(tmp_path):
+    with pytest.raises(RuntimeError, match="cannot open module file"):
+        ral_torch.load(str(tmp_path / "missing.ralm"))
+    bad = tmp_path / "bad.ralm"
+    bad.write_bytes(b"not a module at all" * 10)
+    with pytest.raises(RuntimeError):
+        ral_torch.load(str(bad))
+    with pytest.raises(RuntimeError):
+        ral_torch.load_bytes(b"\x00\x01garbage")
+    with open(module_path("add_r1"), "rb") as f:
+        truncated = f.read()[:200]
+    with pytest.raises(RuntimeError):
+        ral_torch.load_bytes(truncated)
+
+
+def test_missing_import_lists_the_name():
+    with pytest.raises(RuntimeError, match="ral_no_such_function|missing|not registered|NOT_FOUND"):
+        ral_torch.load(module_path("missing_import"))
