@@ -15,6 +15,8 @@ PACKAGES=(
   libopenblas-dev
   # compiler passes (MLIR 14) and ral-compile; PyTorch eager as the benchmark baseline
   libmlir-14-dev mlir-14-tools python3-torch
+  # torch context, custom class and ral_torch (tests: pytest under /usr/bin/python3)
+  libtorch-dev python3-pytest
 )
 
 missing=()

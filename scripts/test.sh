@@ -25,7 +25,8 @@ ctest --test-dir build --output-on-failure -j "$JOBS"
 
 # Sanitizer builds cover the core and the components tests can reach without heavy hosts.
 # The MLIR compiler is left out: LLVM is not built with sanitizers, and it would double CI time.
-SAN_OPTS=(-DRAL_WERROR=ON -DRAL_BUILD_BENCHMARKS=OFF -DCMAKE_BUILD_TYPE=Debug -DRAL_ENABLE_MLIR=OFF)
+SAN_OPTS=(-DRAL_WERROR=ON -DRAL_BUILD_BENCHMARKS=OFF -DCMAKE_BUILD_TYPE=Debug -DRAL_ENABLE_MLIR=OFF
+          -DRAL_ENABLE_TORCH=OFF)
 step "AddressSanitizer + UndefinedBehaviorSanitizer"
 cmake -S . -B build-asan "${GEN[@]}" "${SAN_OPTS[@]}" -DRAL_SANITIZE=address,undefined
 cmake --build build-asan -j "$JOBS"
