@@ -51,6 +51,7 @@ inline constexpr char kCudaDriverDefaultPath[] = "libcuda.so.1";
   X(cuMemsetD16Async)             \
   X(cuMemsetD32Async)             \
   X(cuMemsetD2D32Async)           \
+  X(cuPointerGetAttribute)        \
   X(cuStreamCreate)               \
   X(cuStreamDestroy_v2)           \
   X(cuStreamSynchronize)          \

@@ -1,0 +1,16 @@
+// The device kernels' fatbin (PTX + SASS for sm_80 and sm_90), built by nvcc and embedded in
+// libral.so.
+#ifndef RAL_KERNELS_CUDA_EMBEDDED_FATBIN_H_
+#define RAL_KERNELS_CUDA_EMBEDDED_FATBIN_H_
+
+#include <cstddef>
+
+namespace ral::cuda_kernels {
+
+const void* embeddedFatbin();
+size_t embeddedFatbinSize();
+const char* embeddedFatbinMd5();
+
+}  // namespace ral::cuda_kernels
+
+#endif  // RAL_KERNELS_CUDA_EMBEDDED_FATBIN_H_

@@ -1,0 +1,139 @@
+// ral_topk and ral_sort for device "cuda", with the CPU kernels' signatures and ordering
+// (kernels/topk_sort.cc: by value, NaN largest, equal values by lower index, int64 indices):
+//   void topk(ExecutionContext*, MemRef<T, N> in, MemRef<T, N> values,
+//             MemRef<int64_t, N> indices, int64_t k, bool largest)
+//   void sort(ExecutionContext*, MemRef<T, N> in, MemRef<T, N> values,
+//             MemRef<int64_t, N> indices, bool descending)
+//   T in f32 f64 i32 i64; N in 1..4
+// A simple, exact version: each row is bitonic-sorted by (value, index) in one thread block, so
+// the result is the CPU's order, ties included.
+#include <algorithm>
+#include <type_traits>
+
+#include "kernels/cuda/cuda_kernel_util.h"
+#include "kernels/kernel_util.h"
+#include "ral/api.h"
+
+namespace ral::cuda_kernels {
+namespace {
+
+using kernels::checkMemRef;
+using kernels::overlaps;
+using kernels::shapeString;
+
+template <typename T>
+constexpr Entry orderEntry() {
+  if constexpr (std::is_same_v<T, float>) return Entry::kOrderF32;
+  if constexpr (std::is_same_v<T, double>) return Entry::kOrderF64;
+  if constexpr (std::is_same_v<T, int32_t>) return Entry::kOrderI32;
+  return Entry::kOrderI64;
+}
+
+template <typename T, int N>
+Status checkOutputs(const char* kernel, const MemRef<T, N>& in, const MemRef<T, N>& values,
+                    const MemRef<int64_t, N>& indices, int64_t last) {
+  RAL_RETURN_IF_ERROR(checkMemRef(in, kernel, "input"));
+  RAL_RETURN_IF_ERROR(checkMemRef(values, kernel, "values"));
+  RAL_RETURN_IF_ERROR(checkMemRef(indices, kernel, "indices"));
+  for (int d = 0; d < N; ++d) {
+    const int64_t want = d == N - 1 ? last : in.sizes[d];
+    if (values.sizes[d] != want || indices.sizes[d] != want)
+      return invalidArgument(kernel, ": input ", shapeString(in),
+                             " needs values and indices of its shape with the last dim ", last,
+                             ", got values ", shapeString(values), " and indices ",
+                             shapeString(indices));
+  }
+  bool same_view = values.data() == in.data();
+  for (int d = 0; d < N; ++d) same_view = same_view && values.strides[d] == in.strides[d];
+  if ((!same_view && overlaps(values, in)) || overlaps(indices, in) || overlaps(indices, values))
+    return invalidArgument(kernel, ": outputs overlap the input or each other");
+  return Status();
+}
+
+// The leading N-1 dims of `m` (rank 0 becomes one row).
+template <typename T, int N>
+StridedView rowsOf(const MemRef<T, N>& m) {
+  StridedView v{};
+  v.rank = N - 1;
+  for (int d = 0; d < N - 1; ++d) {
+    v.sizes[d] = m.sizes[d];
+    v.strides[d] = m.strides[d];
+  }
+  return v;
+}
+
+template <typename T, int N>
+Status orderRows(ExecutionContext* ctx, const MemRef<T, N>& in, const MemRef<T, N>& values,
+                 const MemRef<int64_t, N>& indices, int64_t k, bool descending) {
+  const int64_t n = in.sizes[N - 1];
+  int64_t rows = 1;
+  for (int d = 0; d < N - 1; ++d) rows *= in.sizes[d];
+  if (rows == 0 || k == 0) return Status();
+  if (rows > 0x7fffffff) return unsupported("cuda: ", rows, " rows exceed one grid");
+  RAL_ASSIGN_OR_RETURN(CudaEnv env, cudaEnv(ctx));
+  int64_t padded = 1;
+  while (padded < n) padded <<= 1;
+  DeviceScratch scratch;
+  RAL_RETURN_IF_ERROR(
+      scratch.allocate(env, static_cast<size_t>(rows * padded) * (sizeof(int64_t) + sizeof(T))));
+  OrderParams p{};
+  p.rows = rowsOf(in);
+  p.value_rows = rowsOf(values);
+  p.index_rows = rowsOf(indices);
+  p.n = n;
+  p.padded = padded;
+  p.k = k;
+  p.in_step = in.strides[N - 1];
+  p.value_step = values.strides[N - 1];
+  p.index_step = indices.strides[N - 1];
+  p.in = in.data();
+  p.values = values.data();
+  p.indices = indices.data();
+  p.scratch_index = static_cast<int64_t*>(scratch.get());
+  p.scratch_value = p.scratch_index + rows * padded;
+  p.descending = descending ? 1 : 0;
+  LaunchConfig config;
+  config.grid.x = static_cast<uint32_t>(rows);
+  config.block.x = static_cast<uint32_t>(std::clamp<int64_t>(padded / 2, 32, 512));
+  void* args[] = {&p};
+  const size_t sizes[] = {sizeof(p)};
+  return env.driver->launch(env.kernels, static_cast<uint32_t>(orderEntry<T>()), config,
+                            KernelArgs{args, sizes, 1}, env.stream);
+}
+
+template <typename T, int N>
+void topk(ExecutionContext* ctx, MemRef<T, N> in, MemRef<T, N> values, MemRef<int64_t, N> indices,
+          int64_t k, bool largest) {
+  const int64_t n = in.sizes[N - 1];
+  if (k < 0 || k > n) {
+    ctx->signalError(invalidArgument("ral_topk: k = ", k, " is not in [0, ", n, "] for input ",
+                                     shapeString(in)));
+    return;
+  }
+  RAL_SIGNAL_IF_ERROR(ctx, checkOutputs("ral_topk", in, values, indices, k));
+  RAL_SIGNAL_IF_ERROR(ctx, orderRows(ctx, in, values, indices, k, largest));
+}
+
+template <typename T, int N>
+void sort(ExecutionContext* ctx, MemRef<T, N> in, MemRef<T, N> values, MemRef<int64_t, N> indices,
+          bool descending) {
+  RAL_SIGNAL_IF_ERROR(ctx, checkOutputs("ral_sort", in, values, indices, in.sizes[N - 1]));
+  RAL_SIGNAL_IF_ERROR(ctx, orderRows(ctx, in, values, indices, in.sizes[N - 1], descending));
+}
+
+#define RAL_REGISTER_CUDA_ORDERING_RANK(T, N) \
+  RAL_API("ral_topk", "cuda", topk<T, N>);    \
+  RAL_API("ral_sort", "cuda", sort<T, N>)
+#define RAL_REGISTER_CUDA_ORDERING(T)    \
+  RAL_REGISTER_CUDA_ORDERING_RANK(T, 1); \
+  RAL_REGISTER_CUDA_ORDERING_RANK(T, 2); \
+  RAL_REGISTER_CUDA_ORDERING_RANK(T, 3); \
+  RAL_REGISTER_CUDA_ORDERING_RANK(T, 4)
+
+RAL_REGISTER_CUDA_ORDERING(float);
+RAL_REGISTER_CUDA_ORDERING(double);
+RAL_REGISTER_CUDA_ORDERING(int32_t);
+RAL_REGISTER_CUDA_ORDERING(int64_t);
+
+}  // namespace
+}  // namespace ral::cuda_kernels
