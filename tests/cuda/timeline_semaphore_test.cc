@@ -385,7 +385,7 @@ TEST_F(TimelineTest, EightThreadConcurrencyStress) {
   EXPECT_EQ(resources->timepoints.liveCount(), 0u);
 }
 
-TEST_F(TimelineTest, ConcurrentHostSignalsAndFailureRace) {
+TEST_F(TimelineTest, ThreadedHostSignalsAndFailureRace) {
   // Signalers, waiters and one failure race; every waiter must return (value or error).
   for (int round = 0; round < 20; ++round) {
     auto sem = newSemaphore();
