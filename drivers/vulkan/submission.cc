@@ -58,12 +58,15 @@ Status Scheduler::submitLocked(StreamQueue& queue, const Batch& batch) {
     wait_values.push_back(value);
     stages.push_back(VK_PIPELINE_STAGE_ALL_COMMANDS_BIT);
   }
-  signal_sems.push_back(queue.timeline->handle());
-  signal_values.push_back(batch.value);
   for (const auto& [sem, value] : batch.signals) {
     signal_sems.push_back(sem->timeline->handle());
     signal_values.push_back(value);
   }
+  // The stream's own value last: once the host sees it, the batch's other signals happened.
+  signal_sems.push_back(queue.timeline->handle());
+  signal_values.push_back(batch.value);
+  signal_sems.push_back(device_->queueTimeline());
+  signal_values.push_back(0);
   VkTimelineSemaphoreSubmitInfo timeline{VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO};
   timeline.waitSemaphoreValueCount = static_cast<uint32_t>(wait_values.size());
   timeline.pWaitSemaphoreValues = wait_values.data();
@@ -80,10 +83,20 @@ Status Scheduler::submitLocked(StreamQueue& queue, const Batch& batch) {
   submit.pSignalSemaphores = signal_sems.data();
   {
     std::lock_guard<std::mutex> qlock(device_->queueMutex());
+    signal_values.back() = device_->nextSubmitValue();
     RAL_VK_RETURN_IF_ERROR(
         device_->api().vkQueueSubmit(device_->queue(), 1, &submit, VK_NULL_HANDLE),
         "vkQueueSubmit");
   }
+  while (!queue.in_flight.empty() && queue.timeline->reached(queue.in_flight.front().first))
+    queue.in_flight.pop_front();
+  if (!batch.waits.empty() || !batch.signals.empty()) {
+    std::vector<std::shared_ptr<SemaphoreState>> keep;
+    for (const auto& op : batch.waits) keep.push_back(op.first);
+    for (const auto& op : batch.signals) keep.push_back(op.first);
+    queue.in_flight.emplace_back(batch.value, std::move(keep));
+  }
+  device_->collectGarbage();
   queue.submitted = batch.value;
   for (const auto& [sem, value] : batch.signals) {
     sem->promised = std::max(sem->promised, value);
@@ -192,6 +205,8 @@ void Scheduler::retire(StreamQueue& queue) {
   pumpLocked();
   lock.unlock();
   (void)queue.timeline->wait(submitted, kInfiniteTimeout);
+  lock.lock();
+  queue.in_flight.clear();
 }
 
 // ---- semaphores ------------------------------------------------------------------------------

@@ -64,6 +64,8 @@ struct StreamQueue {
   uint64_t submitted = 0;  // value of the last submitted batch
   uint64_t dropped = 0;    // largest value of a dropped batch
   Status failure;
+  // Semaphores of submitted batches, kept alive until the batch (its value) completes.
+  std::deque<std::pair<uint64_t, std::vector<std::shared_ptr<SemaphoreState>>>> in_flight;
 };
 
 class Scheduler {

@@ -18,7 +18,7 @@ StatusOr<std::shared_ptr<Timeline>> Timeline::create(std::shared_ptr<VulkanDevic
   return std::shared_ptr<Timeline>(new Timeline(std::move(device), semaphore, initial_value));
 }
 
-Timeline::~Timeline() { device_->api().vkDestroySemaphore(device_->device(), semaphore_, nullptr); }
+Timeline::~Timeline() { device_->retireSemaphore(semaphore_); }
 
 void Timeline::remember(uint64_t value) {
   uint64_t seen = seen_.load(std::memory_order_relaxed);

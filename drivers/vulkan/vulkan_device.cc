@@ -90,6 +90,9 @@ Status VulkanDevice::init(const VulkanDeviceOptions& options) {
 VulkanDevice::~VulkanDevice() {
   if (device_ != VK_NULL_HANDLE) {
     api_.vkDeviceWaitIdle(device_);
+    for (const auto& [tag, sem] : garbage_) api_.vkDestroySemaphore(device_, sem, nullptr);
+    if (queue_timeline_ != VK_NULL_HANDLE)
+      api_.vkDestroySemaphore(device_, queue_timeline_, nullptr);
     api_.vkDestroyDevice(device_, nullptr);
   }
   if (instance_ != VK_NULL_HANDLE) api_.vkDestroyInstance(instance_, nullptr);
@@ -293,6 +296,12 @@ Status VulkanDevice::createLogicalDevice() {
   }
   RAL_RETURN_IF_ERROR(api_.loadDevice(device_));
   api_.vkGetDeviceQueue(device_, queue_family_, 0, &queue_);
+  VkSemaphoreTypeCreateInfo type{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO};
+  type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
+  VkSemaphoreCreateInfo sem_info{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
+  sem_info.pNext = &type;
+  RAL_VK_RETURN_IF_ERROR(api_.vkCreateSemaphore(device_, &sem_info, nullptr, &queue_timeline_),
+                         "vkCreateSemaphore (queue timeline)");
 
   VkPhysicalDeviceMemoryProperties mem;
   api_.vkGetPhysicalDeviceMemoryProperties(physical_, &mem);
@@ -306,6 +315,33 @@ Status VulkanDevice::createLogicalDevice() {
   device_memory_host_visible_ = (mem.memoryTypes[device_memory_type_].propertyFlags &
                                  VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) != 0;
   return Status();
+}
+
+void VulkanDevice::retireSemaphore(VkSemaphore semaphore) {
+  uint64_t submitted;
+  {
+    std::lock_guard<std::mutex> lock(queue_mutex_);
+    submitted = submits_;
+  }
+  {
+    std::lock_guard<std::mutex> lock(garbage_mutex_);
+    garbage_.emplace_back(submitted, semaphore);
+  }
+  collectGarbage();
+}
+
+void VulkanDevice::collectGarbage() {
+  std::lock_guard<std::mutex> lock(garbage_mutex_);
+  if (garbage_.empty()) return;
+  uint64_t done = 0;
+  if (api_.vkGetSemaphoreCounterValue(device_, queue_timeline_, &done) != VK_SUCCESS) return;
+  // Destroyable once a submission made after the retirement has completed.
+  auto keep = std::remove_if(garbage_.begin(), garbage_.end(), [&](const auto& entry) {
+    if (done <= entry.first) return false;
+    api_.vkDestroySemaphore(device_, entry.second, nullptr);
+    return true;
+  });
+  garbage_.erase(keep, garbage_.end());
 }
 
 }  // namespace ral::vulkan

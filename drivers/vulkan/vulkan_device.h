@@ -62,6 +62,16 @@ class VulkanDevice {
   bool hasPushDescriptors() const { return api_.vkCmdPushDescriptorSetKHR != nullptr; }
   bool hasCreationFeedback() const { return creation_feedback_; }
 
+  // Every RAL submission also signals the queue's own timeline with the next value (returned
+  // here; call with queueMutex() held), so the device knows which submissions have finished.
+  VkSemaphore queueTimeline() const { return queue_timeline_; }
+  uint64_t nextSubmitValue() { return ++submits_; }
+  // Destroys `semaphore` once a submission made after this call has completed (or when the
+  // device goes): the queue may still be finishing the batch that last signalled it even after
+  // the host saw the signal, so destroying it at once could pull it from under the driver.
+  void retireSemaphore(VkSemaphore semaphore);
+  void collectGarbage();
+
   // Memory type indices: kDevice prefers DEVICE_LOCAL; kHostVisible needs HOST_VISIBLE |
   // HOST_COHERENT (preferring HOST_CACHED, since RAL reads results back on the host).
   uint32_t deviceMemoryType() const { return device_memory_type_; }
@@ -90,6 +100,10 @@ class VulkanDevice {
   uint32_t device_memory_type_ = 0;
   uint32_t host_memory_type_ = 0;
   bool device_memory_host_visible_ = false;
+  VkSemaphore queue_timeline_ = VK_NULL_HANDLE;
+  uint64_t submits_ = 0;  // guarded by queue_mutex_
+  std::mutex garbage_mutex_;
+  std::vector<std::pair<uint64_t, VkSemaphore>> garbage_;  // (submissions at retirement, object)
 };
 
 }  // namespace ral::vulkan
