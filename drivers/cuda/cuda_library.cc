@@ -60,11 +60,18 @@ Status CudaLibrary::check(CUresult result, std::string_view call) const {
   if (result == CUDA_SUCCESS) return Status();
   const char* name = nullptr;
   const char* text = nullptr;
-  if (symbols_.cuGetErrorName == nullptr || symbols_.cuGetErrorName(result, &name) != CUDA_SUCCESS)
-    name = "CUDA_ERROR_UNKNOWN";
-  if (symbols_.cuGetErrorString == nullptr ||
-      symbols_.cuGetErrorString(result, &text) != CUDA_SUCCESS)
-    text = "unknown error";
+  std::string number;
+  if (symbols_.cuGetErrorName == nullptr ||
+      symbols_.cuGetErrorName(result, &name) != CUDA_SUCCESS) {
+    number = "CUresult " + std::to_string(static_cast<int>(result));
+    name = number.c_str();
+  }
+  if (result == CUDA_ERROR_STUB_LIBRARY) {
+    text = "this is the CUDA toolkit's stub library, not the NVIDIA driver";
+  } else if (symbols_.cuGetErrorString == nullptr ||
+             symbols_.cuGetErrorString(result, &text) != CUDA_SUCCESS) {
+    text = "no description";
+  }
   StatusCode code = StatusCode::kInternal;
   switch (result) {
     case CUDA_ERROR_OUT_OF_MEMORY:

@@ -95,7 +95,8 @@ bad_literals)
   expect 2 "'300' is out of range for i8" "$RUN" "$M/add_r1.ralm" --input=1xi8=300 --input=1xf32=1
   expect 2 "takes 2 input(s), 1 given" "$RUN" "$A" --input=3xf32=1,2,3
   expect 2 "bad --output" "$RUN" "$A" --input=1xf32=1 --input=1xf32=1 --output=y.npy
-  expect 2 "device 'cuda' is not available" "$RUN" "$A" --device=cuda
+  # A device this build has no driver for (tests/cuda covers --device=cuda with and without a GPU).
+  expect 2 "device 'hsa' is not available" "$RUN" "$A" --device=hsa
   expect 2 "unknown device 'tpu'" "$RUN" "$A" --device=tpu
   expect 2 "--threads must be in 1..1024" "$RUN" "$A" --threads=0
   expect 2 "The following argument was not expected: --nope" "$RUN" "$A" --nope
