@@ -15,8 +15,9 @@ PACKAGES=(
   libopenblas-dev
   # compiler passes (MLIR 14) and ral-compile; PyTorch eager as the benchmark baseline
   libmlir-14-dev mlir-14-tools python3-torch
-  # torch context, custom class and ral_torch (tests: pytest under /usr/bin/python3)
-  libtorch-dev python3-pytest
+  # torch context, custom class and ral_torch (tests: pytest under /usr/bin/python3; Python.h
+  # for its ral_torch._fast extension)
+  libtorch-dev python3-pytest python3-dev
 )
 
 missing=()

@@ -3,6 +3,7 @@
 #include <torch/custom_class.h>
 #include <torch/library.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,11 @@ TORCH_LIBRARY(ral, m) {
       .def(
           "state", [](const Self& self) { return self->state(); },
           "The module file as a uint8 tensor.")
+      // For ral_torch._fast (fast_call.cc), which cannot unwrap a ScriptObject without pybind11:
+      // valid while this object lives, which ral_torch.RalModule ensures by holding it.
+      .def(
+          "handle", [](const Self& self) { return reinterpret_cast<int64_t>(self.get()); },
+          "The address of the C++ RalModule, for ral_torch._fast.run.")
       .def_pickle([](const Self& self) -> at::Tensor { return self->state(); },
                   [](at::Tensor state) -> Self { return RalModule::fromState(state); });
 }

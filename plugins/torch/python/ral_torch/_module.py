@@ -4,16 +4,56 @@ Each loaded module gets a class of its own whose forward() takes exactly the mod
 tensors and returns one tensor (or a tuple), with type annotations, so that TorchScript can compile
 it: TorchScript has no *args. Its source is registered with linecache, as torch.fx does for its
 generated code, so that torch.jit.script can read it.
+
+Eager calls take a fast path: RalModule.__call__ passes the tensors straight to ral_torch._fast.run
+(a CPython extension, fast_call.cc) with the C++ module's address from
+torch.classes.ral.Module.handle(), skipping nn.Module.__call__ and the TorchScript method call,
+which together cost several times a small module's execution. Calls with keyword arguments, a
+wrong number of arguments, hooks (the module's or global ones) or under torch.jit.trace go through
+nn.Module.__call__ unchanged. TorchScript compiles forward(), never __call__, so scripted models
+are unaffected. Without the extension every call uses the TorchScript method.
 """
 
+import functools
 import keyword
 import linecache
 from typing import List, Tuple
 
 import torch
 from torch import Tensor
+from torch.nn.modules import module as _nn_module
+
+try:
+    from . import _fast
+except ImportError:  # built without Python's headers: the TorchScript method serves every call
+    _fast = None
 
 _counter = 0
+_module_call = torch.nn.Module.__call__
+_tracing_state = torch._C._get_tracing_state
+# The hook dicts nn.Module.__call__ consults (torch 2.x adds the backward pre-hooks). Torch mutates
+# the global ones in place and never rebinds them, so holding the dicts is enough; a reassigned
+# instance dict is picked up by RalModule.__setattr__.
+_INSTANCE_HOOKS = tuple(
+    name
+    for name in ("_forward_pre_hooks", "_forward_hooks", "_backward_pre_hooks", "_backward_hooks")
+    if name in vars(torch.nn.Module())
+)
+_GLOBAL_HOOKS = tuple(
+    hooks
+    for hooks in (
+        getattr(_nn_module, name, None)
+        for name in (
+            "_global_forward_pre_hooks",
+            "_global_forward_hooks",
+            "_global_backward_pre_hooks",
+            "_global_backward_hooks",
+        )
+    )
+    if hooks is not None
+)
+# Attributes whose (re)assignment changes whether a call may skip nn.Module.__call__.
+_GUARDED_ATTRIBUTES = frozenset(_INSTANCE_HOOKS + ("_compiled_call_impl",))
 
 
 class RalModule(torch.nn.Module):
@@ -22,8 +62,39 @@ class RalModule(torch.nn.Module):
     def __init__(self, module):
         super().__init__()
         self.module = module
-        # Eager calls go straight to the bound method (TorchScript uses self.module instead).
-        self._run = module.forward
+        outputs = len(module.output_signature())
+        if _fast is not None:
+            fast_run = functools.partial(_fast.run, module.handle())
+            arity = len(module.input_signature())
+        else:
+            fast_run = None
+            arity = -1  # no fast path: every call goes through nn.Module.__call__
+        # forward()'s eager branch, for calls through nn.Module.__call__.
+        self._run = functools.partial(_eager_forward, fast_run, module.forward, outputs)
+        object.__setattr__(self, "_fast_path", (fast_run, arity, (), module))
+        self._update_fast_path()
+
+    def _update_fast_path(self):
+        # (runner, arity, guards, pin): one attribute for __call__ to read; a call may skip
+        # nn.Module.__call__ while every guard is empty (no hooks, not compiled). The pin keeps the
+        # C++ module whose address the runner holds alive even if `module` is reassigned; in a
+        # tuple, TorchScript does not take it for an attribute to save.
+        run, arity, _, pin = self._fast_path
+        guards = tuple(getattr(self, name) for name in _INSTANCE_HOOKS) + _GLOBAL_HOOKS
+        if getattr(self, "_compiled_call_impl", None) is not None:  # torch 2.x Module.compile()
+            guards += ((True,),)
+        object.__setattr__(self, "_fast_path", (run, arity, guards, pin))
+
+    def __setattr__(self, name, value):
+        super().__setattr__(name, value)
+        if name in _GUARDED_ATTRIBUTES and "_fast_path" in self.__dict__:
+            self._update_fast_path()
+
+    def __call__(self, *args, **kwargs):
+        run, arity, guards, _ = self._fast_path
+        if kwargs or len(args) != arity or any(guards) or _tracing_state() is not None:
+            return _module_call(self, *args, **kwargs)
+        return run(*args)
 
     def input_signature(self) -> List[str]:
         return self.module.input_signature()
@@ -66,9 +137,16 @@ def _forward_source(inputs: List[str], outputs: int) -> str:
         "    if torch.jit.is_scripting():\n"
         "        out = self.module.forward({call})\n"
         "        return {ret}\n"
-        "    out = self._run({call})\n"
-        "    return {ret}\n"
-    ).format(args=args, result=result, call=call, ret=ret)
+        "    return self._run({eager})\n"
+    ).format(args=args, result=result, call=call, ret=ret, eager=", ".join(inputs))
+
+
+def _eager_forward(fast_run, method, outputs: int, *inputs):
+    # torch.jit.trace records the TorchScript method, not the extension's call.
+    if fast_run is None or _tracing_state() is not None:
+        out = method(list(inputs))
+        return out[0] if outputs == 1 else tuple(out)
+    return fast_run(*inputs)
 
 
 def _specialize(module) -> RalModule:
