@@ -77,8 +77,7 @@ StatusOr<Executable*> VulkanDriver::load(const ExecutableSpec& spec) {
   std::lock_guard<std::mutex> lock(executables_mutex_);
   auto it = executables_.find(spec.name);
   if (it != executables_.end()) {
-    if (spec.data != nullptr &&
-        VulkanExecutable::hashBytes(spec.data, spec.size) != it->second->contentHash())
+    if (spec.data != nullptr && !it->second->sameModule(spec))
       return alreadyExists("vulkan: a different SPIR-V module is already loaded as '", spec.name,
                            "'");
     return it->second.get();

@@ -43,6 +43,8 @@ Status VulkanExecutable::build(PipelineCache* cache, const ExecutableSpec& spec)
                            "' is not SPIR-V, the only format the Vulkan driver runs");
   RAL_ASSIGN_OR_RETURN(info_, reflectSpirv(spec.data, spec.size));
   hash_ = hashBytes(spec.data, spec.size);
+  source_ = spec.data;
+  source_size_ = spec.size;
   spec_ = spec;
   spec_.data = nullptr;
   spec_.size = 0;

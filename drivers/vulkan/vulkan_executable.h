@@ -41,6 +41,11 @@ class VulkanExecutable final : public Executable {
   const ExecutableSpec& spec() const override { return spec_; }
   const void* owner() const { return owner_; }
   uint64_t contentHash() const { return hash_; }
+  // Whether `spec` carries the module this executable was built from (same bytes).
+  bool sameModule(const ExecutableSpec& spec) const {
+    if (spec.data == source_ && spec.size == source_size_) return true;  // the usual, cheap case
+    return spec.size == source_size_ && hashBytes(spec.data, spec.size) == hash_;
+  }
   const Entry& entry(uint32_t i) const { return entries_[i]; }
   size_t entryCount() const { return entries_.size(); }
   const SpirvInfo& layoutInfo() const { return info_; }
@@ -59,6 +64,8 @@ class VulkanExecutable final : public Executable {
   const void* owner_ = nullptr;
   ExecutableSpec spec_;  // `data` cleared: the SPIR-V is not kept
   uint64_t hash_ = 0;
+  const void* source_ = nullptr;  // the bytes it was built from (identity only, not kept alive)
+  size_t source_size_ = 0;
   SpirvInfo info_;
   VkDescriptorSetLayout set_layout_ = VK_NULL_HANDLE;
   VkPipelineLayout layout_ = VK_NULL_HANDLE;

@@ -1,0 +1,76 @@
+// ral_gemm on Vulkan (f32): a tiled compute shader (shaders/gemm_f32.comp) over strided operands,
+// so transposed and strided views run without copies.
+//
+//   void gemm(ExecutionContext*, MemRef<float, 2> a, MemRef<float, 2> b, MemRef<float, 2> c,
+//             bool transpose_a, bool transpose_b)                       c = op(a) * op(b)
+//     ral_gemm___vulkan___pvoid_m2df32_m2df32_m2df32_i1_i1___void
+//
+// Same contract as the CPU kernel; operands must be memory of the context's Vulkan driver.
+#include <climits>
+
+#include "kernels/vulkan/kernel_util.h"
+#include "kernels/vulkan/shaders.h"
+#include "ral/api.h"
+
+namespace ral::kernels::vulkan {
+namespace {
+
+struct GemmPush {
+  uint32_t m, n, k;
+  int32_t a_base, b_base, c_base;
+  int32_t a_rs, a_cs, b_rs, b_cs, c_rs, c_cs;
+};
+
+Status gemmImpl(ExecutionContext* ctx, const MemRef<float, 2>& a, const MemRef<float, 2>& b,
+                const MemRef<float, 2>& c, bool ta, bool tb) {
+  const char* kKernel = "ral_gemm";
+  RAL_RETURN_IF_ERROR(checkMemRef(a, kKernel, "a"));
+  RAL_RETURN_IF_ERROR(checkMemRef(b, kKernel, "b"));
+  RAL_RETURN_IF_ERROR(checkMemRef(c, kKernel, "c"));
+  const int64_t m = ta ? a.sizes[1] : a.sizes[0], ka = ta ? a.sizes[0] : a.sizes[1];
+  const int64_t kb = tb ? b.sizes[1] : b.sizes[0], n = tb ? b.sizes[0] : b.sizes[1];
+  if (ka != kb || c.sizes[0] != m || c.sizes[1] != n)
+    return invalidArgument(kKernel, ": op(a) ", m, "x", ka, " times op(b) ", kb, "x", n,
+                           " does not give c ", shapeString(c));
+  if (m == 0 || n == 0) return Status();
+  if (m > INT32_MAX || n > INT32_MAX || ka > INT32_MAX)
+    return invalidArgument(kKernel, ": dimensions above 2^31 are not supported on Vulkan");
+  if (overlaps(c, a) || overlaps(c, b)) return invalidArgument(kKernel, ": c overlaps an input");
+  RAL_ASSIGN_OR_RETURN(VulkanDriver * driver, vulkanDriver(ctx));
+  Stream* stream = executionStream(ctx);
+  RAL_ASSIGN_OR_RETURN(Executable * exe, executable(driver, RAL_VULKAN_SHADER_REF(gemm_f32)));
+
+  Binding bind[3];
+  GemmPush p{};
+  p.m = static_cast<uint32_t>(m);
+  p.n = static_cast<uint32_t>(n);
+  p.k = static_cast<uint32_t>(ka);
+  RAL_ASSIGN_OR_RETURN(bind[2], bindView(driver, kKernel, "output c", c));
+  if (ka > 0) {
+    RAL_ASSIGN_OR_RETURN(bind[0], bindView(driver, kKernel, "input a", a));
+    RAL_ASSIGN_OR_RETURN(bind[1], bindView(driver, kKernel, "input b", b));
+  } else {
+    bind[0] = bind[1] = bind[2];  // k = 0: c = 0 and a, b are never read
+  }
+  p.a_base = bind[0].base;
+  p.b_base = bind[1].base;
+  p.c_base = bind[2].base;
+  RAL_RETURN_IF_ERROR(toInt32(kKernel, ta ? a.strides[1] : a.strides[0], &p.a_rs));
+  RAL_RETURN_IF_ERROR(toInt32(kKernel, ta ? a.strides[0] : a.strides[1], &p.a_cs));
+  RAL_RETURN_IF_ERROR(toInt32(kKernel, tb ? b.strides[1] : b.strides[0], &p.b_rs));
+  RAL_RETURN_IF_ERROR(toInt32(kKernel, tb ? b.strides[0] : b.strides[1], &p.b_cs));
+  RAL_RETURN_IF_ERROR(toInt32(kKernel, c.strides[0], &p.c_rs));
+  RAL_RETURN_IF_ERROR(toInt32(kKernel, c.strides[1], &p.c_cs));
+  const Dim3 grid{static_cast<uint32_t>((n + 63) / 64), static_cast<uint32_t>((m + 63) / 64), 1};
+  return launch(driver, exe, grid, bind, 3, &p, sizeof(p), stream);
+}
+
+void gemm(ExecutionContext* ctx, MemRef<float, 2> a, MemRef<float, 2> b, MemRef<float, 2> c,
+          bool transpose_a, bool transpose_b) {
+  RAL_SIGNAL_IF_ERROR(ctx, gemmImpl(ctx, a, b, c, transpose_a, transpose_b));
+}
+
+RAL_API("ral_gemm", "vulkan", gemm);
+
+}  // namespace
+}  // namespace ral::kernels::vulkan

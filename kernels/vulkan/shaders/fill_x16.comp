@@ -1,0 +1,8 @@
+#version 450
+// Strided fill of 16-bit elements.
+#extension GL_EXT_shader_16bit_storage : require
+#extension GL_EXT_shader_explicit_arithmetic_types_int16 : require
+#define ELEM uint16_t
+#define VALUE(v) uint16_t(v.x)
+#include "strided.glsl"
+#include "strided_fill.glsl"

@@ -1,0 +1,8 @@
+#version 450
+// Strided fill of 8-bit elements.
+#extension GL_EXT_shader_8bit_storage : require
+#extension GL_EXT_shader_explicit_arithmetic_types_int8 : require
+#define ELEM uint8_t
+#define VALUE(v) uint8_t(v.x)
+#include "strided.glsl"
+#include "strided_fill.glsl"
