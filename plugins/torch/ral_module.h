@@ -4,6 +4,10 @@
 //   m = torch.classes.ral.Module("model.ralm")           # or .from_bytes(data)
 //   outputs = m.forward([x, y])                          # List[Tensor] -> List[Tensor]
 //   m.input_signature(), m.output_signature()            # ["?x8xf32", ...]
+//   m.handle()                                           # this object's address, as an int
+//
+// handle() is for ral_torch._fast (fast_call.cc), the eager fast path, which cannot unwrap a
+// ScriptObject without pybind11; it stays valid while the ScriptObject lives.
 //
 // The module file's bytes are kept, so a scripted model holding a RalModule pickles it
 // (torch.jit.save) as a uint8 tensor and loads it in another process without the file.
