@@ -151,6 +151,12 @@ def test_tensor_subclasses_and_parameters(load):
     b = torch.randn(4)
     assert torch.equal(m(p, b), p.detach() + b)
 
+    class Sub(torch.Tensor):
+        pass
+
+    x = torch.randn(4).as_subclass(Sub)
+    assert_same(m(x, b), script_path(m, x, b))
+
 
 def test_module_hooks_are_honoured(load, monkeypatch):
     counter = CountingRunner(monkeypatch)
