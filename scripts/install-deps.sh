@@ -18,6 +18,9 @@ PACKAGES=(
   # torch context, custom class and ral_torch (tests: pytest under /usr/bin/python3; Python.h
   # for its ral_torch._fast extension)
   libtorch-dev python3-pytest python3-dev
+  # Vulkan driver: headers and glslc at build time; the loader and Mesa's CPU device (llvmpipe)
+  # to run the tests
+  libvulkan-dev glslc libvulkan1 mesa-vulkan-drivers
 )
 
 missing=()

@@ -141,7 +141,7 @@ int main(int argc, char** argv) {
       ->allow_extra_args(false);
   app.add_option("--rtol", tol.rtol, "relative tolerance for floating-point outputs");
   app.add_option("--atol", tol.atol, "absolute tolerance for floating-point outputs");
-  app.add_option("--device", device, "device to run on (cpu, cuda)");
+  app.add_option("--device", device, "device to run on (cpu, cuda, vulkan)");
   app.add_option("--benchmark", iterations, "then run N timed executions per thread");
   app.add_option("--threads", threads, "benchmark threads sharing the one context");
   try {
