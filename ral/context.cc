@@ -54,7 +54,7 @@ StatusOr<Driver*> Context::driver(DeviceKind kind) {
   const int i = static_cast<int>(kind);
   if (i < 0 || i >= kNumDeviceKinds) return invalidArgument("invalid device kind ", i);
   if (Driver* d = drivers_[i].load(std::memory_order_acquire)) return d;
-  std::lock_guard<std::mutex> lock(driver_mutex_);
+  std::lock_guard<std::mutex> lock(driver_mutexes_[i]);
   if (Driver* d = drivers_[i].load(std::memory_order_acquire)) return d;
   if (!driver_errors_[i].ok()) return driver_errors_[i];
   DriverFactory factory = driver_factories_[i];
@@ -85,7 +85,7 @@ StatusOr<Driver*> Context::driver(DeviceKind kind) {
 Status Context::setDriverFactory(DeviceKind kind, DriverFactory factory) {
   const int i = static_cast<int>(kind);
   if (i < 0 || i >= kNumDeviceKinds) return invalidArgument("invalid device kind ", i);
-  std::lock_guard<std::mutex> lock(driver_mutex_);
+  std::lock_guard<std::mutex> lock(driver_mutexes_[i]);
   if (drivers_[i].load() != nullptr || !driver_errors_[i].ok())
     return failedPrecondition("the '", deviceKindName(kind),
                               "' driver is already in use; set its factory before first use");

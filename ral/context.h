@@ -146,7 +146,8 @@ class Context {
   std::mutex api_mutex_;
   std::unordered_map<std::string, std::unique_ptr<ApiCache::Entry>> api_entries_;
 
-  std::mutex driver_mutex_;
+  // One per kind, so a factory may ask its Context for a driver of another kind.
+  std::mutex driver_mutexes_[kNumDeviceKinds];
   std::atomic<Driver*> drivers_[kNumDeviceKinds] = {};
   std::unique_ptr<Driver> owned_drivers_[kNumDeviceKinds];
   Status driver_errors_[kNumDeviceKinds];

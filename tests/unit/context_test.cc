@@ -215,6 +215,29 @@ TEST(ContextTest, DriversAreCreatedLazilyOnce) {
             StatusCode::kFailedPrecondition);
 }
 
+TEST(ContextTest, AFactoryMayAskItsContextForAnotherDriver) {
+  Context context;
+  ASSERT_TRUE(context
+                  .setDriverFactory(DeviceKind::kHsa,
+                                    [](Context&) -> StatusOr<std::unique_ptr<Driver>> {
+                                      return std::unique_ptr<Driver>(new FakeDriver());
+                                    })
+                  .ok());
+  ASSERT_TRUE(context
+                  .setDriverFactory(DeviceKind::kVulkan,
+                                    [](Context& c) -> StatusOr<std::unique_ptr<Driver>> {
+                                      // e.g. a device driver that stages through another one
+                                      RAL_ASSIGN_OR_RETURN(Driver * other,
+                                                           c.driver(DeviceKind::kHsa));
+                                      if (other->deviceName() != "fake")
+                                        return internalError("wrong driver");
+                                      return unavailable("no vulkan device in this test");
+                                    })
+                  .ok());
+  auto d = context.driver(DeviceKind::kVulkan);
+  EXPECT_EQ(d.status().code(), StatusCode::kUnavailable) << d.status();
+}
+
 TEST(ContextTest, MissingOrFailingDriverIsAClearError) {
   Context context;
   ASSERT_TRUE(context
