@@ -74,6 +74,28 @@ std::optional<uint32_t> findMemoryType(const VkPhysicalDeviceMemoryProperties& p
 
 }  // namespace
 
+// One VkInstance per process, created on first use and kept: destroying it would unload the ICD
+// (and its JIT, threads and caches) under later drivers, and make every Context pay for
+// instance creation again. A failed creation is not remembered, so a later call may succeed.
+Status VulkanDevice::createInstance() {
+  struct Shared {
+    std::mutex mutex;
+    VulkanApi api;
+    VkInstance instance = VK_NULL_HANDLE;
+  };
+  static Shared* shared = new Shared();
+  std::lock_guard<std::mutex> lock(shared->mutex);
+  if (shared->instance == VK_NULL_HANDLE) {
+    RAL_RETURN_IF_ERROR(newInstance());
+    shared->api = api_;
+    shared->instance = instance_;
+    return Status();
+  }
+  api_ = shared->api;
+  instance_ = shared->instance;
+  return Status();
+}
+
 StatusOr<std::shared_ptr<VulkanDevice>> VulkanDevice::create(const VulkanDeviceOptions& options) {
   std::shared_ptr<VulkanDevice> device(new VulkanDevice());
   RAL_RETURN_IF_ERROR(device->init(options));
@@ -95,10 +117,9 @@ VulkanDevice::~VulkanDevice() {
       api_.vkDestroySemaphore(device_, queue_timeline_, nullptr);
     api_.vkDestroyDevice(device_, nullptr);
   }
-  if (instance_ != VK_NULL_HANDLE) api_.vkDestroyInstance(instance_, nullptr);
 }
 
-Status VulkanDevice::createInstance() {
+Status VulkanDevice::newInstance() {
   uint32_t loader_version = VK_API_VERSION_1_0;
   if (api_.vkEnumerateInstanceVersion(&loader_version) != VK_SUCCESS)
     loader_version = VK_API_VERSION_1_0;
@@ -134,7 +155,14 @@ Status VulkanDevice::createInstance() {
                        "); is a Vulkan driver (ICD) installed? Check VK_ICD_FILENAMES / "
                        "VK_DRIVER_FILES");
   }
-  return api_.loadInstance(instance_);
+  Status loaded = api_.loadInstance(instance_);
+  if (!loaded.ok()) {
+    auto destroy = reinterpret_cast<PFN_vkDestroyInstance>(
+        api_.vkGetInstanceProcAddr(instance_, "vkDestroyInstance"));
+    if (destroy != nullptr) destroy(instance_, nullptr);
+    instance_ = VK_NULL_HANDLE;
+  }
+  return loaded;
 }
 
 Status VulkanDevice::selectPhysicalDevice(const VulkanDeviceOptions& options) {

@@ -1,6 +1,7 @@
-// VulkanDevice: one Vulkan instance, the physical device chosen for RAL and a logical device with
-// one compute queue. Shared (std::shared_ptr) by the driver and everything that holds Vulkan
-// objects of it (semaphores, executables, streams), so none can outlive the VkDevice.
+// VulkanDevice: the process's Vulkan instance (created on first use, then kept), the physical
+// device chosen for RAL and a logical device with one compute queue. Shared (std::shared_ptr) by
+// the driver and everything that holds Vulkan objects of it (semaphores, executables, streams), so
+// none can outlive the VkDevice.
 //
 // Device choice, first match wins:
 //   1. VulkanDeviceOptions::device when not empty;
@@ -81,7 +82,8 @@ class VulkanDevice {
  private:
   VulkanDevice() = default;
   Status init(const VulkanDeviceOptions& options);
-  Status createInstance();
+  Status createInstance();  // the process-wide instance
+  Status newInstance();
   Status selectPhysicalDevice(const VulkanDeviceOptions& options);
   Status createLogicalDevice();
 
