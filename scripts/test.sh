@@ -41,6 +41,11 @@ TSAN_TARGETS=(ral_concurrency_test ral_core_test ral_cpu_driver_test ral_kernels
 if grep -q '^RAL_ENABLE_CUDA:BOOL=ON' build-tsan/CMakeCache.txt; then
   TSAN_TARGETS+=(ral_cuda_timeline_test)
 fi
+# The Vulkan semaphores and streams on llvmpipe (clean under TSan: Mesa's threads synchronize
+# through pthreads, which TSan intercepts).
+if grep -q '^RAL_ENABLE_VULKAN:BOOL=ON' build-tsan/CMakeCache.txt; then
+  TSAN_TARGETS+=(ral_vulkan_semaphore_test)
+fi
 cmake --build build-tsan -j "$JOBS" --target "${TSAN_TARGETS[@]}"
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
   ctest --test-dir build-tsan --output-on-failure -j "$JOBS" -R 'Concurrency|Thread|Lazily|ResourceCache'
