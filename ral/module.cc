@@ -63,9 +63,14 @@ Status checkHeader(const uint8_t* data, size_t size) {
 
 std::string str(const flatbuffers::String* s) { return s ? s->str() : std::string(); }
 
+// The FlatBuffers verifier checks the alignment of a vector's length, not of its 8-byte
+// elements; a builder always aligns them, so a misaligned one means a damaged file.
 template <typename T>
-std::vector<int64_t> dims(const flatbuffers::Vector<T>* v) {
-  return v ? std::vector<int64_t>(v->begin(), v->end()) : std::vector<int64_t>();
+StatusOr<std::vector<int64_t>> dims(const flatbuffers::Vector<T>* v, std::string_view what) {
+  if (v == nullptr) return std::vector<int64_t>();
+  if (v->size() != 0 && reinterpret_cast<uintptr_t>(v->Data()) % alignof(T) != 0)
+    return dataLoss(what, ": its dimensions are misaligned in the file (the file is damaged)");
+  return std::vector<int64_t>(v->begin(), v->end());
 }
 
 StatusOr<TensorSignature> readSignature(const fb::TensorSignature* s, std::string_view what) {
@@ -79,7 +84,7 @@ StatusOr<TensorSignature> readSignature(const fb::TensorSignature* s, std::strin
   if (s->dims() && s->dims()->size() > static_cast<size_t>(kMaxMemRefRank))
     return invalidArgument(what, " has rank ", s->dims()->size(), "; at most ", kMaxMemRefRank,
                            " is supported");
-  sig.dims = dims(s->dims());
+  RAL_ASSIGN_OR_RETURN(sig.dims, dims(s->dims(), what));
   RAL_RETURN_IF_ERROR(module_checks::checkSignature(sig, what));
   return sig;
 }
@@ -260,7 +265,7 @@ Status Module::parse() {
       if (c->shape() && c->shape()->size() > static_cast<size_t>(kMaxMemRefRank))
         return invalidArgument("constant '", ref.name, "' has rank ", c->shape()->size(),
                                "; at most ", kMaxMemRefRank, " is supported");
-      ref.shape = dims(c->shape());
+      RAL_ASSIGN_OR_RETURN(ref.shape, dims(c->shape(), "constant '" + ref.name + "'"));
       ref.data = c->data() ? c->data()->data() : nullptr;
       ref.size = c->data() ? c->data()->size() : 0;
       RAL_RETURN_IF_ERROR(checkConstant(ref.name, ref.dtype, ref.shape, ref.size));

@@ -18,6 +18,8 @@ cmake --build "$BUILD" -j "$JOBS" --target ral_module_load_fuzzer ral_test_modul
 CORPUS="$BUILD/fuzz-corpus"
 mkdir -p "$CORPUS"
 cp "$BUILD"/tests/modules/*.ralm "$CORPUS"/
+# Inputs that once failed: libFuzzer runs the whole corpus first, so they are checked every time.
+cp tests/fuzz/regressions/* "$CORPUS"/
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   "$BUILD/tests/fuzz/ral_module_load_fuzzer" "$CORPUS" \
   -max_total_time="$SECONDS_TO_RUN" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
