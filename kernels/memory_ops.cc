@@ -20,21 +20,9 @@ namespace {
 template <typename T, int N>
 void memcpyKernel(ExecutionContext* ctx, MemRef<T, N> src, MemRef<T, N> dst) {
   const char* kKernel = "ral_memcpy";
-  RAL_SIGNAL_IF_ERROR(ctx, checkMemRef(src, kKernel, "source"));
-  RAL_SIGNAL_IF_ERROR(ctx, checkMemRef(dst, kKernel, "destination"));
-  if (!sameSizes(src, dst)) {
-    ctx->signalError(invalidArgument(kKernel, ": source ", shapeString(src), " and destination ",
-                                     shapeString(dst), " differ in shape"));
-    return;
-  }
-  if (dst.numel() == 0) return;
-  bool same_view = src.data() == dst.data();
-  for (int d = 0; d < N; ++d) same_view = same_view && src.strides[d] == dst.strides[d];
-  if (same_view) return;
-  if (overlaps(src, dst)) {
-    ctx->signalError(invalidArgument(kKernel, ": source and destination overlap"));
-    return;
-  }
+  auto work = checkCopy(src, dst, kKernel);
+  RAL_SIGNAL_IF_ERROR(ctx, work.status());
+  if (!*work) return;
   auto driver = cpuDriver(ctx);
   RAL_SIGNAL_IF_ERROR(ctx, driver.status());
   if (src.isContiguous() && dst.isContiguous()) {
