@@ -2,7 +2,8 @@
 //  - ral_gemm f32 (called through its import slot, the way compiled modules call it) vs
 //    cblas_sgemm on the same buffers from the same OpenBLAS, n = 256 ... 2048; GFLOP/s printed;
 //  - the caching allocator's allocate + deallocate (through the Driver interface) vs malloc/free,
-//    64 B ... 1 MiB, one size at a time and cycling through all of them;
+//    64 B ... 1 MiB, one size at a time and cycling through all of them; plus, for scale, a bare
+//    pointer stack behind the same interface (stack_driver.h), the floor of any such allocator;
 //  - a semaphore signal -> wake ping-pong between two threads vs the same with a
 //    std::condition_variable.
 #include <benchmark/benchmark.h>
@@ -22,6 +23,7 @@
 #include "ral/context.h"
 #include "ral/memref.h"
 #include "ratio_report.h"
+#include "stack_driver.h"
 
 namespace ral::bench {
 namespace {
@@ -105,6 +107,17 @@ void registerGemm() {
 void BM_CachingAlloc(benchmark::State& state) {
   auto driver = std::move(cpu::CpuDriver::create()).value();
   Driver* d = driver.get();  // through the virtual interface, as kernels call it
+  const size_t bytes = static_cast<size_t>(state.range(0));
+  for (auto _ : state) {
+    void* p = *d->allocate(bytes);
+    benchmark::DoNotOptimize(p);
+    (void)d->deallocate(p);
+  }
+}
+
+void BM_StackDriverAlloc(benchmark::State& state) {
+  std::unique_ptr<Driver> driver = makeStackDriver();
+  Driver* d = driver.get();
   const size_t bytes = static_cast<size_t>(state.range(0));
   for (auto _ : state) {
     void* p = *d->allocate(bytes);
@@ -202,6 +215,7 @@ void registerOthers() {
     benchmark::RegisterBenchmark("BM_CachingAlloc", BM_CachingAlloc)
         ->Arg(static_cast<int64_t>(bytes));
   }
+  benchmark::RegisterBenchmark("BM_StackDriverAlloc", BM_StackDriverAlloc)->Arg(64);
   benchmark::RegisterBenchmark("BM_MallocMixed", BM_MallocMixed);
   benchmark::RegisterBenchmark("BM_CachingAllocMixed", BM_CachingAllocMixed);
   benchmark::RegisterBenchmark("BM_CondVarPingPong", BM_CondVarPingPong)->UseRealTime();
@@ -231,6 +245,8 @@ int main(int argc, char** argv) {
                            "BM_CachingAlloc/" + s, 2.0, false});
     absolutes.push_back(Absolute{"caching alloc+free, " + s + " B", "BM_CachingAlloc/" + s, 20.0});
   }
+  ratios.push_back(Ratio{"malloc+free / bare stack via Driver, 64 B (floor)",
+                         "BM_Malloc/64", "BM_StackDriverAlloc/64"});
   ratios.push_back(Ratio{"malloc+free / caching alloc+free, 64 B..1 MiB cycle", "BM_MallocMixed",
                          "BM_CachingAllocMixed", 2.0, false});
   absolutes.push_back(

@@ -1,110 +1,30 @@
+// The out-of-line half of CachingAllocator: thread-cache attachment, the shared pool, the system,
+// errors and statistics. The inline fast paths are in the header.
 #include "drivers/cpu/caching_allocator.h"
 
 #include <sys/mman.h>
 
 #include <algorithm>
 #include <cstdlib>
-#include <thread>
+#include <cstring>
 #include <unordered_map>
 
-#if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/asan_interface.h>
-#define RAL_POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
-#define RAL_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
-#else
-#define RAL_POISON(p, n) ((void)(p), (void)(n))
-#define RAL_UNPOISON(p, n) ((void)(p), (void)(n))
-#endif
-
 namespace ral::cpu {
+
+using namespace alloc_detail;
+
 namespace {
 
-constexpr size_t kHeaderBytes = 64;
 constexpr size_t kMaxRequest = size_t{1} << 46;  // beyond any machine's address space
 constexpr size_t kMmapThreshold = size_t{256} << 10;
 constexpr size_t kNumBuckets = 1 + (48 - 7) * 4;
-constexpr uint64_t kLiveMagic = 0x52414c2d4c495645ull;   // "RAL-LIVE"
-constexpr uint64_t kFreedMagic = 0x52414c2d46524545ull;  // "RAL-FREE"
-
-// Owner-only counters: a plain load + store, no locked instruction, still race-free for readers.
-inline void bump(std::atomic<uint64_t>& counter, uint64_t delta) {
-  counter.store(counter.load(std::memory_order_relaxed) + delta, std::memory_order_relaxed);
-}
+static_assert(bucketIndexOf(CachingAllocator::kThreadCacheMaxBlock) == kCachedBuckets - 1,
+              "the largest cached bucket holds exactly kThreadCacheMaxBlock");
 
 uint64_t nextAllocatorId() {
   static std::atomic<uint64_t> next{1};
   return next.fetch_add(1, std::memory_order_relaxed);
 }
-
-}  // namespace
-
-// The first bytes of a free block link it into a bucket list. When the header sits at the start
-// of the block (64-byte alignment) `next` overlaps the header's `base`, which is no longer needed.
-struct CachingAllocator::Block {
-  uint64_t header_magic;
-  Block* next;
-};
-
-namespace {
-struct alignas(64) Header {
-  uint64_t magic;  // kLiveMagic ^ user address while live
-  void* base;      // start of the block
-  uint64_t allocator_id;
-  CachingAllocator::ThreadCache* owner;  // whose counters account this block; null when large
-  uint32_t bucket;
-};
-static_assert(sizeof(Header) == kHeaderBytes, "the header fills exactly the reserved space");
-
-constexpr size_t kCachedBuckets = 1 + (21 - 7) * 4 + 3 + 1;  // up to the 4 MiB bucket
-static_assert(kCachedBuckets <= 64, "see CachingAllocator::bucket_limits_");
-}  // namespace
-
-struct CachingAllocator::ThreadCache {
-  Block* lists[kCachedBuckets] = {};
-  uint32_t counts[kCachedBuckets] = {};
-  size_t private_cached = 0;  // owner only
-  uint64_t epoch_seen = 0;    // owner only
-  // Written by the owner only; read by stats().
-  std::atomic<uint64_t> allocated{0};
-  std::atomic<uint64_t> freed{0};
-  std::atomic<uint64_t> allocations{0};
-  std::atomic<uint64_t> hits{0};
-  std::atomic<uint64_t> cached{0};
-  std::atomic<uint64_t> peak{0};
-  // Frees of this cache's blocks by other threads; on its own line, as others write it.
-  alignas(64) std::atomic<uint64_t> remote_freed{0};
-  // Guarded by the allocator's mutex.
-  bool attached = true;
-  std::thread::id thread;
-};
-
-namespace {
-
-inline size_t bucketIndexOf(size_t n) {
-  if (n <= 128) return 0;
-  const size_t m = n - 1;
-  const int p = 63 - __builtin_clzll(m);  // 2^p <= m < 2^(p+1), p >= 7
-  const size_t sub = (m - (size_t{1} << p)) >> (p - 2);
-  return 1 + static_cast<size_t>(p - 7) * 4 + sub;
-}
-
-inline size_t bucketSizeOf(size_t index) {
-  if (index == 0) return 128;
-  const size_t p = 7 + (index - 1) / 4, sub = (index - 1) % 4;
-  return (size_t{1} << p) + (sub + 1) * (size_t{1} << (p - 2));
-}
-
-// Thread-local lookup of the calling thread's cache per allocator. Plain data, so the fast path
-// needs no TLS initialisation guard; the hook below (touched only on the slow path) returns the
-// caches of an exiting thread to their allocators.
-struct TlsEntry {
-  uint64_t id;
-  CachingAllocator::ThreadCache* cache;
-};
-constexpr int kTlsEntries = 8;
-// initial-exec: a plain %fs-relative access instead of a __tls_get_addr call per operation
-// (128 bytes of static TLS, as fast allocators such as tcmalloc and jemalloc also use).
-__attribute__((tls_model("initial-exec"))) thread_local TlsEntry tls_entries[kTlsEntries];
 
 struct LiveAllocators {
   std::mutex mutex;
@@ -115,9 +35,10 @@ LiveAllocators& liveAllocators() {
   return *live;
 }
 
+// Per bucket: how many free blocks a thread keeps, an eighth of its cache budget's worth.
 uint32_t bucketLimit(size_t index, size_t thread_cache_bytes) {
   const size_t by_bytes = thread_cache_bytes / 8 / bucketSizeOf(index);
-  return static_cast<uint32_t>(std::clamp<size_t>(by_bytes, 2, 64));
+  return static_cast<uint32_t>(std::clamp<size_t>(by_bytes, 2, kSlotsPerBucket));
 }
 
 void* systemAlloc(size_t bytes) {
@@ -130,7 +51,7 @@ void* systemAlloc(size_t bytes) {
 }
 
 void systemFree(void* base, size_t bytes) {
-  RAL_UNPOISON(base, bytes);
+  unpoison(base, bytes);
   if (bytes >= kMmapThreshold) {
     munmap(base, bytes);
   } else {
@@ -138,8 +59,24 @@ void systemFree(void* base, size_t bytes) {
   }
 }
 
+// Error paths live out of line and cold.
+[[gnu::noinline, gnu::cold]] Status badRequest(size_t bytes, size_t alignment) {
+  if ((alignment & (alignment - 1)) != 0 || alignment > CachingAllocator::kMaxAlignment)
+    return invalidArgument("cpu: alignment ", alignment, " is not a power of two up to ",
+                           CachingAllocator::kMaxAlignment);
+  return outOfMemory("cpu: cannot allocate ", bytes, " bytes (larger than any address space)");
+}
+
+[[gnu::noinline, gnu::cold]] Status badFree(const void* ptr, bool freed) {
+  if (freed) return invalidArgument("cpu: deallocate(", ptr, "): already freed");
+  return invalidArgument("cpu: deallocate(", ptr, "): not a pointer from this allocator");
+}
+
 }  // namespace
 
+__thread TlsEntry alloc_detail::tls_entries[kTlsEntries] __attribute__((tls_model("initial-exec")));
+
+// Returns an exiting thread's caches to their allocators.
 struct ThreadExitHook {
   bool armed = false;
   ~ThreadExitHook() {
@@ -157,18 +94,10 @@ namespace {
 thread_local ThreadExitHook tls_exit_hook;
 }  // namespace
 
-// ---- buckets ---------------------------------------------------------------------------------
-
-size_t CachingAllocator::bucketIndex(size_t n) { return bucketIndexOf(n); }
-size_t CachingAllocator::bucketSize(size_t index) { return bucketSizeOf(index); }
-
 // ---- lifetime --------------------------------------------------------------------------------
 
 CachingAllocator::CachingAllocator(CachingAllocatorOptions options)
-    : options_(options),
-      id_(nextAllocatorId()),
-      pool_(kNumBuckets, nullptr),
-      pool_counts_(kNumBuckets, 0) {
+    : options_(options), id_(nextAllocatorId()), pool_(kNumBuckets, nullptr) {
   for (size_t i = 0; i < kCachedBuckets; ++i)
     bucket_limits_[i] = bucketLimit(i, options_.thread_cache_bytes);
   auto& live = liveAllocators();
@@ -184,20 +113,15 @@ CachingAllocator::~CachingAllocator() {
   }
   std::lock_guard<std::mutex> lock(mutex_);
   for (auto& cache : caches_) {
-    for (size_t i = 0; i < kCachedBuckets; ++i) {
-      for (Block* b = cache->lists[i]; b != nullptr;) {
-        Block* next = b->next;
-        systemFree(b, bucketSizeOf(i));
-        b = next;
-      }
-    }
+    for (size_t i = 0; i < kCachedBuckets; ++i)
+      for (uint32_t k = 0; k < cache->counts[i]; ++k) systemFree(cache->slots[i][k], bucketSizeOf(i));
   }
   releasePoolLocked();
 }
 
 // ---- thread caches ---------------------------------------------------------------------------
 
-inline CachingAllocator::ThreadCache* CachingAllocator::threadCache() {
+CachingAllocator::ThreadCache* CachingAllocator::threadCache() {
   if (tls_entries[0].id == id_) return tls_entries[0].cache;
   return attachThreadCache();
 }
@@ -251,20 +175,21 @@ void CachingAllocator::orphan(ThreadCache* cache) {
   cache->attached = false;
 }
 
+// ---- pool and system -------------------------------------------------------------------------
+
+void CachingAllocator::pushPoolLocked(BlockHeader* block, size_t index) {
+  block->next = pool_[index];
+  pool_[index] = block;
+  pool_cached_bytes_ += bucketSizeOf(index);
+}
+
 void CachingAllocator::flushThreadCache(ThreadCache* cache) {
   std::lock_guard<std::mutex> lock(mutex_);
   for (size_t i = 0; i < kCachedBuckets; ++i) {
-    while (Block* b = cache->lists[i]) {
-      cache->lists[i] = b->next;
-      b->next = pool_[i];
-      pool_[i] = b;
-      ++pool_counts_[i];
-      pool_cached_bytes_ += bucketSizeOf(i);
-    }
+    for (uint32_t k = 0; k < cache->counts[i]; ++k) pushPoolLocked(cache->slots[i][k], i);
     cache->counts[i] = 0;
   }
-  cache->private_cached = 0;
-  cache->cached.store(0, std::memory_order_relaxed);
+  cache->held.store(cache->in_use.load(std::memory_order_relaxed), std::memory_order_relaxed);
   const uint64_t epoch = trim_epoch_.load(std::memory_order_relaxed);
   if (cache->epoch_seen != epoch) {
     cache->epoch_seen = epoch;
@@ -272,34 +197,28 @@ void CachingAllocator::flushThreadCache(ThreadCache* cache) {
   }
 }
 
-void CachingAllocator::returnToPool(ThreadCache* cache, size_t index, size_t keep) {
-  const size_t size = bucketSizeOf(index);
+// Moves the oldest of a bucket's cached blocks to the pool, keeping the `keep` newest (the ones
+// most likely still in the CPU's caches).
+void CachingAllocator::returnToPool(ThreadCache* cache, size_t index, uint32_t keep) {
+  const uint32_t n = cache->counts[index];
+  if (n <= keep) return;
+  const uint32_t moved = n - keep;
+  BlockHeader** slots = cache->slots[index];
   std::lock_guard<std::mutex> lock(mutex_);
-  while (cache->counts[index] > keep) {
-    Block* b = cache->lists[index];
-    cache->lists[index] = b->next;
-    --cache->counts[index];
-    b->next = pool_[index];
-    pool_[index] = b;
-    ++pool_counts_[index];
-    pool_cached_bytes_ += size;
-    cache->private_cached -= size;
-  }
-  cache->cached.store(cache->private_cached, std::memory_order_relaxed);
+  for (uint32_t k = 0; k < moved; ++k) pushPoolLocked(slots[k], index);
+  std::memmove(slots, slots + moved, keep * sizeof(BlockHeader*));
+  cache->counts[index] = keep;
+  addOwned(cache->held, -static_cast<int64_t>(moved * bucketSizeOf(index)));
   samplePeakLocked();
 }
-
-// ---- pool and system -------------------------------------------------------------------------
 
 uint64_t CachingAllocator::inUseLocked() const {
   int64_t total = static_cast<int64_t>(large_in_use_);
   for (const auto& c : caches_) {
-    // remote_freed first: a remote free happens after its allocation, so `allocated` read later
+    // remote_freed first: a remote free happens after its allocation, so `in_use` read later
     // already includes it and the difference cannot go transiently negative.
-    const uint64_t remote = c->remote_freed.load(std::memory_order_acquire);
-    const uint64_t allocated = c->allocated.load(std::memory_order_relaxed);
-    const uint64_t freed = c->freed.load(std::memory_order_relaxed);
-    total += static_cast<int64_t>(allocated - freed - remote);
+    const int64_t remote = c->remote_freed.load(std::memory_order_acquire);
+    total += c->in_use.load(std::memory_order_relaxed) - remote;
   }
   return total > 0 ? static_cast<uint64_t>(total) : 0;
 }
@@ -311,19 +230,17 @@ void CachingAllocator::samplePeakLocked() const {
 void CachingAllocator::releasePoolLocked() {
   for (size_t i = 0; i < kNumBuckets; ++i) {
     const size_t size = bucketSizeOf(i);
-    while (Block* b = pool_[i]) {
+    while (BlockHeader* b = pool_[i]) {
       pool_[i] = b->next;
       systemFree(b, size);
       system_bytes_ -= size;
     }
-    pool_counts_[i] = 0;
   }
   pool_cached_bytes_ = 0;
 }
 
-StatusOr<CachingAllocator::Block*> CachingAllocator::systemAllocate(
-    size_t index, std::unique_lock<std::mutex>& lock) {
-  (void)lock;  // held by the caller
+// With the mutex held. The block's own header is written here, once for its lifetime.
+StatusOr<CachingAllocator::BlockHeader*> CachingAllocator::systemAllocate(size_t index) {
   const size_t size = bucketSizeOf(index);
   const size_t limit = options_.memory_limit;
   if (limit != 0 && system_bytes_ + size > limit) {
@@ -342,148 +259,146 @@ StatusOr<CachingAllocator::Block*> CachingAllocator::systemAllocate(
     return outOfMemory("cpu: the system cannot provide ", size, " bytes (", system_bytes_,
                        " bytes held by this allocator)");
   system_bytes_ += size;
-  return static_cast<Block*>(base);
+  auto* block = static_cast<BlockHeader*>(base);
+  *block = BlockHeader{};
+  block->magic = kFreedMagic ^ (reinterpret_cast<uintptr_t>(block) + kHeaderBytes);
+  block->base = block;
+  block->allocator_id = id_;
+  block->bucket = static_cast<uint32_t>(index);
+  return block;
 }
 
-StatusOr<CachingAllocator::Block*> CachingAllocator::obtainBlock(size_t index, ThreadCache* cache) {
-  std::unique_lock<std::mutex> lock(mutex_);
-  const size_t size = bucketSizeOf(index);
-  Block* block = pool_[index];
+// A cached bucket's stack is empty: take a block from the pool, with up to half the bucket's
+// limit more so the next allocations stay local, or else one from the system.
+StatusOr<CachingAllocator::BlockHeader*> CachingAllocator::refill(size_t index,
+                                                                   ThreadCache* cache) {
+  const int64_t size = static_cast<int64_t>(bucketSizeOf(index));
+  std::lock_guard<std::mutex> lock(mutex_);
+  BlockHeader* block = pool_[index];
+  if (block == nullptr) {
+    RAL_ASSIGN_OR_RETURN(block, systemAllocate(index));
+    ++cache->system_allocations;
+    addOwned(cache->held, size);
+    return block;
+  }
+  pool_[index] = block->next;
+  pool_cached_bytes_ -= size;
+  uint32_t n = cache->counts[index];
+  int64_t taken = size;
+  const uint32_t batch = bucket_limits_[index] / 2;
+  while (n < batch && pool_[index] != nullptr) {
+    BlockHeader* b = pool_[index];
+    pool_[index] = b->next;
+    pool_cached_bytes_ -= size;
+    cache->slots[index][n++] = b;
+    taken += size;
+  }
+  cache->counts[index] = n;
+  addOwned(cache->held, taken);
+  return block;
+}
+
+StatusOr<CachingAllocator::BlockHeader*> CachingAllocator::obtainLarge(size_t index) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  BlockHeader* block = pool_[index];
   if (block != nullptr) {
     pool_[index] = block->next;
-    --pool_counts_[index];
-    pool_cached_bytes_ -= size;
-    if (cache != nullptr) {
-      bump(cache->hits, 1);
-      // Refill: move up to half the bucket's limit along, so the next misses stay local.
-      const size_t batch = bucket_limits_[index] / 2;
-      while (cache->counts[index] < batch && pool_[index] != nullptr) {
-        Block* b = pool_[index];
-        pool_[index] = b->next;
-        --pool_counts_[index];
-        pool_cached_bytes_ -= size;
-        b->next = cache->lists[index];
-        cache->lists[index] = b;
-        ++cache->counts[index];
-        cache->private_cached += size;
-      }
-      cache->cached.store(cache->private_cached, std::memory_order_relaxed);
-    } else {
-      ++large_hits_;
-    }
+    pool_cached_bytes_ -= bucketSizeOf(index);
+    ++large_hits_;
   } else {
-    RAL_ASSIGN_OR_RETURN(block, systemAllocate(index, lock));
+    RAL_ASSIGN_OR_RETURN(block, systemAllocate(index));
   }
-  if (cache == nullptr) {
-    large_in_use_ += size;
-    ++large_allocations_;
-  }
+  large_in_use_ += bucketSizeOf(index);
+  ++large_allocations_;
   samplePeakLocked();
   return block;
 }
 
-// ---- allocate / deallocate -------------------------------------------------------------------
+// ---- allocate / deallocate: the general paths ------------------------------------------------
 
-namespace {
-// Error paths live out of line so the fast paths stay small.
-[[gnu::noinline, gnu::cold]] Status badRequest(size_t bytes, size_t alignment) {
-  if ((alignment & (alignment - 1)) != 0 || alignment > CachingAllocator::kMaxAlignment)
-    return invalidArgument("cpu: alignment ", alignment, " is not a power of two up to ",
-                           CachingAllocator::kMaxAlignment);
-  return outOfMemory("cpu: cannot allocate ", bytes, " bytes (larger than any address space)");
+void* CachingAllocator::place(BlockHeader* block, ThreadCache* cache, size_t bytes,
+                              size_t alignment) {
+  const uintptr_t base = reinterpret_cast<uintptr_t>(block);
+  const uintptr_t user = (base + kHeaderBytes + alignment - 1) & ~(uintptr_t{alignment} - 1);
+  auto* header = reinterpret_cast<BlockHeader*>(user - kHeaderBytes);
+  if (header != block) {
+    // A second header right before the pointer; the block's own header stays as it is.
+    unpoison(header, kHeaderBytes);
+    *header = *block;
+  }
+  header->magic = kLiveMagic ^ user;
+  header->owner = cache;
+  block->owner = cache;
+  unpoisonUser(header, reinterpret_cast<void*>(user), bytes);
+  return reinterpret_cast<void*>(user);
 }
 
-[[gnu::noinline, gnu::cold]] Status badFree(const void* ptr, uint64_t magic, uint64_t freed) {
-  if (magic == freed) return invalidArgument("cpu: deallocate(", ptr, "): already freed");
-  return invalidArgument("cpu: deallocate(", ptr, "): not a pointer from this allocator");
-}
-}  // namespace
-
-StatusOr<void*> CachingAllocator::allocate(size_t bytes, size_t alignment) {
+StatusOr<void*> CachingAllocator::allocateSlow(size_t bytes, size_t alignment) {
   if (__builtin_expect(((alignment & (alignment - 1)) != 0) | (alignment > kMaxAlignment) |
                            (bytes > kMaxRequest),
                        0))
     return badRequest(bytes, alignment);
   if (alignment < kMinAlignment) alignment = kMinAlignment;
   const size_t index = bucketIndexOf(bytes + alignment);
-  const size_t size = bucketSizeOf(index);
-  Block* block;
-  ThreadCache* cache = nullptr;
-  if (index < kCachedBuckets) {
-    cache = threadCache();
-    if (cache->epoch_seen != trim_epoch_.load(std::memory_order_relaxed)) flushThreadCache(cache);
-    block = cache->lists[index];
-    if (block != nullptr) {
-      cache->lists[index] = block->next;
-      --cache->counts[index];
-      cache->private_cached -= size;
-      cache->cached.store(cache->private_cached, std::memory_order_relaxed);
-      bump(cache->hits, 1);
-    } else {
-      RAL_ASSIGN_OR_RETURN(block, obtainBlock(index, cache));
-    }
-    bump(cache->allocated, size);
-    bump(cache->allocations, 1);
-    const uint64_t net = cache->allocated.load(std::memory_order_relaxed) -
-                         cache->freed.load(std::memory_order_relaxed) -
-                         cache->remote_freed.load(std::memory_order_relaxed);
-    if (net > cache->peak.load(std::memory_order_relaxed) && net < (uint64_t{1} << 63))
-      cache->peak.store(net, std::memory_order_relaxed);
-  } else {
-    RAL_ASSIGN_OR_RETURN(block, obtainBlock(index, nullptr));
+  if (index >= kCachedBuckets) {
+    RAL_ASSIGN_OR_RETURN(BlockHeader * block, obtainLarge(index));
+    return place(block, nullptr, bytes, alignment);
   }
-  const uintptr_t base = reinterpret_cast<uintptr_t>(block);
-  const uintptr_t user = (base + kHeaderBytes + alignment - 1) & ~(uintptr_t{alignment} - 1);
-  auto* header = reinterpret_cast<Header*>(user - kHeaderBytes);
-  header->magic = kLiveMagic ^ user;
-  header->base = block;
-  header->allocator_id = id_;
-  header->owner = cache;
-  header->bucket = static_cast<uint32_t>(index);
-  RAL_UNPOISON(reinterpret_cast<void*>(user), bytes);
-  return reinterpret_cast<void*>(user);
+  ThreadCache* cache = threadCache();
+  if (cache->epoch_seen != trim_epoch_.load(std::memory_order_relaxed)) flushThreadCache(cache);
+  BlockHeader* block;
+  if (const uint32_t n = cache->counts[index]; n != 0) {
+    block = cache->slots[index][n - 1];
+    cache->counts[index] = n - 1;
+  } else {
+    RAL_ASSIGN_OR_RETURN(block, refill(index, cache));
+  }
+  accountAllocation(cache, static_cast<int64_t>(bucketSizeOf(index)));
+  return place(block, cache, bytes, alignment);
 }
 
-Status CachingAllocator::deallocate(void* ptr) {
+Status CachingAllocator::deallocateSlow(void* ptr) {
   if (ptr == nullptr) return Status();
   const uintptr_t user = reinterpret_cast<uintptr_t>(ptr);
-  if (__builtin_expect(user % kMinAlignment != 0, 0)) return badFree(ptr, 0, 1);
-  auto* header = reinterpret_cast<Header*>(user - kHeaderBytes);
-  if (__builtin_expect(header->magic != (kLiveMagic ^ user), 0))
-    return badFree(ptr, header->magic, kFreedMagic ^ user);
-  if (__builtin_expect(header->allocator_id != id_, 0))
-    return badFree(ptr, 0, 1).withContext("allocated by another CPU driver");
+  if (user % kMinAlignment != 0) return badFree(ptr, false);
+  auto* header = reinterpret_cast<BlockHeader*>(user - kHeaderBytes);
+  if (header->magic != (kLiveMagic ^ user)) return badFree(ptr, header->magic == (kFreedMagic ^ user));
+  if (header->allocator_id != id_)
+    return badFree(ptr, false).withContext("allocated by another CPU driver");
   const size_t index = header->bucket;
   const size_t size = bucketSizeOf(index);
   ThreadCache* owner = header->owner;
-  Block* block = static_cast<Block*>(header->base);
+  BlockHeader* block = header->base;
   header->magic = kFreedMagic ^ user;
-  RAL_POISON(ptr, reinterpret_cast<uintptr_t>(block) + size - user);
+  poison(ptr, reinterpret_cast<uintptr_t>(block) + size - user);
 
   if (index >= kCachedBuckets) {
     std::lock_guard<std::mutex> lock(mutex_);
     large_in_use_ -= size;
-    block->next = pool_[index];
-    pool_[index] = block;
-    ++pool_counts_[index];
-    pool_cached_bytes_ += size;
+    pushPoolLocked(block, index);
     return Status();
   }
   ThreadCache* cache = threadCache();
   if (owner == cache) {
-    bump(cache->freed, size);
+    addOwned(cache->in_use, -static_cast<int64_t>(size));
   } else {
-    owner->remote_freed.fetch_add(size, std::memory_order_release);
+    // Another thread's block: it leaves that thread's accounting and joins this cache.
+    owner->remote_freed.fetch_add(static_cast<int64_t>(size), std::memory_order_release);
+    addOwned(cache->held, static_cast<int64_t>(size));
   }
-  block->next = cache->lists[index];
-  cache->lists[index] = block;
-  const uint32_t count = ++cache->counts[index];
-  cache->private_cached += size;
-  cache->cached.store(cache->private_cached, std::memory_order_relaxed);
+  if (cache->counts[index] >= bucket_limits_[index])
+    returnToPool(cache, index, cache->counts[index] / 2);
+  cache->slots[index][cache->counts[index]++] = block;
   if (cache->epoch_seen != trim_epoch_.load(std::memory_order_relaxed)) {
     flushThreadCache(cache);
-  } else if (count > bucket_limits_[index] || cache->private_cached > options_.thread_cache_bytes) {
-    returnToPool(cache, index, count / 2);
+  } else if (cache->held.load(std::memory_order_relaxed) -
+                 cache->in_use.load(std::memory_order_relaxed) >
+             static_cast<int64_t>(options_.thread_cache_bytes)) {
+    returnToPool(cache, index, cache->counts[index] / 2);
+    if (cache->held.load(std::memory_order_relaxed) -
+            cache->in_use.load(std::memory_order_relaxed) >
+        static_cast<int64_t>(options_.thread_cache_bytes))
+      flushThreadCache(cache);
   }
   return Status();
 }
@@ -499,10 +414,14 @@ MemoryStats CachingAllocator::stats() const {
   s.cache_hits = large_hits_;
   uint64_t peak = std::max<uint64_t>(peak_sampled_, s.bytes_in_use);
   for (const auto& c : caches_) {
-    s.bytes_cached += c->cached.load(std::memory_order_relaxed);
-    s.allocations += c->allocations.load(std::memory_order_relaxed);
-    s.cache_hits += c->hits.load(std::memory_order_relaxed);
-    peak = std::max<uint64_t>(peak, c->peak.load(std::memory_order_relaxed));
+    const int64_t cached =
+        c->held.load(std::memory_order_relaxed) - c->in_use.load(std::memory_order_relaxed);
+    s.bytes_cached += static_cast<size_t>(std::max<int64_t>(cached, 0));
+    const uint64_t allocations = static_cast<uint64_t>(c->allocations.load(std::memory_order_relaxed));
+    s.allocations += allocations;
+    // An allocation is counted just after its refill, so a reader in between sees one less.
+    s.cache_hits += allocations > c->system_allocations ? allocations - c->system_allocations : 0;
+    peak = std::max<uint64_t>(peak, static_cast<uint64_t>(c->peak.load(std::memory_order_relaxed)));
   }
   peak_sampled_ = peak;
   s.peak_bytes_in_use = peak;
@@ -523,10 +442,14 @@ StatusOr<size_t> CachingAllocator::usableSize(const void* ptr) const {
   const uintptr_t user = reinterpret_cast<uintptr_t>(ptr);
   if (ptr == nullptr || user % kMinAlignment != 0)
     return invalidArgument("cpu: not a pointer from this allocator");
-  const auto* header = reinterpret_cast<const Header*>(user - kHeaderBytes);
+  const auto* header = reinterpret_cast<const BlockHeader*>(user - kHeaderBytes);
   if (header->magic != (kLiveMagic ^ user) || header->allocator_id != id_)
     return invalidArgument("cpu: not a live pointer from this allocator");
+#if defined(__SANITIZE_ADDRESS__)
+  return static_cast<size_t>(header->requested);
+#else
   return bucketSizeOf(header->bucket) - (user - reinterpret_cast<uintptr_t>(header->base));
+#endif
 }
 
 }  // namespace ral::cpu

@@ -173,6 +173,59 @@ TEST(CachingAllocatorTest, BadFreesAreErrors) {
   EXPECT_EQ(alloc.stats().bytes_in_use, 0u);
 }
 
+// A block handed out with a larger alignment carries a second header; after its free the block
+// is reused at the default alignment (and back), with every byte it offers written each time.
+TEST(CachingAllocatorTest, BlocksChangeAlignmentBetweenUses) {
+  CachingAllocator alloc;
+  // 1000 + 64 and 1000 + 128 round up to the same bucket (1280 bytes).
+  ASSERT_EQ(CachingAllocator::bucketIndex(1000 + 64), CachingAllocator::bucketIndex(1000 + 128));
+  std::vector<void*> seen;
+  for (int round = 0; round < 6; ++round) {
+    const size_t alignment = round % 2 == 0 ? 128 : 64;
+    auto p = alloc.allocate(1000, alignment);
+    ASSERT_TRUE(p.ok()) << p.status();
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(*p) % alignment, 0u);
+    const size_t usable = *alloc.usableSize(*p);
+    EXPECT_GE(usable, 1000u);
+    std::memset(*p, 0x5a, usable);  // every usable byte, right up to the next header
+    seen.push_back(*p);
+    ASSERT_TRUE(alloc.deallocate(*p).ok()) << round;
+    EXPECT_EQ(alloc.deallocate(*p).code(), StatusCode::kInvalidArgument) << "double free";
+  }
+  const MemoryStats s = alloc.stats();
+  EXPECT_EQ(s.bytes_in_use, 0u);
+  EXPECT_EQ(s.allocations, 6u);
+  EXPECT_EQ(s.cache_hits, 5u) << "one block from the system, then reused";
+  EXPECT_EQ(s.bytes_cached, CachingAllocator::bucketSize(CachingAllocator::bucketIndex(1064)));
+}
+
+// A thread that frees more than its cache budget passes blocks to the pool, where another
+// thread finds them instead of asking the system.
+TEST(CachingAllocatorTest, ThreadCacheBudgetFeedsThePool) {
+  CachingAllocatorOptions options;
+  options.thread_cache_bytes = 64 << 10;
+  CachingAllocator alloc(options);
+  constexpr int kBlocks = 100;
+  std::vector<void*> blocks;
+  for (int i = 0; i < kBlocks; ++i) blocks.push_back(*alloc.allocate(4000));
+  for (void* p : blocks) ASSERT_TRUE(alloc.deallocate(p).ok());
+  MemoryStats s = alloc.stats();
+  EXPECT_EQ(s.bytes_in_use, 0u);
+  const size_t block = CachingAllocator::bucketSize(CachingAllocator::bucketIndex(4064));
+  EXPECT_EQ(s.bytes_cached, kBlocks * block);
+  EXPECT_EQ(s.cache_hits, 0u);
+
+  std::thread other([&] {
+    std::vector<void*> mine;
+    for (int i = 0; i < kBlocks / 2; ++i) mine.push_back(*alloc.allocate(4000));
+    for (void* p : mine) EXPECT_TRUE(alloc.deallocate(p).ok());
+  });
+  other.join();
+  s = alloc.stats();
+  EXPECT_EQ(s.cache_hits, uint64_t{kBlocks / 2}) << "the other thread took pooled blocks";
+  EXPECT_EQ(s.bytes_cached, kBlocks * block) << "nothing new came from the system";
+}
+
 // Blocks freed by other threads than their allocator, threads that exit with cached blocks.
 TEST(CachingAllocatorConcurrencyTest, ThreadsShareBlocksAndAccountingStaysExact) {
   CachingAllocator alloc;
