@@ -245,8 +245,8 @@ int main(int argc, char** argv) {
                            "BM_CachingAlloc/" + s, 2.0, false});
     absolutes.push_back(Absolute{"caching alloc+free, " + s + " B", "BM_CachingAlloc/" + s, 20.0});
   }
-  ratios.push_back(Ratio{"malloc+free / bare stack via Driver, 64 B (floor)",
-                         "BM_Malloc/64", "BM_StackDriverAlloc/64"});
+  ratios.push_back(Ratio{"malloc+free / bare stack via Driver, 64 B (floor)", "BM_Malloc/64",
+                         "BM_StackDriverAlloc/64"});
   ratios.push_back(Ratio{"malloc+free / caching alloc+free, 64 B..1 MiB cycle", "BM_MallocMixed",
                          "BM_CachingAllocMixed", 2.0, false});
   absolutes.push_back(

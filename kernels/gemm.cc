@@ -20,6 +20,7 @@
 
 #include "drivers/cpu/cpu_driver.h"
 #include "drivers/cpu/cpu_info.h"
+#include "kernels/kernel_checks.h"
 #include "kernels/kernel_util.h"
 #include "kernels/openblas.h"
 #include "ral/api.h"
@@ -167,38 +168,17 @@ StatusOr<Setup> setup(ExecutionContext* ctx) {
   return Setup{driver, blas};
 }
 
-// Checks op(a) (m x k) * op(b) (k x n) -> c (m x n) for the trailing two dims.
-Status checkMatmulShapes(const char* kernel, int64_t ar, int64_t ac, int64_t br, int64_t bc,
-                         int64_t cr, int64_t cc, bool ta, bool tb, int64_t* k) {
-  const int64_t m = ta ? ac : ar, ka = ta ? ar : ac;
-  const int64_t kb = tb ? bc : br, n = tb ? br : bc;
-  if (ka != kb || m != cr || n != cc)
-    return invalidArgument(kernel, ": op(a) is ", m, "x", ka, " (transpose_a=", ta, "), op(b) is ",
-                           kb, "x", n, " (transpose_b=", tb, "), c is ", cr, "x", cc,
-                           ": expected op(a) m x k, op(b) k x n, c m x n");
-  for (int64_t d : {m, n, ka})
-    if (d > INT_MAX)
-      return unsupported(kernel, ": dimension ", d, " exceeds OpenBLAS's 32-bit indices");
-  *k = ka;
-  return Status();
-}
-
 template <typename T>
 void gemm(ExecutionContext* ctx, MemRef<T, 2> a, MemRef<T, 2> b, MemRef<T, 2> c, bool ta, bool tb) {
-  const char* kKernel = "ral_gemm";
-  RAL_SIGNAL_IF_ERROR(ctx, checkMemRef(a, kKernel, "a"));
-  RAL_SIGNAL_IF_ERROR(ctx, checkMemRef(b, kKernel, "b"));
-  RAL_SIGNAL_IF_ERROR(ctx, checkMemRef(c, kKernel, "c"));
-  int64_t k = 0;
-  RAL_SIGNAL_IF_ERROR(ctx, checkMatmulShapes(kKernel, a.sizes[0], a.sizes[1], b.sizes[0],
-                                             b.sizes[1], c.sizes[0], c.sizes[1], ta, tb, &k));
+  const auto k = checkMatmul("ral_gemm", a, b, c, ta, tb);
+  RAL_SIGNAL_IF_ERROR(ctx, k.status());
   auto s = setup(ctx);
   RAL_SIGNAL_IF_ERROR(ctx, s.status());
   Mat<T> ma = matOf(a), mb = matOf(b);
   const bool alias = overlaps(c, a) || overlaps(c, b);
   RAL_SIGNAL_IF_ERROR(
       ctx, gemm2d<T>(s->driver, *s->blas, {ma.data, ma.rows, ma.cols, ma.rs, ma.cs},
-                     {mb.data, mb.rows, mb.cols, mb.rs, mb.cs}, matOf(c), ta, tb, k, alias));
+                     {mb.data, mb.rows, mb.cols, mb.rs, mb.cs}, matOf(c), ta, tb, *k, alias));
 }
 
 // The 2-D slice of a rank-R MemRef at batch index `batch` (over c's batch shape), with size-1
@@ -219,26 +199,8 @@ Mat<T> batchSlice(const MemRef<T, R>& m, const int64_t* batch_idx) {
 template <typename T, int RA, int RB, int RC>
 void batchGemm(ExecutionContext* ctx, MemRef<T, RA> a, MemRef<T, RB> b, MemRef<T, RC> c, bool ta,
                bool tb) {
-  const char* kKernel = "ral_batch_gemm";
-  RAL_SIGNAL_IF_ERROR(ctx, checkMemRef(a, kKernel, "a"));
-  RAL_SIGNAL_IF_ERROR(ctx, checkMemRef(b, kKernel, "b"));
-  RAL_SIGNAL_IF_ERROR(ctx, checkMemRef(c, kKernel, "c"));
-  int64_t k = 0;
-  RAL_SIGNAL_IF_ERROR(
-      ctx, checkMatmulShapes(kKernel, a.sizes[RA - 2], a.sizes[RA - 1], b.sizes[RB - 2],
-                             b.sizes[RB - 1], c.sizes[RC - 2], c.sizes[RC - 1], ta, tb, &k));
-  auto checkBatch = [&](const int64_t* sizes, int rank, const char* what) -> Status {
-    for (int d = 0; d < rank - 2; ++d) {
-      const int64_t want = c.sizes[(RC - 2) - (rank - 2) + d];
-      if (sizes[d] != want && sizes[d] != 1)
-        return invalidArgument(kKernel, ": batch dim ", d, " of ", what, " is ", sizes[d],
-                               " but c's is ", want, " (a ", shapeString(a), ", b ", shapeString(b),
-                               ", c ", shapeString(c), ")");
-    }
-    return Status();
-  };
-  RAL_SIGNAL_IF_ERROR(ctx, checkBatch(a.sizes, RA, "a"));
-  RAL_SIGNAL_IF_ERROR(ctx, checkBatch(b.sizes, RB, "b"));
+  const auto k = checkMatmul("ral_batch_gemm", a, b, c, ta, tb);
+  RAL_SIGNAL_IF_ERROR(ctx, k.status());
   auto s = setup(ctx);
   RAL_SIGNAL_IF_ERROR(ctx, s.status());
   const bool alias = overlaps(c, a) || overlaps(c, b);
@@ -250,7 +212,7 @@ void batchGemm(ExecutionContext* ctx, MemRef<T, RA> a, MemRef<T, RB> b, MemRef<T
     RAL_SIGNAL_IF_ERROR(
         ctx, gemm2d<T>(s->driver, *s->blas, {sa.data, sa.rows, sa.cols, sa.rs, sa.cs},
                        {sb.data, sb.rows, sb.cols, sb.rs, sb.cs}, batchSlice<T, RC, RC>(c, idx), ta,
-                       tb, k, alias));
+                       tb, *k, alias));
     for (int d = RC - 3; d >= 0; --d) {
       if (++idx[d] < c.sizes[d]) break;
       idx[d] = 0;

@@ -73,23 +73,6 @@ bool overlaps(const MemRef<A, NA>& a, const MemRef<B, NB>& b) {
   return a0 < a1 && b0 < b1 && a0 < b1 && b0 < a1;
 }
 
-// The argument checks every device's ral_memcpy shares: both views valid, same shape, not
-// partially overlapping. Returns false when there is nothing to copy (empty, or the same view).
-template <typename T, int N>
-StatusOr<bool> checkCopy(const MemRef<T, N>& src, const MemRef<T, N>& dst, const char* kernel) {
-  RAL_RETURN_IF_ERROR(checkMemRef(src, kernel, "source"));
-  RAL_RETURN_IF_ERROR(checkMemRef(dst, kernel, "destination"));
-  if (!sameSizes(src, dst))
-    return invalidArgument(kernel, ": source ", shapeString(src), " and destination ",
-                           shapeString(dst), " differ in shape");
-  if (dst.numel() == 0) return false;
-  bool same_view = src.data() == dst.data();
-  for (int d = 0; d < N; ++d) same_view = same_view && src.strides[d] == dst.strides[d];
-  if (same_view) return false;
-  if (overlaps(src, dst)) return invalidArgument(kernel, ": source and destination overlap");
-  return true;
-}
-
 // Memory from the driver, returned on scope exit (kernels never call malloc for data-sized
 // scratch, so a host's own allocator serves them too).
 class Scratch {

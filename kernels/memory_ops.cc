@@ -10,6 +10,7 @@
 // src and dst must not partially overlap (the very same view is a no-op copy).
 #include <cstring>
 
+#include "kernels/kernel_checks.h"
 #include "kernels/kernel_util.h"
 #include "kernels/strided_copy.h"
 #include "ral/api.h"

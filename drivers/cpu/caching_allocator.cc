@@ -114,7 +114,8 @@ CachingAllocator::~CachingAllocator() {
   std::lock_guard<std::mutex> lock(mutex_);
   for (auto& cache : caches_) {
     for (size_t i = 0; i < kCachedBuckets; ++i)
-      for (uint32_t k = 0; k < cache->counts[i]; ++k) systemFree(cache->slots[i][k], bucketSizeOf(i));
+      for (uint32_t k = 0; k < cache->counts[i]; ++k)
+        systemFree(cache->slots[i][k], bucketSizeOf(i));
   }
   releasePoolLocked();
 }
@@ -271,7 +272,7 @@ StatusOr<CachingAllocator::BlockHeader*> CachingAllocator::systemAllocate(size_t
 // A cached bucket's stack is empty: take a block from the pool, with up to half the bucket's
 // limit more so the next allocations stay local, or else one from the system.
 StatusOr<CachingAllocator::BlockHeader*> CachingAllocator::refill(size_t index,
-                                                                   ThreadCache* cache) {
+                                                                  ThreadCache* cache) {
   const int64_t size = static_cast<int64_t>(bucketSizeOf(index));
   std::lock_guard<std::mutex> lock(mutex_);
   BlockHeader* block = pool_[index];
@@ -362,7 +363,8 @@ Status CachingAllocator::deallocateSlow(void* ptr) {
   const uintptr_t user = reinterpret_cast<uintptr_t>(ptr);
   if (user % kMinAlignment != 0) return badFree(ptr, false);
   auto* header = reinterpret_cast<BlockHeader*>(user - kHeaderBytes);
-  if (header->magic != (kLiveMagic ^ user)) return badFree(ptr, header->magic == (kFreedMagic ^ user));
+  if (header->magic != (kLiveMagic ^ user))
+    return badFree(ptr, header->magic == (kFreedMagic ^ user));
   if (header->allocator_id != id_)
     return badFree(ptr, false).withContext("allocated by another CPU driver");
   const size_t index = header->bucket;
@@ -417,7 +419,8 @@ MemoryStats CachingAllocator::stats() const {
     const int64_t cached =
         c->held.load(std::memory_order_relaxed) - c->in_use.load(std::memory_order_relaxed);
     s.bytes_cached += static_cast<size_t>(std::max<int64_t>(cached, 0));
-    const uint64_t allocations = static_cast<uint64_t>(c->allocations.load(std::memory_order_relaxed));
+    const uint64_t allocations =
+        static_cast<uint64_t>(c->allocations.load(std::memory_order_relaxed));
     s.allocations += allocations;
     // An allocation is counted just after its refill, so a reader in between sees one less.
     s.cache_hits += allocations > c->system_allocations ? allocations - c->system_allocations : 0;

@@ -61,9 +61,9 @@ namespace alloc_detail {
 
 constexpr size_t kHeaderBytes = 64;
 constexpr size_t kCachedBuckets = 1 + (21 - 7) * 4 + 3 + 1;  // 128 B ... the 4 MiB bucket
-constexpr size_t kSlotsPerBucket = 64;                        // most a thread keeps per bucket
-constexpr uint64_t kLiveMagic = 0x52414c2d4c495645ull;        // "RAL-LIVE"
-constexpr uint64_t kFreedMagic = 0x52414c2d46524545ull;       // "RAL-FREE"
+constexpr size_t kSlotsPerBucket = 64;                       // most a thread keeps per bucket
+constexpr uint64_t kLiveMagic = 0x52414c2d4c495645ull;       // "RAL-LIVE"
+constexpr uint64_t kFreedMagic = 0x52414c2d46524545ull;      // "RAL-FREE"
 
 // With 2^p <= m = n - 1 < 2^(p+1), m's top three bits are 4 + sub (sub: the quarter of the power
 // of two), so the index is 4 * (p - 7) + sub + 1 = (m >> (p - 2)) + 4 * p - 31. Clamping m to 127
@@ -90,7 +90,7 @@ constexpr std::array<uint32_t, kCachedBuckets> kCachedBucketSizes = [] {
 struct ThreadCache;
 
 struct alignas(64) BlockHeader {
-  uint64_t magic;  // kLiveMagic ^ user address while live, kFreedMagic ^ user address once freed
+  uint64_t magic;     // kLiveMagic ^ user address while live, kFreedMagic ^ user address once freed
   BlockHeader* base;  // start of the block (== this for the header every block starts with)
   uint64_t allocator_id;
   ThreadCache* owner;  // whose counters account the block; null for blocks above the caches
@@ -105,10 +105,10 @@ static_assert(sizeof(BlockHeader) == kHeaderBytes, "the header fills exactly the
 // only (a relaxed load + store, no locked instruction) and read by stats().
 struct ThreadCache {
   // Touched on every cached allocate / free.
-  std::atomic<int64_t> in_use{0};  // owner: bytes of blocks this cache accounts as live
-  std::atomic<int64_t> held{0};    // owner: in_use + bytes in `slots`
-  std::atomic<int64_t> allocations{0};  // owner
-  std::atomic<int64_t> peak{0};         // owner: the largest in_use - remote_freed seen
+  std::atomic<int64_t> in_use{0};        // owner: bytes of blocks this cache accounts as live
+  std::atomic<int64_t> held{0};          // owner: in_use + bytes in `slots`
+  std::atomic<int64_t> allocations{0};   // owner
+  std::atomic<int64_t> peak{0};          // owner: the largest in_use - remote_freed seen
   uint64_t epoch_seen = 0;               // owner: the allocator's trim epoch last acted on
   uint32_t counts[kCachedBuckets] = {};  // owner
   BlockHeader* slots[kCachedBuckets][kSlotsPerBucket];  // owner: free blocks, per bucket
@@ -232,7 +232,8 @@ class CachingAllocator {
 // A default-aligned request served from the calling thread's cache, and the free of a
 // default-aligned block of this thread back into it. Any other case goes out of line.
 
-[[gnu::always_inline]] inline StatusOr<void*> CachingAllocator::allocate(size_t bytes, size_t alignment) {
+[[gnu::always_inline]] inline StatusOr<void*> CachingAllocator::allocate(size_t bytes,
+                                                                         size_t alignment) {
   using namespace alloc_detail;
   const size_t index = bucketIndexOf(bytes + kHeaderBytes);  // used only once `bytes` is checked
   const TlsEntry entry = tls_entries[0];
@@ -272,12 +273,11 @@ class CachingAllocator {
     const uint32_t n = cache->counts[index];
     const int64_t size = kCachedBucketSizes[index];
     const int64_t in_use = cache->in_use.load(std::memory_order_relaxed) - size;
-    if (__builtin_expect(
-            n < bucket_limits_[index] &&
-                cache->held.load(std::memory_order_relaxed) - in_use <=
-                    static_cast<int64_t>(options_.thread_cache_bytes) &&
-                cache->epoch_seen == trim_epoch_.load(std::memory_order_relaxed),
-            1)) {
+    if (__builtin_expect(n < bucket_limits_[index] &&
+                             cache->held.load(std::memory_order_relaxed) - in_use <=
+                                 static_cast<int64_t>(options_.thread_cache_bytes) &&
+                             cache->epoch_seen == trim_epoch_.load(std::memory_order_relaxed),
+                         1)) {
       header->magic = kFreedMagic ^ user;
       poison(ptr, static_cast<size_t>(size) - kHeaderBytes);
       cache->slots[index][n] = header;
@@ -289,7 +289,8 @@ class CachingAllocator {
   return deallocateSlow(ptr);
 }
 
-[[gnu::always_inline]] inline void CachingAllocator::accountAllocation(ThreadCache* cache, int64_t size) {
+[[gnu::always_inline]] inline void CachingAllocator::accountAllocation(ThreadCache* cache,
+                                                                       int64_t size) {
   const int64_t in_use = cache->in_use.load(std::memory_order_relaxed) + size;
   cache->in_use.store(in_use, std::memory_order_relaxed);
   alloc_detail::addOwned(cache->allocations, 1);

@@ -13,6 +13,7 @@
 
 #include "drivers/cuda/cublas.h"
 #include "kernels/cuda/cuda_kernel_util.h"
+#include "kernels/kernel_checks.h"
 #include "kernels/kernel_util.h"
 #include "ral/api.h"
 #include "ral/context.h"
@@ -21,9 +22,8 @@
 namespace ral::cuda_kernels {
 namespace {
 
-using kernels::checkMemRef;
+using kernels::checkMatmul;
 using kernels::overlaps;
-using kernels::shapeString;
 
 template <typename T>
 constexpr cuda::BlasType blasType() {
@@ -177,31 +177,14 @@ Status runGemm(ExecutionContext* ctx, Batch<T> a, Batch<T> b, Batch<T> c, bool t
   return Status();
 }
 
-Status checkShapes(const char* kernel, int64_t ar, int64_t ac, int64_t br, int64_t bc, int64_t cr,
-                   int64_t cc, bool ta, bool tb, int64_t* k) {
-  const int64_t m = ta ? ac : ar, ka = ta ? ar : ac;
-  const int64_t kb = tb ? bc : br, n = tb ? br : bc;
-  if (ka != kb || m != cr || n != cc)
-    return invalidArgument(kernel, ": op(a) is ", m, "x", ka, " (transpose_a=", ta, "), op(b) is ",
-                           kb, "x", n, " (transpose_b=", tb, "), c is ", cr, "x", cc,
-                           ": expected op(a) m x k, op(b) k x n, c m x n");
-  *k = ka;
-  return Status();
-}
-
 template <typename T>
 void gemm(ExecutionContext* ctx, MemRef<T, 2> a, MemRef<T, 2> b, MemRef<T, 2> c, bool ta, bool tb) {
-  const char* kKernel = "ral_gemm";
-  RAL_SIGNAL_IF_ERROR(ctx, checkMemRef(a, kKernel, "a"));
-  RAL_SIGNAL_IF_ERROR(ctx, checkMemRef(b, kKernel, "b"));
-  RAL_SIGNAL_IF_ERROR(ctx, checkMemRef(c, kKernel, "c"));
-  int64_t k = 0;
-  RAL_SIGNAL_IF_ERROR(ctx, checkShapes(kKernel, a.sizes[0], a.sizes[1], b.sizes[0], b.sizes[1],
-                                       c.sizes[0], c.sizes[1], ta, tb, &k));
+  const auto k = checkMatmul("ral_gemm", a, b, c, ta, tb);
+  RAL_SIGNAL_IF_ERROR(ctx, k.status());
   Batch<T> ba{a.data(), a.sizes[0], a.sizes[1], a.strides[0], a.strides[1], {0}};
   Batch<T> bb{b.data(), b.sizes[0], b.sizes[1], b.strides[0], b.strides[1], {0}};
   Batch<T> bc{c.data(), c.sizes[0], c.sizes[1], c.strides[0], c.strides[1], {0}};
-  RAL_SIGNAL_IF_ERROR(ctx, runGemm<T>(ctx, ba, bb, bc, ta, tb, k, overlaps(c, a), overlaps(c, b)));
+  RAL_SIGNAL_IF_ERROR(ctx, runGemm<T>(ctx, ba, bb, bc, ta, tb, *k, overlaps(c, a), overlaps(c, b)));
 }
 
 // Offsets of the matrices of `m` over c's batch shape (size-1 batch dims broadcast).
@@ -227,26 +210,8 @@ std::vector<int64_t> batchOffsets(const MemRef<T, R>& m, const int64_t* c_sizes,
 template <typename T, int RA, int RB, int RC>
 void batchGemm(ExecutionContext* ctx, MemRef<T, RA> a, MemRef<T, RB> b, MemRef<T, RC> c, bool ta,
                bool tb) {
-  const char* kKernel = "ral_batch_gemm";
-  RAL_SIGNAL_IF_ERROR(ctx, checkMemRef(a, kKernel, "a"));
-  RAL_SIGNAL_IF_ERROR(ctx, checkMemRef(b, kKernel, "b"));
-  RAL_SIGNAL_IF_ERROR(ctx, checkMemRef(c, kKernel, "c"));
-  int64_t k = 0;
-  RAL_SIGNAL_IF_ERROR(
-      ctx, checkShapes(kKernel, a.sizes[RA - 2], a.sizes[RA - 1], b.sizes[RB - 2], b.sizes[RB - 1],
-                       c.sizes[RC - 2], c.sizes[RC - 1], ta, tb, &k));
-  auto checkBatch = [&](const int64_t* sizes, int rank, const char* what) -> Status {
-    for (int d = 0; d < rank - 2; ++d) {
-      const int64_t want = c.sizes[(RC - 2) - (rank - 2) + d];
-      if (sizes[d] != want && sizes[d] != 1)
-        return invalidArgument(kKernel, ": batch dim ", d, " of ", what, " is ", sizes[d],
-                               " but c's is ", want, " (a ", shapeString(a), ", b ", shapeString(b),
-                               ", c ", shapeString(c), ")");
-    }
-    return Status();
-  };
-  RAL_SIGNAL_IF_ERROR(ctx, checkBatch(a.sizes, RA, "a"));
-  RAL_SIGNAL_IF_ERROR(ctx, checkBatch(b.sizes, RB, "b"));
+  const auto k = checkMatmul("ral_batch_gemm", a, b, c, ta, tb);
+  RAL_SIGNAL_IF_ERROR(ctx, k.status());
   int64_t batches = 1;
   for (int d = 0; d < RC - 2; ++d) batches *= c.sizes[d];
   if (batches == 0) return;
@@ -256,7 +221,7 @@ void batchGemm(ExecutionContext* ctx, MemRef<T, RA> a, MemRef<T, RB> b, MemRef<T
               b.strides[RB - 2], b.strides[RB - 1], batchOffsets<T, RB, RC>(b, c.sizes, batches)};
   Batch<T> bc{c.data(),          c.sizes[RC - 2],   c.sizes[RC - 1],
               c.strides[RC - 2], c.strides[RC - 1], batchOffsets<T, RC, RC>(c, c.sizes, batches)};
-  RAL_SIGNAL_IF_ERROR(ctx, runGemm<T>(ctx, std::move(ba), std::move(bb), std::move(bc), ta, tb, k,
+  RAL_SIGNAL_IF_ERROR(ctx, runGemm<T>(ctx, std::move(ba), std::move(bb), std::move(bc), ta, tb, *k,
                                       overlaps(c, a), overlaps(c, b)));
 }
 

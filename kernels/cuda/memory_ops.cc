@@ -9,6 +9,7 @@
 #include <string>
 
 #include "kernels/cuda/cuda_kernel_util.h"
+#include "kernels/kernel_checks.h"
 #include "kernels/kernel_util.h"
 #include "ral/api.h"
 #include "ral/half.h"

@@ -11,15 +11,15 @@
 #include <type_traits>
 
 #include "kernels/cuda/cuda_kernel_util.h"
+#include "kernels/kernel_checks.h"
 #include "kernels/kernel_util.h"
 #include "ral/api.h"
 
 namespace ral::cuda_kernels {
 namespace {
 
-using kernels::checkMemRef;
-using kernels::overlaps;
-using kernels::shapeString;
+using kernels::checkOrdering;
+using kernels::checkTopk;
 
 template <typename T>
 constexpr Entry orderEntry() {
@@ -27,27 +27,6 @@ constexpr Entry orderEntry() {
   if constexpr (std::is_same_v<T, double>) return Entry::kOrderF64;
   if constexpr (std::is_same_v<T, int32_t>) return Entry::kOrderI32;
   return Entry::kOrderI64;
-}
-
-template <typename T, int N>
-Status checkOutputs(const char* kernel, const MemRef<T, N>& in, const MemRef<T, N>& values,
-                    const MemRef<int64_t, N>& indices, int64_t last) {
-  RAL_RETURN_IF_ERROR(checkMemRef(in, kernel, "input"));
-  RAL_RETURN_IF_ERROR(checkMemRef(values, kernel, "values"));
-  RAL_RETURN_IF_ERROR(checkMemRef(indices, kernel, "indices"));
-  for (int d = 0; d < N; ++d) {
-    const int64_t want = d == N - 1 ? last : in.sizes[d];
-    if (values.sizes[d] != want || indices.sizes[d] != want)
-      return invalidArgument(kernel, ": input ", shapeString(in),
-                             " needs values and indices of its shape with the last dim ", last,
-                             ", got values ", shapeString(values), " and indices ",
-                             shapeString(indices));
-  }
-  bool same_view = values.data() == in.data();
-  for (int d = 0; d < N; ++d) same_view = same_view && values.strides[d] == in.strides[d];
-  if ((!same_view && overlaps(values, in)) || overlaps(indices, in) || overlaps(indices, values))
-    return invalidArgument(kernel, ": outputs overlap the input or each other");
-  return Status();
 }
 
 // The leading N-1 dims of `m` (rank 0 becomes one row).
@@ -104,20 +83,14 @@ Status orderRows(ExecutionContext* ctx, const MemRef<T, N>& in, const MemRef<T, 
 template <typename T, int N>
 void topk(ExecutionContext* ctx, MemRef<T, N> in, MemRef<T, N> values, MemRef<int64_t, N> indices,
           int64_t k, bool largest) {
-  const int64_t n = in.sizes[N - 1];
-  if (k < 0 || k > n) {
-    ctx->signalError(invalidArgument("ral_topk: k = ", k, " is not in [0, ", n, "] for input ",
-                                     shapeString(in)));
-    return;
-  }
-  RAL_SIGNAL_IF_ERROR(ctx, checkOutputs("ral_topk", in, values, indices, k));
+  RAL_SIGNAL_IF_ERROR(ctx, checkTopk(in, values, indices, k));
   RAL_SIGNAL_IF_ERROR(ctx, orderRows(ctx, in, values, indices, k, largest));
 }
 
 template <typename T, int N>
 void sort(ExecutionContext* ctx, MemRef<T, N> in, MemRef<T, N> values, MemRef<int64_t, N> indices,
           bool descending) {
-  RAL_SIGNAL_IF_ERROR(ctx, checkOutputs("ral_sort", in, values, indices, in.sizes[N - 1]));
+  RAL_SIGNAL_IF_ERROR(ctx, checkOrdering("ral_sort", in, values, indices, in.sizes[N - 1]));
   RAL_SIGNAL_IF_ERROR(ctx, orderRows(ctx, in, values, indices, in.sizes[N - 1], descending));
 }
 

@@ -8,6 +8,7 @@
 // Same contract as the CPU kernel; operands must be memory of the context's Vulkan driver.
 #include <climits>
 
+#include "kernels/kernel_checks.h"
 #include "kernels/vulkan/kernel_util.h"
 #include "kernels/vulkan/shaders.h"
 #include "ral/api.h"
@@ -24,17 +25,9 @@ struct GemmPush {
 Status gemmImpl(ExecutionContext* ctx, const MemRef<float, 2>& a, const MemRef<float, 2>& b,
                 const MemRef<float, 2>& c, bool ta, bool tb) {
   const char* kKernel = "ral_gemm";
-  RAL_RETURN_IF_ERROR(checkMemRef(a, kKernel, "a"));
-  RAL_RETURN_IF_ERROR(checkMemRef(b, kKernel, "b"));
-  RAL_RETURN_IF_ERROR(checkMemRef(c, kKernel, "c"));
-  const int64_t m = ta ? a.sizes[1] : a.sizes[0], ka = ta ? a.sizes[0] : a.sizes[1];
-  const int64_t kb = tb ? b.sizes[1] : b.sizes[0], n = tb ? b.sizes[0] : b.sizes[1];
-  if (ka != kb || c.sizes[0] != m || c.sizes[1] != n)
-    return invalidArgument(kKernel, ": op(a) ", m, "x", ka, " times op(b) ", kb, "x", n,
-                           " does not give c ", shapeString(c));
+  RAL_ASSIGN_OR_RETURN(const int64_t ka, checkMatmul(kKernel, a, b, c, ta, tb));
+  const int64_t m = c.sizes[0], n = c.sizes[1];
   if (m == 0 || n == 0) return Status();
-  if (m > INT32_MAX || n > INT32_MAX || ka > INT32_MAX)
-    return invalidArgument(kKernel, ": dimensions above 2^31 are not supported on Vulkan");
   if (overlaps(c, a) || overlaps(c, b)) return invalidArgument(kKernel, ": c overlaps an input");
   RAL_ASSIGN_OR_RETURN(VulkanDriver * driver, vulkanDriver(ctx));
   Stream* stream = executionStream(ctx);

@@ -10,6 +10,7 @@
 // through the strided shaders.
 #include <cstring>
 
+#include "kernels/kernel_checks.h"
 #include "kernels/vulkan/kernel_util.h"
 #include "kernels/vulkan/strided.h"
 #include "ral/api.h"
@@ -21,16 +22,8 @@ namespace {
 template <typename T, int N>
 Status memcpyImpl(ExecutionContext* ctx, const MemRef<T, N>& src, const MemRef<T, N>& dst) {
   const char* kKernel = "ral_memcpy";
-  RAL_RETURN_IF_ERROR(checkMemRef(src, kKernel, "source"));
-  RAL_RETURN_IF_ERROR(checkMemRef(dst, kKernel, "destination"));
-  if (!sameSizes(src, dst))
-    return invalidArgument(kKernel, ": source ", shapeString(src), " and destination ",
-                           shapeString(dst), " differ in shape");
-  if (dst.numel() == 0) return Status();
-  bool same_view = src.data() == dst.data();
-  for (int d = 0; d < N; ++d) same_view = same_view && src.strides[d] == dst.strides[d];
-  if (same_view) return Status();
-  if (overlaps(src, dst)) return invalidArgument(kKernel, ": source and destination overlap");
+  RAL_ASSIGN_OR_RETURN(const bool work, checkCopy(src, dst, kKernel));
+  if (!work) return Status();
   RAL_ASSIGN_OR_RETURN(VulkanDriver * driver, vulkanDriver(ctx));
   Stream* stream = executionStream(ctx);
   if (src.isContiguous() && dst.isContiguous())
