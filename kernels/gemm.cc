@@ -21,6 +21,7 @@
 #include "drivers/cpu/cpu_driver.h"
 #include "drivers/cpu/cpu_info.h"
 #include "kernels/kernel_checks.h"
+#include "kernels/kernel_types.h"
 #include "kernels/kernel_util.h"
 #include "kernels/openblas.h"
 #include "ral/api.h"
@@ -220,19 +221,12 @@ void batchGemm(ExecutionContext* ctx, MemRef<T, RA> a, MemRef<T, RB> b, MemRef<T
   }
 }
 
-#define RAL_REGISTER_GEMM(T)                               \
-  RAL_API("ral_gemm", "cpu", gemm<T>);                     \
-  RAL_API("ral_batch_gemm", "cpu", batchGemm<T, 3, 3, 3>); \
-  RAL_API("ral_batch_gemm", "cpu", batchGemm<T, 4, 4, 4>); \
-  RAL_API("ral_batch_gemm", "cpu", batchGemm<T, 2, 3, 3>); \
-  RAL_API("ral_batch_gemm", "cpu", batchGemm<T, 3, 2, 3>); \
-  RAL_API("ral_batch_gemm", "cpu", batchGemm<T, 2, 4, 4>); \
-  RAL_API("ral_batch_gemm", "cpu", batchGemm<T, 4, 2, 4>)
-
-RAL_REGISTER_GEMM(float);
-RAL_REGISTER_GEMM(double);
-RAL_REGISTER_GEMM(float16);
-RAL_REGISTER_GEMM(bfloat16);
+#define RAL_REGISTER_BATCH_GEMM(T, RA, RB, RC) \
+  RAL_API("ral_batch_gemm", "cpu", batchGemm<T, RA, RB, RC>);
+#define RAL_REGISTER_GEMM(T)           \
+  RAL_API("ral_gemm", "cpu", gemm<T>); \
+  RAL_KERNEL_BATCH_GEMM_RANKS(RAL_REGISTER_BATCH_GEMM, T)
+RAL_KERNEL_FLOAT_TYPES(RAL_REGISTER_GEMM)
 
 }  // namespace
 }  // namespace ral::kernels

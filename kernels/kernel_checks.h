@@ -6,6 +6,7 @@
 
 #include <climits>
 #include <cstdint>
+#include <string>
 
 #include "kernels/kernel_util.h"
 #include "ral/memref.h"
@@ -100,6 +101,48 @@ Status checkTopk(const MemRef<T, N>& in, const MemRef<T, N>& values,
     return invalidArgument("ral_topk: k = ", k, " is not in [0, ", n, "] for input ",
                            shapeString(in));
   return checkOrdering("ral_topk", in, values, indices, k);
+}
+
+// ral_transpose, before the permutation is read (it may live in device memory): valid views and
+// a permutation of N entries.
+template <typename T, int N>
+Status checkTransposeOperands(const MemRef<T, N>& in, const MemRef<int64_t, 1>& perm,
+                              const MemRef<T, N>& out) {
+  const char* kKernel = "ral_transpose";
+  RAL_RETURN_IF_ERROR(checkMemRef(in, kKernel, "input"));
+  RAL_RETURN_IF_ERROR(checkMemRef(out, kKernel, "output"));
+  RAL_RETURN_IF_ERROR(checkMemRef(perm, kKernel, "permutation"));
+  if (perm.sizes[0] != N)
+    return invalidArgument(kKernel, ": the permutation has ", perm.sizes[0], " entries for a rank-",
+                           N, " tensor");
+  return Status();
+}
+
+// ral_transpose, once the permutation `p` is on the host: p is a permutation of 0..N-1, out's
+// shape is in's permuted (numpy's convention: out.sizes[d] == in.sizes[p[d]]) and the two do not
+// overlap. Fills `in_strides` with in's strides permuted, i.e. the walk over in in out's order.
+template <typename T, int N>
+Status checkPermutation(const MemRef<T, N>& in, const int64_t (&p)[N], const MemRef<T, N>& out,
+                        int64_t (&in_strides)[N]) {
+  const char* kKernel = "ral_transpose";
+  bool seen[N] = {};
+  for (int d = 0; d < N; ++d) {
+    if (p[d] < 0 || p[d] >= N || seen[p[d]]) {
+      std::string list;
+      for (int e = 0; e < N; ++e) list += (e ? "," : "") + std::to_string(p[e]);
+      return invalidArgument(kKernel, ": [", list, "] is not a permutation of 0..", N - 1);
+    }
+    seen[p[d]] = true;
+  }
+  for (int d = 0; d < N; ++d) {
+    if (out.sizes[d] != in.sizes[p[d]])
+      return invalidArgument(kKernel, ": output ", shapeString(out), " does not match input ",
+                             shapeString(in), " permuted (dim ", d, " should be ", in.sizes[p[d]],
+                             ")");
+    in_strides[d] = in.strides[p[d]];
+  }
+  if (overlaps(in, out)) return invalidArgument(kKernel, ": input and output overlap");
+  return Status();
 }
 
 }  // namespace ral::kernels

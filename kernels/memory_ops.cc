@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "kernels/kernel_checks.h"
+#include "kernels/kernel_types.h"
 #include "kernels/kernel_util.h"
 #include "kernels/strided_copy.h"
 #include "ral/api.h"
@@ -55,25 +56,9 @@ void memsetKernel(ExecutionContext* ctx, MemRef<T, N> dst, T value) {
 
 #define RAL_REGISTER_MEMORY_OPS_RANK(T, N)          \
   RAL_API("ral_memcpy", "cpu", memcpyKernel<T, N>); \
-  RAL_API("ral_memset", "cpu", memsetKernel<T, N>)
-#define RAL_REGISTER_MEMORY_OPS(T)    \
-  RAL_REGISTER_MEMORY_OPS_RANK(T, 1); \
-  RAL_REGISTER_MEMORY_OPS_RANK(T, 2); \
-  RAL_REGISTER_MEMORY_OPS_RANK(T, 3); \
-  RAL_REGISTER_MEMORY_OPS_RANK(T, 4); \
-  RAL_REGISTER_MEMORY_OPS_RANK(T, 5); \
-  RAL_REGISTER_MEMORY_OPS_RANK(T, 6)
-
-RAL_REGISTER_MEMORY_OPS(bool);
-RAL_REGISTER_MEMORY_OPS(int8_t);
-RAL_REGISTER_MEMORY_OPS(uint8_t);
-RAL_REGISTER_MEMORY_OPS(int16_t);
-RAL_REGISTER_MEMORY_OPS(int32_t);
-RAL_REGISTER_MEMORY_OPS(int64_t);
-RAL_REGISTER_MEMORY_OPS(float16);
-RAL_REGISTER_MEMORY_OPS(bfloat16);
-RAL_REGISTER_MEMORY_OPS(float);
-RAL_REGISTER_MEMORY_OPS(double);
+  RAL_API("ral_memset", "cpu", memsetKernel<T, N>);
+#define RAL_REGISTER_MEMORY_OPS(T) RAL_KERNEL_RANKS_1_TO_6(RAL_REGISTER_MEMORY_OPS_RANK, T)
+RAL_KERNEL_DATA_TYPES(RAL_REGISTER_MEMORY_OPS)
 
 }  // namespace
 }  // namespace ral::kernels

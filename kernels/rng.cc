@@ -15,6 +15,7 @@
 #include <cmath>
 #include <type_traits>
 
+#include "kernels/kernel_types.h"
 #include "kernels/kernel_util.h"
 #include "kernels/parallel.h"
 #include "kernels/philox.h"
@@ -146,17 +147,9 @@ void rngNormal(ExecutionContext* ctx, MemRef<T, N> out, uint64_t seed, uint64_t 
 
 #define RAL_REGISTER_RNG_RANK(T, N)                    \
   RAL_API("ral_rng_uniform", "cpu", rngUniform<T, N>); \
-  RAL_API("ral_rng_normal", "cpu", rngNormal<T, N>)
-#define RAL_REGISTER_RNG(T)    \
-  RAL_REGISTER_RNG_RANK(T, 1); \
-  RAL_REGISTER_RNG_RANK(T, 2); \
-  RAL_REGISTER_RNG_RANK(T, 3); \
-  RAL_REGISTER_RNG_RANK(T, 4)
-
-RAL_REGISTER_RNG(float);
-RAL_REGISTER_RNG(double);
-RAL_REGISTER_RNG(float16);
-RAL_REGISTER_RNG(bfloat16);
+  RAL_API("ral_rng_normal", "cpu", rngNormal<T, N>);
+#define RAL_REGISTER_RNG(T) RAL_KERNEL_RANKS_1_TO_4(RAL_REGISTER_RNG_RANK, T)
+RAL_KERNEL_FLOAT_TYPES(RAL_REGISTER_RNG)
 
 }  // namespace
 }  // namespace ral::kernels

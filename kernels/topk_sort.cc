@@ -18,6 +18,7 @@
 #include <type_traits>
 
 #include "kernels/kernel_checks.h"
+#include "kernels/kernel_types.h"
 #include "kernels/kernel_util.h"
 #include "kernels/parallel.h"
 #include "ral/api.h"
@@ -107,17 +108,9 @@ void sort(ExecutionContext* ctx, MemRef<T, N> in, MemRef<T, N> values, MemRef<in
 
 #define RAL_REGISTER_ORDERING_RANK(T, N)  \
   RAL_API("ral_topk", "cpu", topk<T, N>); \
-  RAL_API("ral_sort", "cpu", sort<T, N>)
-#define RAL_REGISTER_ORDERING(T)    \
-  RAL_REGISTER_ORDERING_RANK(T, 1); \
-  RAL_REGISTER_ORDERING_RANK(T, 2); \
-  RAL_REGISTER_ORDERING_RANK(T, 3); \
-  RAL_REGISTER_ORDERING_RANK(T, 4)
-
-RAL_REGISTER_ORDERING(float);
-RAL_REGISTER_ORDERING(double);
-RAL_REGISTER_ORDERING(int32_t);
-RAL_REGISTER_ORDERING(int64_t);
+  RAL_API("ral_sort", "cpu", sort<T, N>);
+#define RAL_REGISTER_ORDERING(T) RAL_KERNEL_RANKS_1_TO_4(RAL_REGISTER_ORDERING_RANK, T)
+RAL_KERNEL_ORDERED_TYPES(RAL_REGISTER_ORDERING)
 
 }  // namespace
 }  // namespace ral::kernels

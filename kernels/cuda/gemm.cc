@@ -14,6 +14,7 @@
 #include "drivers/cuda/cublas.h"
 #include "kernels/cuda/cuda_kernel_util.h"
 #include "kernels/kernel_checks.h"
+#include "kernels/kernel_types.h"
 #include "kernels/kernel_util.h"
 #include "ral/api.h"
 #include "ral/context.h"
@@ -225,19 +226,12 @@ void batchGemm(ExecutionContext* ctx, MemRef<T, RA> a, MemRef<T, RB> b, MemRef<T
                                       overlaps(c, a), overlaps(c, b)));
 }
 
-#define RAL_REGISTER_CUDA_GEMM(T)                           \
-  RAL_API("ral_gemm", "cuda", gemm<T>);                     \
-  RAL_API("ral_batch_gemm", "cuda", batchGemm<T, 3, 3, 3>); \
-  RAL_API("ral_batch_gemm", "cuda", batchGemm<T, 4, 4, 4>); \
-  RAL_API("ral_batch_gemm", "cuda", batchGemm<T, 2, 3, 3>); \
-  RAL_API("ral_batch_gemm", "cuda", batchGemm<T, 3, 2, 3>); \
-  RAL_API("ral_batch_gemm", "cuda", batchGemm<T, 2, 4, 4>); \
-  RAL_API("ral_batch_gemm", "cuda", batchGemm<T, 4, 2, 4>)
-
-RAL_REGISTER_CUDA_GEMM(float);
-RAL_REGISTER_CUDA_GEMM(double);
-RAL_REGISTER_CUDA_GEMM(float16);
-RAL_REGISTER_CUDA_GEMM(bfloat16);
+#define RAL_REGISTER_CUDA_BATCH_GEMM(T, RA, RB, RC) \
+  RAL_API("ral_batch_gemm", "cuda", batchGemm<T, RA, RB, RC>);
+#define RAL_REGISTER_CUDA_GEMM(T)       \
+  RAL_API("ral_gemm", "cuda", gemm<T>); \
+  RAL_KERNEL_BATCH_GEMM_RANKS(RAL_REGISTER_CUDA_BATCH_GEMM, T)
+RAL_KERNEL_FLOAT_TYPES(RAL_REGISTER_CUDA_GEMM)
 
 }  // namespace
 }  // namespace ral::cuda_kernels

@@ -10,6 +10,7 @@
 
 #include "kernels/cuda/cuda_kernel_util.h"
 #include "kernels/kernel_checks.h"
+#include "kernels/kernel_types.h"
 #include "kernels/kernel_util.h"
 #include "ral/api.h"
 #include "ral/half.h"
@@ -83,44 +84,15 @@ Status readPermutation(const CudaEnv& env, const MemRef<int64_t, 1>& perm, int64
 
 template <typename T, int N>
 void transpose(ExecutionContext* ctx, MemRef<T, N> in, MemRef<int64_t, 1> perm, MemRef<T, N> out) {
-  const char* kKernel = "ral_transpose";
-  RAL_SIGNAL_IF_ERROR(ctx, checkMemRef(in, kKernel, "input"));
-  RAL_SIGNAL_IF_ERROR(ctx, checkMemRef(out, kKernel, "output"));
-  RAL_SIGNAL_IF_ERROR(ctx, checkMemRef(perm, kKernel, "permutation"));
-  if (perm.sizes[0] != N) {
-    ctx->signalError(invalidArgument(kKernel, ": the permutation has ", perm.sizes[0],
-                                     " entries for a rank-", N, " tensor"));
-    return;
-  }
+  RAL_SIGNAL_IF_ERROR(ctx, kernels::checkTransposeOperands(in, perm, out));
   auto env = cudaEnv(ctx);
   RAL_SIGNAL_IF_ERROR(ctx, env.status());
   int64_t p[N];
   RAL_SIGNAL_IF_ERROR(ctx, readPermutation(*env, perm, p, N));
-  bool seen[N] = {};
-  for (int d = 0; d < N; ++d) {
-    if (p[d] < 0 || p[d] >= N || seen[p[d]]) {
-      std::string list;
-      for (int e = 0; e < N; ++e) list += (e ? "," : "") + std::to_string(p[e]);
-      ctx->signalError(
-          invalidArgument(kKernel, ": [", list, "] is not a permutation of 0..", N - 1));
-      return;
-    }
-    seen[p[d]] = true;
-  }
+  int64_t in_strides[N];
+  RAL_SIGNAL_IF_ERROR(ctx, kernels::checkPermutation(in, p, out, in_strides));
   StridedView src = viewOf(out);  // out's sizes, walking in with permuted strides
-  for (int d = 0; d < N; ++d) {
-    if (out.sizes[d] != in.sizes[p[d]]) {
-      ctx->signalError(invalidArgument(kKernel, ": output ", shapeString(out),
-                                       " does not match input ", shapeString(in), " permuted (dim ",
-                                       d, " should be ", in.sizes[p[d]], ")"));
-      return;
-    }
-    src.strides[d] = in.strides[p[d]];
-  }
-  if (overlaps(in, out)) {
-    ctx->signalError(invalidArgument(kKernel, ": input and output overlap"));
-    return;
-  }
+  for (int d = 0; d < N; ++d) src.strides[d] = in_strides[d];
   if (out.numel() == 0) return;
   RAL_SIGNAL_IF_ERROR(
       ctx, stridedCopy(*env, sizeof(T), src, in.data(), viewOf(out), out.data(), out.numel()));
@@ -128,35 +100,10 @@ void transpose(ExecutionContext* ctx, MemRef<T, N> in, MemRef<int64_t, 1> perm, 
 
 #define RAL_REGISTER_CUDA_MEMORY_RANK(T, N)          \
   RAL_API("ral_memcpy", "cuda", memcpyKernel<T, N>); \
-  RAL_API("ral_memset", "cuda", memsetKernel<T, N>)
-#define RAL_REGISTER_CUDA_MEMORY(T)    \
-  RAL_REGISTER_CUDA_MEMORY_RANK(T, 1); \
-  RAL_REGISTER_CUDA_MEMORY_RANK(T, 2); \
-  RAL_REGISTER_CUDA_MEMORY_RANK(T, 3); \
-  RAL_REGISTER_CUDA_MEMORY_RANK(T, 4); \
-  RAL_REGISTER_CUDA_MEMORY_RANK(T, 5); \
-  RAL_REGISTER_CUDA_MEMORY_RANK(T, 6)
-#define RAL_REGISTER_CUDA_TRANSPOSE(T)               \
-  RAL_API("ral_transpose", "cuda", transpose<T, 1>); \
-  RAL_API("ral_transpose", "cuda", transpose<T, 2>); \
-  RAL_API("ral_transpose", "cuda", transpose<T, 3>); \
-  RAL_API("ral_transpose", "cuda", transpose<T, 4>); \
-  RAL_API("ral_transpose", "cuda", transpose<T, 5>); \
-  RAL_API("ral_transpose", "cuda", transpose<T, 6>)
-#define RAL_REGISTER_CUDA_MEMORY_OPS(T) \
-  RAL_REGISTER_CUDA_MEMORY(T);          \
-  RAL_REGISTER_CUDA_TRANSPOSE(T)
-
-RAL_REGISTER_CUDA_MEMORY_OPS(bool);
-RAL_REGISTER_CUDA_MEMORY_OPS(int8_t);
-RAL_REGISTER_CUDA_MEMORY_OPS(uint8_t);
-RAL_REGISTER_CUDA_MEMORY_OPS(int16_t);
-RAL_REGISTER_CUDA_MEMORY_OPS(int32_t);
-RAL_REGISTER_CUDA_MEMORY_OPS(int64_t);
-RAL_REGISTER_CUDA_MEMORY_OPS(float16);
-RAL_REGISTER_CUDA_MEMORY_OPS(bfloat16);
-RAL_REGISTER_CUDA_MEMORY_OPS(float);
-RAL_REGISTER_CUDA_MEMORY_OPS(double);
+  RAL_API("ral_memset", "cuda", memsetKernel<T, N>); \
+  RAL_API("ral_transpose", "cuda", transpose<T, N>);
+#define RAL_REGISTER_CUDA_MEMORY_OPS(T) RAL_KERNEL_RANKS_1_TO_6(RAL_REGISTER_CUDA_MEMORY_RANK, T)
+RAL_KERNEL_DATA_TYPES(RAL_REGISTER_CUDA_MEMORY_OPS)
 
 }  // namespace
 }  // namespace ral::cuda_kernels

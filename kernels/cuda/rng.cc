@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "kernels/cuda/cuda_kernel_util.h"
+#include "kernels/kernel_types.h"
 #include "kernels/kernel_util.h"
 #include "ral/api.h"
 #include "ral/half.h"
@@ -66,16 +67,9 @@ void rngUniform(ExecutionContext* ctx, MemRef<T, N> out, uint64_t seed, uint64_t
   RAL_SIGNAL_IF_ERROR(ctx, launchLinear(*env, rngEntry<T>(), (n + per_block - 1) / per_block, p));
 }
 
-#define RAL_REGISTER_CUDA_RNG(T)                        \
-  RAL_API("ral_rng_uniform", "cuda", rngUniform<T, 1>); \
-  RAL_API("ral_rng_uniform", "cuda", rngUniform<T, 2>); \
-  RAL_API("ral_rng_uniform", "cuda", rngUniform<T, 3>); \
-  RAL_API("ral_rng_uniform", "cuda", rngUniform<T, 4>)
-
-RAL_REGISTER_CUDA_RNG(float);
-RAL_REGISTER_CUDA_RNG(double);
-RAL_REGISTER_CUDA_RNG(float16);
-RAL_REGISTER_CUDA_RNG(bfloat16);
+#define RAL_REGISTER_CUDA_RNG_RANK(T, N) RAL_API("ral_rng_uniform", "cuda", rngUniform<T, N>);
+#define RAL_REGISTER_CUDA_RNG(T) RAL_KERNEL_RANKS_1_TO_4(RAL_REGISTER_CUDA_RNG_RANK, T)
+RAL_KERNEL_FLOAT_TYPES(RAL_REGISTER_CUDA_RNG)
 
 }  // namespace
 }  // namespace ral::cuda_kernels

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <type_traits>
 
+#include "kernels/kernel_types.h"
 #include "kernels/philox.h"
 #include "kernels/vulkan/kernel_util.h"
 #include "kernels/vulkan/shaders.h"
@@ -79,14 +80,11 @@ void rngUniform(ExecutionContext* ctx, MemRef<T, N> out, uint64_t seed, uint64_t
   RAL_SIGNAL_IF_ERROR(ctx, rngUniformImpl(ctx, out, seed, offset, low, high));
 }
 
-#define RAL_REGISTER_RNG(T)                               \
-  RAL_API("ral_rng_uniform", "vulkan", rngUniform<T, 1>); \
-  RAL_API("ral_rng_uniform", "vulkan", rngUniform<T, 2>); \
-  RAL_API("ral_rng_uniform", "vulkan", rngUniform<T, 3>); \
-  RAL_API("ral_rng_uniform", "vulkan", rngUniform<T, 4>)
-
-RAL_REGISTER_RNG(float);
-RAL_REGISTER_RNG(double);
+#define RAL_REGISTER_RNG_RANK(T, N) RAL_API("ral_rng_uniform", "vulkan", rngUniform<T, N>);
+#define RAL_REGISTER_RNG(T) RAL_KERNEL_RANKS_1_TO_4(RAL_REGISTER_RNG_RANK, T)
+// f32 and f64 only: the shaders have no f16/bf16 variant.
+RAL_REGISTER_RNG(float)
+RAL_REGISTER_RNG(double)
 
 }  // namespace
 }  // namespace ral::kernels::vulkan
