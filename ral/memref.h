@@ -94,6 +94,41 @@ MemRef<T, N> makeMemRef(T* data, const std::array<int64_t, N>& sizes) {
   return m;
 }
 
+// Builds a descriptor over existing memory with the given offset, sizes and strides (N values
+// each; not read at rank 0).
+template <typename T, int N>
+MemRef<T, N> viewMemRef(T* base, int64_t offset, const int64_t* sizes, const int64_t* strides) {
+  MemRef<T, N> m{};
+  m.allocated = base;
+  m.aligned = base;
+  m.offset = offset;
+  if constexpr (N > 0) {
+    for (int d = 0; d < N; ++d) {
+      m.sizes[d] = sizes[d];
+      m.strides[d] = strides[d];
+    }
+  }
+  return m;
+}
+
+// A descriptor's sizes and strides arrays, or nullptr at rank 0, which has none.
+template <typename T, int N>
+const int64_t* sizesOf(const MemRef<T, N>& m) {
+  if constexpr (N > 0) {
+    return m.sizes;
+  } else {
+    return nullptr;
+  }
+}
+template <typename T, int N>
+const int64_t* stridesOf(const MemRef<T, N>& m) {
+  if constexpr (N > 0) {
+    return m.strides;
+  } else {
+    return nullptr;
+  }
+}
+
 template <typename T>
 struct IsMemRef : std::false_type {};
 template <typename T, int N>

@@ -5,6 +5,7 @@
 #include <new>
 #include <utility>
 
+#include "ral/io_checks.h"
 #include "ral/module_spec.h"
 
 namespace ral::standalone {
@@ -36,17 +37,6 @@ void rowMajorStrides(const int64_t* sizes, int rank, int64_t* strides) {
     strides[d] = s;
     s *= sizes[d];
   }
-}
-
-// numel, or -1 on a negative size or overflow.
-int64_t numelOf(const int64_t* sizes, int rank) {
-  int64_t n = 1;
-  for (int d = 0; d < rank; ++d) {
-    if (sizes[d] < 0) return -1;
-    if (sizes[d] != 0 && n > (int64_t{1} << 48) / sizes[d]) return -1;
-    n *= sizes[d];
-  }
-  return n;
 }
 
 // Copies a strided tensor into dense row-major storage.
@@ -134,7 +124,7 @@ Status StandaloneExecutionContext::bindInput(size_t index, const TensorRef& ref)
                            " is supported");
   if (ref.rank > 0 && ref.shape == nullptr)
     return invalidArgument("input ", index, " has rank ", ref.rank, " but no shape");
-  const int64_t numel = numelOf(ref.shape, ref.rank);
+  const int64_t numel = io_checks::numelOf(ref.shape, ref.rank);
   if (numel < 0)
     return invalidArgument("input ", index, " has an invalid shape (negative or too large)");
   const std::string got = describe(ref.dtype, ref.shape, ref.rank);
@@ -232,22 +222,16 @@ StatusOr<DLManagedTensor*> StandaloneExecutionContext::takeOutput(size_t index) 
 const StandaloneExecutionContext::Binding* StandaloneExecutionContext::checkInput(int64_t index,
                                                                                   DType dtype,
                                                                                   int rank) {
+  // The binding was checked against the signature; here the module's request is.
   const Module& module = standalone_->module();
-  if (index < 0 || index >= static_cast<int64_t>(inputs_.size())) {
-    signalError(outOfRange("ral_recv_input: input index ", index, " is out of range: module '",
-                           module.name(), "' takes ", inputs_.size(), " input(s)"));
+  if (Status s = io_checks::checkInputRequest(module, index, dtype, rank); !s.ok()) {
+    signalError(std::move(s));
     return nullptr;
   }
   const Binding& b = inputs_[index];
   const TensorSignature& sig = module.inputs()[index];
   if (!b.bound) {
     signalError(failedPrecondition("ral_recv_input: input ", index, " is not bound"));
-    return nullptr;
-  }
-  // The binding was checked against the signature; here the module's request is.
-  if (dtype != sig.dtype || rank != sig.rank()) {
-    signalError(invalidArgument("ral_recv_input: the module reads input ", index, " as rank ", rank,
-                                " ", dtypeName(dtype), " but its signature is ", sig.toString()));
     return nullptr;
   }
   for (int d = 0; d < rank; ++d)
@@ -262,39 +246,17 @@ const StandaloneExecutionContext::Binding* StandaloneExecutionContext::checkInpu
 void StandaloneExecutionContext::setOutput(int64_t index, DType dtype, int rank, void* allocated,
                                            void* data, const int64_t* sizes,
                                            const int64_t* strides) {
-  const Module& module = standalone_->module();
-  if (index < 0 || index >= static_cast<int64_t>(outputs_.size())) {
-    signalError(outOfRange("ral_send_output: output index ", index, " is out of range: module '",
-                           module.name(), "' has ", outputs_.size(), " output(s)"));
+  if (Status s = io_checks::checkOutput(standalone_->module(), index, dtype, rank, sizes, data);
+      !s.ok()) {
+    signalError(std::move(s));
     return;
   }
-  const TensorSignature& sig = module.outputs()[index];
   Output& o = outputs_[index];
   if (o.set) {
     signalError(failedPrecondition("ral_send_output: output ", index, " was sent twice"));
     return;
   }
-  if (dtype != sig.dtype || rank != sig.rank()) {
-    signalError(invalidArgument("ral_send_output: the module sends output ", index, " as rank ",
-                                rank, " ", dtypeName(dtype), " but its signature is ",
-                                sig.toString()));
-    return;
-  }
-  const int64_t numel = numelOf(sizes, rank);
-  if (numel < 0) {
-    signalError(invalidArgument("ral_send_output: output ", index, " has an invalid shape"));
-    return;
-  }
-  for (int d = 0; d < rank; ++d)
-    if (sig.dims[d] != kDynamicDim && sig.dims[d] != sizes[d]) {
-      signalError(invalidArgument("ral_send_output: output ", index, " dimension ", d, " is ",
-                                  sizes[d], " but the signature says ", sig.dims[d]));
-      return;
-    }
-  if (data == nullptr && numel > 0) {
-    signalError(invalidArgument("ral_send_output: output ", index, " has null data"));
-    return;
-  }
+  const int64_t numel = io_checks::numelOf(sizes, rank);  // valid: checked above
   auto it = allocated ? std::find(live_.rbegin(), live_.rend(), allocated) : live_.rend();
   if (it != live_.rend()) {
     // Memory this execution allocated: hand it over as it is (strides kept).

@@ -172,28 +172,14 @@ class StandaloneContext : public Context, public std::enable_shared_from_this<St
 
 template <typename T, int N>
 MemRef<T, N> StandaloneExecutionContext::recvInput(int64_t index) {
-  MemRef<T, N> m{};
   const Binding* b = checkInput(index, kDTypeOf<T>, N);
-  if (b == nullptr) return m;
-  m.allocated = static_cast<T*>(b->data);
-  m.aligned = m.allocated;
-  m.offset = 0;
-  if constexpr (N > 0) {
-    for (int d = 0; d < N; ++d) {
-      m.sizes[d] = b->sizes[d];
-      m.strides[d] = b->strides[d];
-    }
-  }
-  return m;
+  if (b == nullptr) return MemRef<T, N>{};
+  return viewMemRef<T, N>(static_cast<T*>(b->data), 0, b->sizes, b->strides);
 }
 
 template <typename T, int N>
 void StandaloneExecutionContext::sendOutput(int64_t index, const MemRef<T, N>& m) {
-  if constexpr (N > 0) {
-    setOutput(index, kDTypeOf<T>, N, m.allocated, m.aligned + m.offset, m.sizes, m.strides);
-  } else {
-    setOutput(index, kDTypeOf<T>, 0, m.allocated, m.aligned + m.offset, nullptr, nullptr);
-  }
+  setOutput(index, kDTypeOf<T>, N, m.allocated, m.data(), sizesOf(m), stridesOf(m));
 }
 
 }  // namespace ral::standalone

@@ -18,6 +18,7 @@
 #include "contexts/torch/torch_cpu_driver.h"
 #include "contexts/torch/torch_cuda.h"
 #include "contexts/torch/torch_dtype.h"
+#include "ral/io_checks.h"
 #include "ral/module_spec.h"
 
 namespace ral::torch_host {
@@ -25,17 +26,6 @@ namespace ral::torch_host {
 const ContextType TorchExecutionContext::kType = {"torch", &ExecutionContext::kType};
 
 namespace {
-
-// numel, or -1 on a negative size or overflow.
-int64_t numelOf(const int64_t* sizes, int rank) {
-  int64_t n = 1;
-  for (int d = 0; d < rank; ++d) {
-    if (sizes[d] < 0) return -1;
-    if (sizes[d] != 0 && n > (int64_t{1} << 48) / sizes[d]) return -1;
-    n *= sizes[d];
-  }
-  return n;
-}
 
 // Elements from the first to one past the last element a (non-negative) strided view touches.
 int64_t extentOf(const int64_t* sizes, const int64_t* strides, int rank) {
@@ -199,16 +189,9 @@ const TorchExecutionContext::Binding* TorchExecutionContext::checkInput(int64_t 
     signalError(failedPrecondition("ral_recv_input: no execution is running"));
     return nullptr;
   }
-  if (index < 0 || index >= static_cast<int64_t>(bindings_.size())) {
-    signalError(outOfRange("ral_recv_input: input index ", index, " is out of range: module '",
-                           module.name(), "' takes ", bindings_.size(), " input(s)"));
-    return nullptr;
-  }
   // The tensors were checked against the signature; here the module's request is.
-  const TensorSignature& sig = module.inputs()[index];
-  if (dtype != sig.dtype || rank != sig.rank()) {
-    signalError(invalidArgument("ral_recv_input: the module reads input ", index, " as rank ", rank,
-                                " ", dtypeName(dtype), " but its signature is ", sig.toString()));
+  if (Status s = io_checks::checkInputRequest(module, index, dtype, rank); !s.ok()) {
+    signalError(std::move(s));
     return nullptr;
   }
   return &bindings_[index];
@@ -221,9 +204,8 @@ void TorchExecutionContext::setOutput(int64_t index, DType dtype, int rank, void
     signalError(failedPrecondition("ral_send_output: no execution is running"));
     return;
   }
-  if (index < 0 || index >= static_cast<int64_t>(outputs_->size())) {
-    signalError(outOfRange("ral_send_output: output index ", index, " is out of range: module '",
-                           module.name(), "' has ", outputs_->size(), " output(s)"));
+  if (Status s = io_checks::checkOutput(module, index, dtype, rank, sizes, data); !s.ok()) {
+    signalError(std::move(s));
     return;
   }
   at::Tensor& out = (*outputs_)[index];
@@ -232,32 +214,13 @@ void TorchExecutionContext::setOutput(int64_t index, DType dtype, int rank, void
     signalError(failedPrecondition("ral_send_output: output ", index, " was sent twice"));
     return;
   }
-  if (dtype != sig.dtype || rank != sig.rank()) {
-    signalError(invalidArgument("ral_send_output: the module sends output ", index, " as rank ",
-                                rank, " ", dtypeName(dtype), " but its signature is ",
-                                sig.toString()));
-    return;
-  }
-  const int64_t numel = numelOf(sizes, rank);
-  if (numel < 0) {
-    signalError(invalidArgument("ral_send_output: output ", index, " has an invalid shape"));
-    return;
-  }
+  const int64_t numel = io_checks::numelOf(sizes, rank);  // valid: checked above
   for (int d = 0; d < rank; ++d) {
-    if (sig.dims[d] != kDynamicDim && sig.dims[d] != sizes[d]) {
-      signalError(invalidArgument("ral_send_output: output ", index, " dimension ", d, " is ",
-                                  sizes[d], " but the signature says ", sig.dims[d]));
-      return;
-    }
     if (strides[d] < 0) {
       signalError(unsupported("ral_send_output: output ", index, " has a negative stride in ",
                               "dimension ", d, ", which a torch tensor cannot represent"));
       return;
     }
-  }
-  if (data == nullptr && numel > 0) {
-    signalError(invalidArgument("ral_send_output: output ", index, " has null data"));
-    return;
   }
   const c10::ScalarType type = *toScalarType(dtype);  // checked for every signature at creation
   const int64_t elem = static_cast<int64_t>(dtypeSize(dtype));

@@ -1,0 +1,48 @@
+#include "ral/io_checks.h"
+
+namespace ral::io_checks {
+
+int64_t numelOf(const int64_t* sizes, int rank) {
+  int64_t n = 1;
+  for (int d = 0; d < rank; ++d) {
+    if (sizes[d] < 0) return -1;
+    if (sizes[d] != 0 && n > (int64_t{1} << 48) / sizes[d]) return -1;
+    n *= sizes[d];
+  }
+  return n;
+}
+
+Status checkInputRequest(const Module& module, int64_t index, DType dtype, int rank) {
+  const auto& inputs = module.inputs();
+  if (index < 0 || index >= static_cast<int64_t>(inputs.size()))
+    return outOfRange("ral_recv_input: input index ", index, " is out of range: module '",
+                      module.name(), "' takes ", inputs.size(), " input(s)");
+  const TensorSignature& sig = inputs[index];
+  if (dtype != sig.dtype || rank != sig.rank())
+    return invalidArgument("ral_recv_input: the module reads input ", index, " as rank ", rank, " ",
+                           dtypeName(dtype), " but its signature is ", sig.toString());
+  return Status();
+}
+
+Status checkOutput(const Module& module, int64_t index, DType dtype, int rank, const int64_t* sizes,
+                   const void* data) {
+  const auto& outputs = module.outputs();
+  if (index < 0 || index >= static_cast<int64_t>(outputs.size()))
+    return outOfRange("ral_send_output: output index ", index, " is out of range: module '",
+                      module.name(), "' has ", outputs.size(), " output(s)");
+  const TensorSignature& sig = outputs[index];
+  if (dtype != sig.dtype || rank != sig.rank())
+    return invalidArgument("ral_send_output: the module sends output ", index, " as rank ", rank,
+                           " ", dtypeName(dtype), " but its signature is ", sig.toString());
+  const int64_t numel = numelOf(sizes, rank);
+  if (numel < 0) return invalidArgument("ral_send_output: output ", index, " has an invalid shape");
+  for (int d = 0; d < rank; ++d)
+    if (sig.dims[d] != kDynamicDim && sig.dims[d] != sizes[d])
+      return invalidArgument("ral_send_output: output ", index, " dimension ", d, " is ", sizes[d],
+                             " but the signature says ", sig.dims[d]);
+  if (data == nullptr && numel > 0)
+    return invalidArgument("ral_send_output: output ", index, " has null data");
+  return Status();
+}
+
+}  // namespace ral::io_checks
