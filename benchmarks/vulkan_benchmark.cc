@@ -14,11 +14,11 @@
 #include <memory>
 #include <random>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "drivers/vulkan/vulkan_driver.h"
 #include "ral/api.h"
+#include "ral/api_call.h"
 #include "ral/context.h"
 #include "ratio_report.h"
 
@@ -214,17 +214,7 @@ BENCHMARK(BM_Dispatch64Raw)->UseRealTime();
 
 template <typename... A>
 void callApi(Context& context, ExecutionContext* exec, const std::string& name, A... args) {
-  void* ctx = exec->abi();
-  std::tuple<A...> storage(args...);
-  void* slots[1 + sizeof...(A)];
-  slots[0] = &ctx;
-  std::apply(
-      [&](auto&... a) {
-        int i = 1;
-        ((slots[i++] = &a), ...);
-      },
-      storage);
-  ral_api_call(ctx, name.c_str(), slots);
+  ral::callApi(exec->abi(), name.c_str(), args...);
   if (exec->failed()) die(exec->status());
   (void)context;
 }

@@ -9,11 +9,11 @@
 #include <cmath>
 #include <random>
 #include <string>
-#include <tuple>
 #include <type_traits>
 #include <vector>
 
 #include "ral/api.h"
+#include "ral/api_call.h"
 #include "ral/context.h"
 
 namespace ral::testing {
@@ -21,7 +21,7 @@ namespace ral::testing {
 // The encoded name RAL_API gives a `void f(ExecutionContext*, A...)` registered as target/cpu.
 template <typename... A>
 std::string cpuName(const std::string& target) {
-  return encodeApiName(target, "cpu", kSignatureOf<void (*)(ExecutionContext*, A...)>.view());
+  return apiNameFor<A...>(target, "cpu");
 }
 
 // Calls target with `args` through ral_api_call on a fresh execution of `context`; returns the
@@ -29,18 +29,8 @@ std::string cpuName(const std::string& target) {
 template <typename... A>
 Status callCpu(Context& context, const std::string& target, A... args) {
   auto exec = context.acquireExecution();
-  void* ctx = exec->abi();
-  std::tuple<A...> storage(args...);
-  void* slots[1 + sizeof...(A)];
-  slots[0] = &ctx;
-  std::apply(
-      [&](auto&... a) {
-        int i = 1;
-        ((slots[i++] = &a), ...);
-      },
-      storage);
   const std::string name = cpuName<A...>(target);
-  ral_api_call(ctx, name.c_str(), slots);
+  callApi(exec->abi(), name.c_str(), args...);
   return exec->status();
 }
 

@@ -6,12 +6,12 @@
 #include <cstring>
 #include <random>
 #include <string>
-#include <tuple>
 #include <type_traits>
 #include <vector>
 
 #include "drivers/vulkan/vulkan_driver.h"
 #include "ral/api.h"
+#include "ral/api_call.h"
 #include "ral/context.h"
 #include "ral/half.h"
 #include "tests/vulkan/test_support.h"
@@ -22,19 +22,8 @@ namespace {
 template <typename... A>
 Status call(Context& context, const std::string& target, const char* device, A... args) {
   auto exec = context.acquireExecution();
-  void* ctx = exec->abi();
-  std::tuple<A...> storage(args...);
-  void* slots[1 + sizeof...(A)];
-  slots[0] = &ctx;
-  std::apply(
-      [&](auto&... a) {
-        int i = 1;
-        ((slots[i++] = &a), ...);
-      },
-      storage);
-  const std::string name =
-      encodeApiName(target, device, kSignatureOf<void (*)(ExecutionContext*, A...)>.view());
-  ral_api_call(ctx, name.c_str(), slots);
+  const std::string name = apiNameFor<A...>(target, device);
+  callApi(exec->abi(), name.c_str(), args...);
   return exec->status();
 }
 
