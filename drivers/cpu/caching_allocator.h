@@ -96,7 +96,7 @@ struct alignas(64) BlockHeader {
   ThreadCache* owner;  // whose counters account the block; null for blocks above the caches
   BlockHeader* next;   // link in the shared pool; unused otherwise
   uint32_t bucket;
-  uint32_t unused;
+  uint32_t padding;
   uint64_t requested;  // under AddressSanitizer only: the bytes asked for, all that is unpoisoned
 };
 static_assert(sizeof(BlockHeader) == kHeaderBytes, "the header fills exactly the reserved space");
