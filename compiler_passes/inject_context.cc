@@ -9,13 +9,21 @@
 #include "compiler_passes/type_codes.h"
 #include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/SetVector.h"
-#include "mlir/Dialect/StandardOps/IR/Ops.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/SymbolTable.h"
 
 namespace mlir {
 namespace disc_ral {
+
+#define GEN_PASS_DEF_INJECTEXECUTIONCONTEXTPASS
+#include "compiler_passes/Passes.h.inc"
+
 namespace {
+
+using func::CallOp;
+using func::FuncOp;
+using func::ReturnOp;
 
 constexpr char kBindableTypes[] =
     "inputs and outputs must be ranked memrefs (strided layout, rank <= 8) of i1, i8..i64, "
@@ -24,27 +32,15 @@ constexpr char kBindableTypes[] =
 bool isCustomCall(FuncOp f) { return f->hasAttr(kCustomCallAttr); }
 
 class InjectExecutionContextPass
-    : public PassWrapper<InjectExecutionContextPass, OperationPass<ModuleOp>> {
+    : public impl::InjectExecutionContextPassBase<InjectExecutionContextPass> {
  public:
-  InjectExecutionContextPass() = default;
-  InjectExecutionContextPass(const InjectExecutionContextPass& other) : PassWrapper(other) {}
-  explicit InjectExecutionContextPass(const std::string& entry) { entry_ = entry; }
-
-  StringRef getArgument() const final { return "disc-ral-inject-execution-context"; }
-  StringRef getDescription() const final {
-    return "Make the entry function take the RAL execution context and bind its arguments and "
-           "results with disc_ral.recv_input / disc_ral.send_output; functions called from it "
-           "take the context as their first argument";
-  }
-  void getDependentDialects(DialectRegistry& registry) const override {
-    registry.insert<DiscRalDialect>();
-  }
+  using InjectExecutionContextPassBase::InjectExecutionContextPassBase;
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    auto entry = module.lookupSymbol<FuncOp>(entry_);
+    auto entry = module.lookupSymbol<FuncOp>(entryName);
     if (!entry) {
-      module.emitError() << "no entry function @" << entry_ << " in the module";
+      module.emitError() << "no entry function @" << entryName << " in the module";
       return signalPassFailure();
     }
     if (failed(checkEntry(entry))) return signalPassFailure();
@@ -63,7 +59,7 @@ class InjectExecutionContextPass
 
     Type ctx_type = ContextType::get(&getContext());
     for (FuncOp f : with_ctx) {
-      if (f.getNumArguments() > 0 && f.getArgument(0).getType().isa<ContextType>()) {
+      if (f.getNumArguments() > 0 && isa<ContextType>(f.getArgument(0).getType())) {
         f.emitError() << "@" << f.getName() << " already takes an execution context";
         return signalPassFailure();
       }
@@ -77,14 +73,14 @@ class InjectExecutionContextPass
       if (!callee || !with_ctx.contains(callee)) return WalkResult::advance();
       auto caller = call->getParentOfType<FuncOp>();
       if (callee == entry) {
-        call.emitError() << "the entry function @" << entry_ << " cannot be called";
+        call.emitError() << "the entry function @" << entryName << " cannot be called";
         return WalkResult::interrupt();
       }
       if (!with_ctx.contains(caller)) {
         call.emitError() << "@" << caller.getName() << " calls @" << callee.getName()
                          << ", which takes the execution context, but is not reachable from the "
                             "entry function @"
-                         << entry_ << " and has no context to pass";
+                         << entryName << " and has no context to pass";
         return WalkResult::interrupt();
       }
       call->insertOperands(0, caller.getArgument(0));
@@ -96,20 +92,20 @@ class InjectExecutionContextPass
  private:
   LogicalResult checkEntry(FuncOp entry) {
     if (entry.isExternal())
-      return entry.emitError() << "entry function @" << entry_ << " has no body";
-    FunctionType type = entry.getType();
+      return entry.emitError() << "entry function @" << entryName << " has no body";
+    FunctionType type = entry.getFunctionType();
     for (auto it : llvm::enumerate(type.getInputs())) {
-      if (it.value().isa<ContextType>())
-        return entry.emitError() << "entry function @" << entry_
+      if (isa<ContextType>(it.value()))
+        return entry.emitError() << "entry function @" << entryName
                                  << " already takes an execution context";
       if (!isBindableMemRef(it.value()))
-        return entry.emitError() << "argument #" << it.index() << " of entry function @" << entry_
+        return entry.emitError() << "argument #" << it.index() << " of entry function @" << entryName
                                  << " has type " << it.value()
                                  << ", which RAL cannot bind: " << kBindableTypes;
     }
     for (auto it : llvm::enumerate(type.getResults()))
       if (!isBindableMemRef(it.value()))
-        return entry.emitError() << "result #" << it.index() << " of entry function @" << entry_
+        return entry.emitError() << "result #" << it.index() << " of entry function @" << entryName
                                  << " has type " << it.value()
                                  << ", which RAL cannot bind: " << kBindableTypes;
     return success();
@@ -142,19 +138,8 @@ class InjectExecutionContextPass
     entry.eraseResults(results);
     entry->setAttr(kEntryAttr, UnitAttr::get(&getContext()));
   }
-
-  Option<std::string> entry_{*this, "entry",
-                             llvm::cl::desc("Name of the entry function (default: main)"),
-                             llvm::cl::init("main")};
 };
 
 }  // namespace
-
-std::unique_ptr<Pass> createInjectExecutionContextPass(const std::string& entry) {
-  return std::make_unique<InjectExecutionContextPass>(entry);
-}
-
-void registerInjectExecutionContextPass() { PassRegistration<InjectExecutionContextPass>(); }
-
 }  // namespace disc_ral
 }  // namespace mlir

@@ -5,17 +5,19 @@
 //   linalg.batch_matmul                            -> "ral_batch_gemm"(a, b, c, false, false)
 //   call @f where @f has {disc_ral.custom_call = "target"} -> "target"(args...)
 // and memref.alloc / memref.dealloc become disc_ral.alloc / disc_ral.dealloc, so buffers come
-// from the host context (an output buffer is handed to the host without a copy).
+// from the host context (an output buffer is handed to the host without a copy). memref.copy
+// between strided buffers becomes linalg.copy: MLIR lowers it to a call of `memrefCopy` from its
+// runtime library, which a RAL module does not link.
 //
 // The kernels compute c = a·b while linalg accumulates (c += a·b). When c was just zero-filled the
 // fill is dropped; otherwise the product goes to a temporary that is added to c.
 #include "compiler_passes/dialect.h"
 #include "compiler_passes/passes.h"
 #include "compiler_passes/type_codes.h"
-#include "mlir/Dialect/Arithmetic/IR/Arithmetic.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/StandardOps/IR/Ops.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
@@ -23,12 +25,19 @@
 
 namespace mlir {
 namespace disc_ral {
+
+#define GEN_PASS_DEF_LOWERTOLIBRARYCALLSPASS
+#include "compiler_passes/Passes.h.inc"
+
 namespace {
+
+using func::CallOp;
+using func::FuncOp;
 
 // The execution context of the function around `op`, or null.
 Value contextOf(Operation* op) {
   auto f = op->getParentOfType<FuncOp>();
-  if (f && f.getNumArguments() > 0 && f.getArgument(0).getType().isa<ContextType>())
+  if (f && f.getNumArguments() > 0 && isa<ContextType>(f.getArgument(0).getType()))
     return f.getArgument(0);
   return Value();
 }
@@ -47,12 +56,18 @@ Value rootBuffer(Value v) {
     if (auto view = dyn_cast<ViewLikeOpInterface>(def)) {
       v = view.getViewSource();
     } else if (auto cast = dyn_cast<memref::CastOp>(def)) {
-      v = cast.source();
+      v = cast.getSource();
     } else {
       break;
     }
   }
   return v;
+}
+
+// memref.copy of such buffers lowers to one llvm.memcpy.
+bool isContiguous(Value v) {
+  auto type = dyn_cast<MemRefType>(v.getType());
+  return type && type.getLayout().isIdentity();
 }
 
 bool isKernelElement(Type t) { return t.isF16() || t.isBF16() || t.isF32() || t.isF64(); }
@@ -66,12 +81,12 @@ linalg::FillOp findZeroFill(Operation* op, Value out) {
   if (!def || !isa<memref::AllocOp, AllocOp>(def)) return nullptr;
   for (Operation* prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
     if (auto fill = dyn_cast<linalg::FillOp>(prev)) {
-      if (fill.output() == out &&
-          (matchPattern(fill.value(), m_AnyZeroFloat()) || matchPattern(fill.value(), m_Zero())))
+      if (fill.getOutputs().size() == 1 && fill.getOutputs()[0] == out &&
+          (matchPattern(fill.getInputs()[0], m_AnyZeroFloat()) || matchPattern(fill.getInputs()[0], m_Zero())))
         return fill;
     }
     for (Value operand : prev->getOperands())
-      if (operand.getType().isa<MemRefType>() && rootBuffer(operand) == root) return nullptr;
+      if (isa<MemRefType>(operand.getType()) && rootBuffer(operand) == root) return nullptr;
     // Regions of non-linalg ops could touch the buffer through captured values.
     if (prev->getNumRegions() > 0 && !isa<linalg::LinalgOp>(prev)) return nullptr;
   }
@@ -79,22 +94,9 @@ linalg::FillOp findZeroFill(Operation* op, Value out) {
 }
 
 class LowerToLibraryCallsPass
-    : public PassWrapper<LowerToLibraryCallsPass, OperationPass<ModuleOp>> {
+    : public impl::LowerToLibraryCallsPassBase<LowerToLibraryCallsPass> {
  public:
-  LowerToLibraryCallsPass() = default;
-  LowerToLibraryCallsPass(const LowerToLibraryCallsPass& other) : PassWrapper(other) {}
-  explicit LowerToLibraryCallsPass(const std::string& device) { device_ = device; }
-
-  StringRef getArgument() const final { return "disc-ral-lower-to-library-calls"; }
-  StringRef getDescription() const final {
-    return "Turn ops with a RAL kernel (linalg.matmul, linalg.batch_matmul, calls of functions "
-           "marked disc_ral.custom_call) into disc_ral.dispatch, and memref.alloc/dealloc into "
-           "RAL allocations owned by the host context";
-  }
-  void getDependentDialects(DialectRegistry& registry) const override {
-    registry.insert<DiscRalDialect, arith::ArithmeticDialect, linalg::LinalgDialect,
-                    memref::MemRefDialect>();
-  }
+  using LowerToLibraryCallsPassBase::LowerToLibraryCallsPassBase;
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -120,6 +122,14 @@ class LowerToLibraryCallsPass
     for (FuncOp f : llvm::make_early_inc_range(module.getOps<FuncOp>()))
       if (f->hasAttr(kCustomCallAttr) && SymbolTable::symbolKnownUseEmpty(f, module)) f.erase();
 
+    // Copies MLIR would lower to a call of its runtime library become loops.
+    module.walk([&](memref::CopyOp copy) {
+      if (isContiguous(copy.getSource()) && isContiguous(copy.getTarget())) return;
+      OpBuilder builder(copy);
+      builder.create<linalg::CopyOp>(copy.getLoc(), copy.getSource(), copy.getTarget());
+      copy.erase();
+    });
+
     SmallVector<Operation*> memory;
     module.walk([&](Operation* op) {
       if (isa<memref::AllocOp, memref::DeallocOp>(op)) memory.push_back(op);
@@ -136,10 +146,10 @@ class LowerToLibraryCallsPass
     auto target = callee->getAttrOfType<StringAttr>(kCustomCallAttr);
     if (!target || target.getValue().empty())
       return callee.emitError() << "'" << kCustomCallAttr << "' must be a non-empty string";
-    StringRef device = device_;
-    if (auto d = callee->getAttrOfType<StringAttr>(kCustomCallDeviceAttr)) device = d.getValue();
+    StringRef call_device = device;
+    if (auto d = callee->getAttrOfType<StringAttr>(kCustomCallDeviceAttr)) call_device = d.getValue();
     Type bad;
-    if (encodeCallName(target.getValue(), device, call.getOperandTypes(), call.getResultTypes(),
+    if (encodeCallName(target.getValue(), call_device, call.getOperandTypes(), call.getResultTypes(),
                        &bad)
             .empty())
       return call.emitError() << "custom call @" << callee.getName() << " (\"" << target.getValue()
@@ -147,21 +157,21 @@ class LowerToLibraryCallsPass
                               << ", which has no RAL encoding";
     OpBuilder builder(call);
     auto dispatch = builder.create<DispatchOp>(call.getLoc(), call.getResultTypes(), ctx,
-                                               target.getValue(), device, call.getOperands());
+                                               target.getValue(), call_device, call.getOperands());
     call.replaceAllUsesWith(dispatch.getResults());
     call.erase();
     return success();
   }
 
   LogicalResult lowerMatmul(linalg::LinalgOp op, StringRef target) {
-    if (!op.hasBufferSemantics()) return success();  // tensors: not ours to lower
-    Value a = op.getInputOperand(0)->get();
-    Value b = op.getInputOperand(1)->get();
-    Value c = op.getOutputOperand(0)->get();
-    Type element = c.getType().cast<MemRefType>().getElementType();
+    if (!op.hasPureBufferSemantics()) return success();  // tensors: not ours to lower
+    Value a = op.getDpsInputOperand(0)->get();
+    Value b = op.getDpsInputOperand(1)->get();
+    Value c = op.getDpsInitOperand(0)->get();
+    Type element = cast<MemRefType>(c.getType()).getElementType();
     // Integer products and mixed types have no kernel: they stay for linalg -> loops.
-    if (!isKernelElement(element) || a.getType().cast<MemRefType>().getElementType() != element ||
-        b.getType().cast<MemRefType>().getElementType() != element)
+    if (!isKernelElement(element) || cast<MemRefType>(a.getType()).getElementType() != element ||
+        cast<MemRefType>(b.getType()).getElementType() != element)
       return success();
     // The kernels assume the output does not alias an input.
     Value root = rootBuffer(c);
@@ -173,24 +183,24 @@ class LowerToLibraryCallsPass
     OpBuilder builder(op);
     Value no = builder.create<arith::ConstantOp>(loc, builder.getBoolAttr(false));
     if (linalg::FillOp fill = findZeroFill(op, c)) {
-      builder.create<DispatchOp>(loc, TypeRange{}, ctx, target, device_,
+      builder.create<DispatchOp>(loc, TypeRange{}, ctx, target, device,
                                  ValueRange{a, b, c, no, no});
       fill.erase();
       op->erase();
       return success();
     }
     // c += a·b as tmp = a·b; c += tmp.
-    auto c_type = c.getType().cast<MemRefType>();
+    auto c_type = cast<MemRefType>(c.getType());
     SmallVector<Value> sizes;
     for (int64_t d = 0; d < c_type.getRank(); ++d)
       if (c_type.isDynamicDim(d)) sizes.push_back(builder.create<memref::DimOp>(loc, c, d));
     auto tmp_type = MemRefType::get(c_type.getShape(), element);
     Value tmp = builder.create<memref::AllocOp>(loc, tmp_type, sizes);
-    builder.create<DispatchOp>(loc, TypeRange{}, ctx, target, device_,
+    builder.create<DispatchOp>(loc, TypeRange{}, ctx, target, device,
                                ValueRange{a, b, tmp, no, no});
     const unsigned rank = static_cast<unsigned>(c_type.getRank());
     AffineMap identity = builder.getMultiDimIdentityMap(rank);
-    SmallVector<StringRef> iterators(rank, getParallelIteratorTypeName());
+    SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
     builder.create<linalg::GenericOp>(loc, TypeRange{}, ValueRange{tmp}, ValueRange{c},
                                       ArrayRef<AffineMap>{identity, identity}, iterators,
                                       [](OpBuilder& b, Location l, ValueRange args) {
@@ -207,7 +217,7 @@ class LowerToLibraryCallsPass
     if (!ctx) return missingContext(op);
     OpBuilder builder(op);
     if (auto dealloc = dyn_cast<memref::DeallocOp>(op)) {
-      builder.create<DeallocOp>(op->getLoc(), ctx, dealloc.memref());
+      builder.create<DeallocOp>(op->getLoc(), ctx, dealloc.getMemref());
       op->erase();
       return success();
     }
@@ -216,29 +226,19 @@ class LowerToLibraryCallsPass
     if (!type.getLayout().isIdentity())
       return alloc.emitError() << "RAL allocates only memrefs with the identity layout, got "
                                << type;
-    if (auto align = alloc.alignment(); align && *align > 64)
+    if (auto align = alloc.getAlignment(); align && *align > 64)
       return alloc.emitError() << "RAL allocations are 64-byte aligned; " << *align
                                << " was requested";
-    if (!alloc.symbolOperands().empty())
+    if (!alloc.getSymbolOperands().empty())
       return alloc.emitError() << "RAL allocations do not take layout symbol operands";
-    auto ral_alloc = builder.create<AllocOp>(op->getLoc(), type, ctx, alloc.dynamicSizes());
+    auto ral_alloc = builder.create<AllocOp>(op->getLoc(), type, ctx, alloc.getDynamicSizes());
     alloc.replaceAllUsesWith(ral_alloc.getResult());
     op->erase();
     return success();
   }
-
-  Option<std::string> device_{
-      *this, "device", llvm::cl::desc("Device of the library calls and allocations (default: cpu)"),
-      llvm::cl::init("cpu")};
 };
 
 }  // namespace
-
-std::unique_ptr<Pass> createLowerToLibraryCallsPass(const std::string& device) {
-  return std::make_unique<LowerToLibraryCallsPass>(device);
-}
-
-void registerLowerToLibraryCallsPass() { PassRegistration<LowerToLibraryCallsPass>(); }
 
 }  // namespace disc_ral
 }  // namespace mlir

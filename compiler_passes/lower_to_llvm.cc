@@ -2,8 +2,8 @@
 // lowered to a call through the module ABI of ral/abi.h.
 //
 // A call of RAL function `name` with arguments a1..an and results r1..rm becomes
-//   %s    = alloca {i8* ctx, A1, ..., An, R1, ..., Rm}      argument struct
-//   %argv = alloca [1+n+m x i8*]                            args[k] = &%s.k
+//   %s    = alloca {ptr ctx, A1, ..., An, R1, ..., Rm}      argument struct
+//   %argv = alloca [1+n+m x ptr]                            args[k] = &%s.k
 //   %fn   = load ral_imports[i].fn ; call %fn(%ctx, %argv)  (or ral_api_call(%ctx, "name", %argv))
 //   if (((ral_exec_header*)%ctx)->error != 0) return;
 //   r_j   = load %s.(1+n+j)
@@ -15,7 +15,10 @@
 #include "compiler_passes/type_codes.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
-#include "mlir/Conversion/ArithmeticToLLVM/ArithmeticToLLVM.h"
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h"
+#include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
 #include "mlir/Conversion/LLVMCommon/ConversionTarget.h"
 #include "mlir/Conversion/LLVMCommon/MemRefBuilder.h"
 #include "mlir/Conversion/LLVMCommon/Pattern.h"
@@ -23,14 +26,18 @@
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
-#include "mlir/Conversion/StandardToLLVM/ConvertStandardToLLVM.h"
+#include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/Dialect/StandardOps/IR/Ops.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Transforms/DialectConversion.h"
 
 namespace mlir {
 namespace disc_ral {
+
+#define GEN_PASS_DEF_DISCRALTOLLVMPASS
+#include "compiler_passes/Passes.h.inc"
+
 namespace {
 
 constexpr char kImportsSymbol[] = "ral_imports";
@@ -40,7 +47,7 @@ constexpr char kApiCallSymbol[] = "ral_api_call";
 constexpr char kCheckErrorAttr[] = "disc_ral.check_error";
 constexpr char kHoistAttr[] = "disc_ral.hoist";
 
-Type i8Ptr(MLIRContext* ctx) { return LLVM::LLVMPointerType::get(IntegerType::get(ctx, 8)); }
+Type ptrType(MLIRContext* ctx) { return LLVM::LLVMPointerType::get(ctx); }
 
 // The encoded name of the RAL function a disc_ral op calls; empty for other ops.
 std::string calleeName(Operation* op, StringRef device) {
@@ -49,12 +56,12 @@ std::string calleeName(Operation* op, StringRef device) {
   if (auto recv = dyn_cast<RecvInputOp>(op))
     return encodeCallName("ral_recv_input", device, {i64}, {recv.getType()});
   if (auto send = dyn_cast<SendOutputOp>(op))
-    return encodeCallName("ral_send_output", device, {i64, send.value().getType()}, {});
+    return encodeCallName("ral_send_output", device, {i64, send.getValue().getType()}, {});
   if (auto dispatch = dyn_cast<DispatchOp>(op))
-    return encodeCallName(dispatch.target(), dispatch.device(), dispatch.args().getTypes(),
-                          dispatch.getResultTypes());
-  if (isa<AllocOp>(op)) return encodeCallName("ral_alloc", device, {i64}, {i8Ptr(ctx)});
-  if (isa<DeallocOp>(op)) return encodeCallName("ral_dealloc", device, {i8Ptr(ctx)}, {});
+    return encodeCallName(dispatch.getCallTargetName(), dispatch.getDevice(),
+                          dispatch.getArgs().getTypes(), dispatch.getResultTypes());
+  if (isa<AllocOp>(op)) return encodeCallName("ral_alloc", device, {i64}, {ptrType(ctx)});
+  if (isa<DeallocOp>(op)) return encodeCallName("ral_dealloc", device, {ptrType(ctx)}, {});
   return "";
 }
 
@@ -78,74 +85,70 @@ class CallEmitter {
   SmallVector<Value> emit(OpBuilder& b, Location loc, Value ctx, StringRef name, ValueRange args,
                           TypeRange results) const {
     MLIRContext* mctx = b.getContext();
-    Type i8p = i8Ptr(mctx);
+    Type ptr = ptrType(mctx);
     Type i64 = IntegerType::get(mctx, 64);
     // A C++ bool is one byte holding 0 or 1: i1 values travel as zero-extended i8.
     Type i8 = IntegerType::get(mctx, 8);
     auto slot_type = [&](Type t) { return t.isInteger(1) ? i8 : t; };
-    SmallVector<Type> slots{i8p};
+    SmallVector<Type> slots{ptr};
     for (Value a : args) slots.push_back(slot_type(a.getType()));
     for (Type r : results) slots.push_back(slot_type(r));
     const auto num_slots = static_cast<int32_t>(slots.size());
     auto record = LLVM::LLVMStructType::getLiteral(mctx, slots);
-    auto array = LLVM::LLVMArrayType::get(i8p, num_slots);
+    auto array = LLVM::LLVMArrayType::get(ptr, num_slots);
 
     auto stack_slot = [&](Type type) {
       Value one = b.create<LLVM::ConstantOp>(loc, i64, b.getI64IntegerAttr(1));
-      auto op = b.create<LLVM::AllocaOp>(loc, LLVM::LLVMPointerType::get(type), one, 0);
+      auto op = b.create<LLVM::AllocaOp>(loc, ptr, type, one, 0);
       op->setAttr(kHoistAttr, b.getUnitAttr());
       return op.getResult();
     };
     Value storage = stack_slot(record);
-    Value argv_array = stack_slot(array);
+    Value argv = stack_slot(array);
     SmallVector<Value> values{ctx};
     values.append(args.begin(), args.end());
+    auto field_of = [&](int32_t k) {
+      return b.create<LLVM::GEPOp>(loc, ptr, record, storage, ArrayRef<LLVM::GEPArg>{0, k});
+    };
     for (int32_t k = 0; k < num_slots; ++k) {
-      Value field = b.create<LLVM::GEPOp>(loc, LLVM::LLVMPointerType::get(slots[k]), storage,
-                                          ValueRange{}, ArrayRef<int32_t>{0, k});
+      Value field = field_of(k);
       if (k < static_cast<int32_t>(values.size())) {
         Value v = values[k];
         if (v.getType().isInteger(1)) v = b.create<LLVM::ZExtOp>(loc, i8, v);
         b.create<LLVM::StoreOp>(loc, v, field);
       }
-      Value slot = b.create<LLVM::GEPOp>(loc, LLVM::LLVMPointerType::get(i8p), argv_array,
-                                         ValueRange{}, ArrayRef<int32_t>{0, k});
-      b.create<LLVM::StoreOp>(loc, b.create<LLVM::BitcastOp>(loc, i8p, field), slot);
+      Value slot = b.create<LLVM::GEPOp>(loc, ptr, array, argv, ArrayRef<LLVM::GEPArg>{0, k});
+      b.create<LLVM::StoreOp>(loc, field, slot);
     }
-    Value argv = b.create<LLVM::GEPOp>(loc, LLVM::LLVMPointerType::get(i8p), argv_array,
-                                       ValueRange{}, ArrayRef<int32_t>{0, 0});
 
-    const unsigned index = table_.index.lookup(name);
+    auto slot = table_.index.find(name);
+    // Every name was interned before the conversion; a miss is a bug in this pass.
+    if (slot == table_.index.end())
+      llvm::report_fatal_error(llvm::Twine("disc-ral-to-llvm: no import slot for ") + name);
+    const unsigned index = slot->second;
+    auto fn_type = LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(mctx), {ptr, ptr});
     LLVM::CallOp call;
     if (by_name_) {
-      Value str = b.create<LLVM::AddressOfOp>(loc,
-                                              LLVM::LLVMPointerType::get(LLVM::LLVMArrayType::get(
-                                                  i8, static_cast<unsigned>(name.size() + 1))),
-                                              ImportTable::stringSymbol(index));
-      Value name_ptr = b.create<LLVM::GEPOp>(loc, i8p, str, ValueRange{}, ArrayRef<int32_t>{0, 0});
+      Value name_ptr = b.create<LLVM::AddressOfOp>(loc, ptr, ImportTable::stringSymbol(index));
       call =
           b.create<LLVM::CallOp>(loc, TypeRange{}, kApiCallSymbol, ValueRange{ctx, name_ptr, argv});
     } else {
-      auto fn_type = LLVM::LLVMPointerType::get(LLVM::LLVMFunctionType::get(
-          LLVM::LLVMVoidType::get(mctx), {i8p, LLVM::LLVMPointerType::get(i8p)}));
-      auto entry = LLVM::LLVMStructType::getLiteral(mctx, {i8p, fn_type});
-      auto table_type = LLVM::LLVMPointerType::get(
-          LLVM::LLVMArrayType::get(entry, static_cast<unsigned>(table_.names.size())));
-      Value imports = b.create<LLVM::AddressOfOp>(loc, table_type, kImportsSymbol);
+      auto entry = LLVM::LLVMStructType::getLiteral(mctx, {ptr, ptr});
+      auto table_type =
+          LLVM::LLVMArrayType::get(entry, static_cast<unsigned>(table_.names.size()));
+      Value imports = b.create<LLVM::AddressOfOp>(loc, ptr, kImportsSymbol);
       Value fn_slot =
-          b.create<LLVM::GEPOp>(loc, LLVM::LLVMPointerType::get(fn_type), imports, ValueRange{},
-                                ArrayRef<int32_t>{0, static_cast<int32_t>(index), 1});
-      Value fn = b.create<LLVM::LoadOp>(loc, fn_slot);
-      call = b.create<LLVM::CallOp>(loc, TypeRange{}, ValueRange{fn, ctx, argv});
+          b.create<LLVM::GEPOp>(loc, ptr, table_type, imports,
+                                ArrayRef<LLVM::GEPArg>{0, static_cast<int32_t>(index), 1});
+      Value fn = b.create<LLVM::LoadOp>(loc, ptr, fn_slot);
+      call = b.create<LLVM::CallOp>(loc, fn_type, ValueRange{fn, ctx, argv});
     }
     call->setAttr(kCheckErrorAttr, b.getUnitAttr());
 
     SmallVector<Value> out;
     for (size_t j = 0; j < results.size(); ++j) {
       const auto k = static_cast<int32_t>(values.size() + j);
-      Value field = b.create<LLVM::GEPOp>(loc, LLVM::LLVMPointerType::get(slots[k]), storage,
-                                          ValueRange{}, ArrayRef<int32_t>{0, k});
-      Value v = b.create<LLVM::LoadOp>(loc, field);
+      Value v = b.create<LLVM::LoadOp>(loc, slots[k], field_of(k));
       if (results[j].isInteger(1)) v = b.create<LLVM::TruncOp>(loc, results[j], v);
       out.push_back(v);
     }
@@ -161,10 +164,10 @@ class CallEmitter {
 class RalOpLowering : public ConvertToLLVMPattern {
  public:
   RalOpLowering(StringRef op_name, LLVMTypeConverter& converter, const CallEmitter& emitter,
-                std::string device)
+                StringRef device)
       : ConvertToLLVMPattern(op_name, &converter.getContext(), converter),
         emitter_(emitter),
-        device_(std::move(device)) {}
+        device_(device.str()) {}
 
  protected:
   SmallVector<Value> call(OpBuilder& b, Operation* op, Value ctx, ValueRange args,
@@ -188,7 +191,7 @@ class RecvInputLowering : public RalOpLowering {
                                 ConversionPatternRewriter& rewriter) const override {
     auto recv = cast<RecvInputOp>(op);
     Type descriptor = getTypeConverter()->convertType(recv.getType());
-    Value index = i64Constant(rewriter, op->getLoc(), recv.index());
+    Value index = i64Constant(rewriter, op->getLoc(), recv.getIndex());
     rewriter.replaceOp(op, call(rewriter, op, operands[0], {index}, {descriptor}));
     return success();
   }
@@ -201,7 +204,7 @@ class SendOutputLowering : public RalOpLowering {
       : RalOpLowering(SendOutputOp::getOperationName(), std::forward<A>(a)...) {}
   LogicalResult matchAndRewrite(Operation* op, ArrayRef<Value> operands,
                                 ConversionPatternRewriter& rewriter) const override {
-    Value index = i64Constant(rewriter, op->getLoc(), cast<SendOutputOp>(op).index());
+    Value index = i64Constant(rewriter, op->getLoc(), cast<SendOutputOp>(op).getIndex());
     call(rewriter, op, operands[0], {index, operands[1]}, {});
     rewriter.eraseOp(op);
     return success();
@@ -240,10 +243,7 @@ class AllocLowering : public RalOpLowering {
     SmallVector<Value, 4> sizes, strides;
     Value bytes;
     getMemRefDescriptorSizes(loc, type, operands.drop_front(), rewriter, sizes, strides, bytes);
-    Value raw = call(rewriter, op, operands[0], {bytes}, {getVoidPtrType()})[0];
-    Type element_ptr =
-        LLVM::LLVMPointerType::get(getTypeConverter()->convertType(type.getElementType()));
-    Value data = rewriter.create<LLVM::BitcastOp>(loc, element_ptr, raw);
+    Value data = call(rewriter, op, operands[0], {bytes}, {getVoidPtrType()})[0];
     rewriter.replaceOp(op,
                        {createMemRefDescriptor(loc, type, data, data, sizes, strides, rewriter)});
     return success();
@@ -259,39 +259,22 @@ class DeallocLowering : public RalOpLowering {
                                 ConversionPatternRewriter& rewriter) const override {
     Location loc = op->getLoc();
     Value allocated = MemRefDescriptor(operands[1]).allocatedPtr(rewriter, loc);
-    Value raw = rewriter.create<LLVM::BitcastOp>(loc, getVoidPtrType(), allocated);
-    call(rewriter, op, operands[0], {raw}, {});
+    call(rewriter, op, operands[0], {allocated}, {});
     rewriter.eraseOp(op);
     return success();
   }
 };
 
-class DiscRalToLLVMPass : public PassWrapper<DiscRalToLLVMPass, OperationPass<ModuleOp>> {
+class DiscRalToLLVMPass : public impl::DiscRalToLLVMPassBase<DiscRalToLLVMPass> {
  public:
-  DiscRalToLLVMPass() = default;
-  DiscRalToLLVMPass(const DiscRalToLLVMPass& other) : PassWrapper(other) {}
-  DiscRalToLLVMPass(bool by_name, const std::string& entry_symbol, const std::string& device) {
-    by_name_ = by_name;
-    entry_symbol_ = entry_symbol;
-    device_ = device;
-  }
-
-  StringRef getArgument() const final { return "disc-ral-to-llvm"; }
-  StringRef getDescription() const final {
-    return "Lower the module to the LLVM dialect; RAL ops become calls through the module's "
-           "ral_imports table (or ral_api_call by name) with an error-flag check after each, "
-           "and the entry is exported as `void ral_entry(void* ctx)`";
-  }
-  void getDependentDialects(DialectRegistry& registry) const override {
-    registry.insert<LLVM::LLVMDialect>();
-  }
+  using DiscRalToLLVMPassBase::DiscRalToLLVMPassBase;
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext* ctx = &getContext();
 
-    FuncOp entry;
-    for (FuncOp f : module.getOps<FuncOp>())
+    func::FuncOp entry;
+    for (func::FuncOp f : module.getOps<func::FuncOp>())
       if (f->hasAttr(kEntryAttr)) entry = f;
     if (!entry) {
       module.emitError() << "no RAL entry function (run disc-ral-inject-execution-context first)";
@@ -300,14 +283,14 @@ class DiscRalToLLVMPass : public PassWrapper<DiscRalToLLVMPass, OperationPass<Mo
     const std::string entry_name = entry.getName().str();
     // Functions taking the context: a call of one is followed by an error check too.
     llvm::StringSet<> with_ctx;
-    for (FuncOp f : module.getOps<FuncOp>())
-      if (f.getNumArguments() > 0 && f.getArgument(0).getType().isa<ContextType>())
+    for (func::FuncOp f : module.getOps<func::FuncOp>())
+      if (f.getNumArguments() > 0 && isa<ContextType>(f.getArgument(0).getType()))
         with_ctx.insert(f.getName());
 
     ImportTable table;
     WalkResult names = module.walk([&](Operation* op) {
       if (op->getDialect() && op->getDialect()->getNamespace() == "disc_ral") {
-        std::string name = calleeName(op, device_);
+        std::string name = calleeName(op, device);
         if (name.empty()) {
           op->emitError() << "has a type with no RAL encoding";
           return WalkResult::interrupt();
@@ -321,31 +304,30 @@ class DiscRalToLLVMPass : public PassWrapper<DiscRalToLLVMPass, OperationPass<Mo
 
     LowerToLLVMOptions options(ctx);
     LLVMTypeConverter converter(ctx, options);
-    converter.addConversion([](ContextType t) { return i8Ptr(t.getContext()); });
+    converter.addConversion([](ContextType t) { return ptrType(t.getContext()); });
     RewritePatternSet patterns(ctx);
-    arith::populateArithmeticToLLVMConversionPatterns(converter, patterns);
-    populateMemRefToLLVMConversionPatterns(converter, patterns);
+    arith::populateArithToLLVMConversionPatterns(converter, patterns);
+    cf::populateControlFlowToLLVMConversionPatterns(converter, patterns);
+    index::populateIndexToLLVMConversionPatterns(converter, patterns);
+    populateFinalizeMemRefToLLVMConversionPatterns(converter, patterns);
+    populateFuncToLLVMConversionPatterns(converter, patterns);
     populateMathToLLVMConversionPatterns(converter, patterns);
-    populateStdToLLVMConversionPatterns(converter, patterns);
-    CallEmitter emitter(table, by_name_);
+    ub::populateUBToLLVMConversionPatterns(converter, patterns);
+    CallEmitter emitter(table, byName);
     patterns.add<RecvInputLowering, SendOutputLowering, DispatchLowering, AllocLowering,
-                 DeallocLowering>(converter, emitter, std::string(device_));
+                 DeallocLowering>(converter, emitter, StringRef(device));
     LLVMConversionTarget target(*ctx);
     target.addLegalOp<ModuleOp>();
     if (failed(applyFullConversion(module, target, std::move(patterns))))
       return signalPassFailure();
 
-    RewritePatternSet casts(ctx);
-    populateReconcileUnrealizedCastsPatterns(casts);
-    ConversionTarget no_casts(*ctx);
-    no_casts.addIllegalOp<UnrealizedConversionCastOp>();
-    no_casts.markUnknownOpDynamicallyLegal([](Operation*) { return true; });
-    if (failed(applyPartialConversion(module, no_casts, std::move(casts))))
-      return signalPassFailure();
+    OpPassManager casts(ModuleOp::getOperationName());
+    casts.addPass(createReconcileUnrealizedCastsPass());
+    if (failed(runPipeline(casts, module))) return signalPassFailure();
 
     if (failed(finishFunctions(module, entry_name, with_ctx))) return signalPassFailure();
     SmallVector<Attribute> import_names;
-    if (!by_name_)
+    if (!byName)
       for (const std::string& n : table.names) import_names.push_back(StringAttr::get(ctx, n));
     module->setAttr(kImportsAttr, ArrayAttr::get(ctx, import_names));
   }
@@ -358,7 +340,7 @@ class DiscRalToLLVMPass : public PassWrapper<DiscRalToLLVMPass, OperationPass<Mo
     b.setInsertionPointToStart(module.getBody());
     Location loc = module.getLoc();
     Type i8 = IntegerType::get(ctx, 8);
-    Type i8p = i8Ptr(ctx);
+    Type ptr = ptrType(ctx);
     std::vector<LLVM::GlobalOp> strings;
     for (size_t i = 0; i < table.names.size(); ++i) {
       std::string value = table.names[i];
@@ -368,17 +350,15 @@ class DiscRalToLLVMPass : public PassWrapper<DiscRalToLLVMPass, OperationPass<Mo
           /*isConstant=*/true, LLVM::Linkage::Internal,
           ImportTable::stringSymbol(static_cast<unsigned>(i)), b.getStringAttr(value)));
     }
-    if (by_name_) {
+    if (byName) {
       b.create<LLVM::LLVMFuncOp>(
           loc, kApiCallSymbol,
-          LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx),
-                                      {i8p, i8p, LLVM::LLVMPointerType::get(i8p)}));
+          LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), {ptr, ptr, ptr}));
     }
     // By name, the table is empty: the loader then has nothing to resolve.
-    const unsigned count = by_name_ ? 0 : static_cast<unsigned>(table.names.size());
-    auto fn_type = LLVM::LLVMPointerType::get(LLVM::LLVMFunctionType::get(
-        LLVM::LLVMVoidType::get(ctx), {i8p, LLVM::LLVMPointerType::get(i8p)}));
-    auto entry_type = LLVM::LLVMStructType::getLiteral(ctx, {i8p, fn_type});
+    const unsigned count = byName ? 0 : static_cast<unsigned>(table.names.size());
+    // { const char* name; ral_fn fn; }
+    auto entry_type = LLVM::LLVMStructType::getLiteral(ctx, {ptr, ptr});
     auto table_type = LLVM::LLVMArrayType::get(entry_type, count);
     auto imports = b.create<LLVM::GlobalOp>(loc, table_type, /*isConstant=*/false,
                                             LLVM::Linkage::External, kImportsSymbol, Attribute());
@@ -386,12 +366,12 @@ class DiscRalToLLVMPass : public PassWrapper<DiscRalToLLVMPass, OperationPass<Mo
       OpBuilder::InsertionGuard guard(b);
       b.createBlock(&imports.getInitializerRegion());
       Value init = b.create<LLVM::UndefOp>(loc, table_type);
-      Value null_fn = b.create<LLVM::NullOp>(loc, fn_type);
+      Value null_fn = b.create<LLVM::ZeroOp>(loc, ptr);
       for (unsigned i = 0; i < count; ++i) {
         Value str = b.create<LLVM::AddressOfOp>(loc, strings[i]);
-        Value ptr = b.create<LLVM::BitcastOp>(loc, i8p, str);
-        init = b.create<LLVM::InsertValueOp>(loc, init, ptr, b.getI64ArrayAttr({i, 0}));
-        init = b.create<LLVM::InsertValueOp>(loc, init, null_fn, b.getI64ArrayAttr({i, 1}));
+        const int64_t row = i;
+        init = b.create<LLVM::InsertValueOp>(loc, init, str, ArrayRef<int64_t>{row, 0});
+        init = b.create<LLVM::InsertValueOp>(loc, init, null_fn, ArrayRef<int64_t>{row, 1});
       }
       b.create<LLVM::ReturnOp>(loc, init);
     }
@@ -408,16 +388,17 @@ class DiscRalToLLVMPass : public PassWrapper<DiscRalToLLVMPass, OperationPass<Mo
     auto entry = module.lookupSymbol<LLVM::LLVMFuncOp>(entry_name);
     if (!entry) return module.emitError() << "entry function @" << entry_name << " was lost";
     entry->removeAttr(kEntryAttr);
-    const bool wrapped = entry_name != entry_symbol_.getValue();
+    const bool wrapped = entry_name != entrySymbol.getValue();
     if (wrapped) {
-      if (module.lookupSymbol(entry_symbol_.getValue()))
-        return module.emitError() << "the module already defines @" << entry_symbol_.getValue()
+      if (module.lookupSymbol(entrySymbol.getValue()))
+        return module.emitError() << "the module already defines @" << entrySymbol.getValue()
                                   << ", the symbol the entry is exported as";
       OpBuilder b(module.getBodyRegion());
       b.setInsertionPointToEnd(module.getBody());
       auto wrapper =
-          b.create<LLVM::LLVMFuncOp>(entry.getLoc(), entry_symbol_.getValue(), entry.getType());
-      Block* body = wrapper.addEntryBlock();
+          b.create<LLVM::LLVMFuncOp>(entry.getLoc(), entrySymbol.getValue(),
+                                     entry.getFunctionType());
+      Block* body = wrapper.addEntryBlock(b);
       b.setInsertionPointToStart(body);
       b.create<LLVM::CallOp>(entry.getLoc(), TypeRange{}, entry_name, body->getArguments());
       b.create<LLVM::ReturnOp>(entry.getLoc(), ValueRange{});
@@ -426,7 +407,7 @@ class DiscRalToLLVMPass : public PassWrapper<DiscRalToLLVMPass, OperationPass<Mo
 
     for (auto f : module.getOps<LLVM::LLVMFuncOp>()) {
       if (f.isExternal()) continue;
-      if (f.getName() == entry_symbol_.getValue()) {
+      if (f.getName() == entrySymbol.getValue()) {
         // The wrapper returns right after its one call: nothing to check.
         if (wrapped) continue;
       } else {
@@ -472,8 +453,8 @@ class DiscRalToLLVMPass : public PassWrapper<DiscRalToLLVMPass, OperationPass<Mo
     f.getBody().push_back(early);
     OpBuilder b(ctx);
     b.setInsertionPointToStart(early);
-    Type result = f.getType().getReturnType();
-    if (result.isa<LLVM::LLVMVoidType>()) {
+    Type result = f.getFunctionType().getReturnType();
+    if (isa<LLVM::LLVMVoidType>(result)) {
       b.create<LLVM::ReturnOp>(loc, ValueRange{});
     } else {
       b.create<LLVM::ReturnOp>(loc, ValueRange{b.create<LLVM::UndefOp>(loc, result)});
@@ -484,8 +465,8 @@ class DiscRalToLLVMPass : public PassWrapper<DiscRalToLLVMPass, OperationPass<Mo
       Block* after = before->splitBlock(call->getNextNode());
       b.setInsertionPointToEnd(before);
       Location l = call->getLoc();
-      Value flag_ptr = b.create<LLVM::BitcastOp>(l, LLVM::LLVMPointerType::get(i32), ctx_arg);
-      Value flag = b.create<LLVM::LoadOp>(l, flag_ptr);
+      // The error flag is the first field of the ral_exec_header the context points to.
+      Value flag = b.create<LLVM::LoadOp>(l, i32, ctx_arg);
       Value zero = b.create<LLVM::ConstantOp>(l, i32, b.getI32IntegerAttr(0));
       Value failed = b.create<LLVM::ICmpOp>(l, LLVM::ICmpPredicate::ne, flag, zero);
       // Errors are rare: keep the straight-line path hot.
@@ -493,29 +474,8 @@ class DiscRalToLLVMPass : public PassWrapper<DiscRalToLLVMPass, OperationPass<Mo
                                std::make_pair(1u, 1000u));
     }
   }
-
-  Option<bool> by_name_{*this, "by-name",
-                        llvm::cl::desc("Call RAL functions through ral_api_call(ctx, name, args) "
-                                       "instead of the ral_imports table"),
-                        llvm::cl::init(false)};
-  Option<std::string> entry_symbol_{
-      *this, "entry-symbol", llvm::cl::desc("Exported symbol of the entry (default: ral_entry)"),
-      llvm::cl::init("ral_entry")};
-  Option<std::string> device_{
-      *this, "device",
-      llvm::cl::desc("Device of the host-context functions recv_input, send_output, alloc and "
-                     "dealloc (default: cpu)"),
-      llvm::cl::init("cpu")};
 };
 
 }  // namespace
-
-std::unique_ptr<Pass> createDiscRalToLLVMPass(bool by_name, const std::string& entry_symbol,
-                                              const std::string& device) {
-  return std::make_unique<DiscRalToLLVMPass>(by_name, entry_symbol, device);
-}
-
-void registerDiscRalToLLVMPass() { PassRegistration<DiscRalToLLVMPass>(); }
-
 }  // namespace disc_ral
 }  // namespace mlir

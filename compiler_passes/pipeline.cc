@@ -1,19 +1,42 @@
+// The ral-compile pipeline and the registration of everything ral-opt and ral-compile accept.
 #include "compiler_passes/dialect.h"
 #include "compiler_passes/passes.h"
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
-#include "mlir/Conversion/SCFToStandard/SCFToStandard.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
-#include "mlir/Dialect/Arithmetic/IR/Arithmetic.h"
-#include "mlir/Dialect/Arithmetic/Transforms/Passes.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/IR/ValueBoundsOpInterfaceImpl.h"
+#include "mlir/Dialect/Arith/Transforms/BufferDeallocationOpInterfaceImpl.h"
+#include "mlir/Dialect/Arith/Transforms/BufferViewFlowOpInterfaceImpl.h"
+#include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Bufferization/Transforms/FuncBufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/ControlFlow/Transforms/BufferDeallocationOpInterfaceImpl.h"
+#include "mlir/Dialect/ControlFlow/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Index/IR/IndexDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/Linalg/Transforms/AllInterfaces.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/SCF/SCF.h"
-#include "mlir/Dialect/StandardOps/IR/Ops.h"
+#include "mlir/Dialect/MemRef/IR/ValueBoundsOpInterfaceImpl.h"
+#include "mlir/Dialect/MemRef/Transforms/AllocationOpInterfaceImpl.h"
+#include "mlir/Dialect/MemRef/Transforms/BufferViewFlowOpInterfaceImpl.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/IR/ValueBoundsOpInterfaceImpl.h"
+#include "mlir/Dialect/SCF/Transforms/BufferDeallocationOpInterfaceImpl.h"
+#include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/IR/TensorInferTypeOpInterfaceImpl.h"
+#include "mlir/Dialect/Tensor/IR/ValueBoundsOpInterfaceImpl.h"
+#include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
+#include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
@@ -21,17 +44,32 @@
 namespace mlir {
 namespace disc_ral {
 
+namespace {
+#define GEN_PASS_REGISTRATION
+#include "compiler_passes/Passes.h.inc"
+}  // namespace
+
 void buildCompilePipeline(OpPassManager& pm, const PipelineOptions& options) {
-  pm.addPass(createInjectExecutionContextPass(options.entry));
-  pm.addPass(createLowerToLibraryCallsPass(options.device));
-  pm.addNestedPass<FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addPass(createBufferizePass());
+  InjectExecutionContextPassOptions inject;
+  inject.entryName = options.entry;
+  pm.addPass(createInjectExecutionContextPass(inject));
+  LowerToLibraryCallsPassOptions library;
+  library.device = options.device;
+  pm.addPass(createLowerToLibraryCallsPass(library));
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  // Views (subview, expand/collapse_shape, ...) become explicit offset and stride arithmetic.
+  pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
-  pm.addPass(createLowerToCFGPass());
-  // maxf/minf and friends have no direct LLVM lowering in MLIR 14.
-  pm.addNestedPass<FuncOp>(arith::createArithmeticExpandOpsPass());
+  pm.addPass(createConvertSCFToCFPass());
+  pm.addNestedPass<func::FuncOp>(arith::createArithExpandOpsPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
-  pm.addPass(createDiscRalToLLVMPass(options.by_name, options.entry_symbol, options.device));
+  DiscRalToLLVMPassOptions to_llvm;
+  to_llvm.byName = options.by_name;
+  to_llvm.entrySymbol = options.entry_symbol;
+  to_llvm.device = options.device;
+  pm.addPass(createDiscRalToLLVMPass(to_llvm));
 }
 
 namespace {
@@ -50,12 +88,11 @@ struct PipelineCLOptions : public PassPipelineOptions<PipelineCLOptions> {
 }  // namespace
 
 void registerPasses() {
-  registerInjectExecutionContextPass();
-  registerLowerToLibraryCallsPass();
-  registerDiscRalToLLVMPass();
+  registerDiscRalPasses();
   PassPipelineRegistration<PipelineCLOptions>(
       "ral-compile-pipeline",
-      "The ral-compile pipeline: RAL passes, linalg -> loops, scf -> cf, everything -> LLVM",
+      "The ral-compile pipeline: tensors to buffers, RAL passes, linalg -> loops, scf -> cf, "
+      "everything -> LLVM",
       [](OpPassManager& pm, const PipelineCLOptions& cl) {
         PipelineOptions options;
         options.entry = cl.entry;
@@ -67,9 +104,30 @@ void registerPasses() {
 }
 
 void registerDialects(DialectRegistry& registry) {
-  registry.insert<DiscRalDialect, StandardOpsDialect, arith::ArithmeticDialect, AffineDialect,
-                  linalg::LinalgDialect, memref::MemRefDialect, math::MathDialect, scf::SCFDialect,
-                  LLVM::LLVMDialect, tensor::TensorDialect, bufferization::BufferizationDialect>();
+  registry.insert<DiscRalDialect, func::FuncDialect, cf::ControlFlowDialect, arith::ArithDialect,
+                  affine::AffineDialect, index::IndexDialect, linalg::LinalgDialect,
+                  memref::MemRefDialect, math::MathDialect, scf::SCFDialect, LLVM::LLVMDialect,
+                  tensor::TensorDialect, bufferization::BufferizationDialect, tosa::TosaDialect,
+                  ub::UBDialect>();
+  // What one-shot bufferization, buffer deallocation and TOSA's lowering ask of each dialect's
+  // ops; mlir-opt gets these from registerAllDialects, ral-compile only from here.
+  arith::registerBufferDeallocationOpInterfaceExternalModels(registry);
+  arith::registerBufferizableOpInterfaceExternalModels(registry);
+  arith::registerBufferViewFlowOpInterfaceExternalModels(registry);
+  arith::registerValueBoundsOpInterfaceExternalModels(registry);
+  bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(registry);
+  cf::registerBufferDeallocationOpInterfaceExternalModels(registry);
+  cf::registerBufferizableOpInterfaceExternalModels(registry);
+  linalg::registerAllDialectInterfaceImplementations(registry);
+  memref::registerAllocationOpInterfaceExternalModels(registry);
+  memref::registerBufferViewFlowOpInterfaceExternalModels(registry);
+  memref::registerValueBoundsOpInterfaceExternalModels(registry);
+  scf::registerBufferDeallocationOpInterfaceExternalModels(registry);
+  scf::registerBufferizableOpInterfaceExternalModels(registry);
+  scf::registerValueBoundsOpInterfaceExternalModels(registry);
+  tensor::registerBufferizableOpInterfaceExternalModels(registry);
+  tensor::registerInferTypeOpInterfaceExternalModels(registry);
+  tensor::registerValueBoundsOpInterfaceExternalModels(registry);
 }
 
 }  // namespace disc_ral

@@ -12,7 +12,7 @@ namespace disc_ral {
 
 ral::DType elementDType(Type type) {
   using ral::DType;
-  if (auto i = type.dyn_cast<IntegerType>()) {
+  if (auto i = dyn_cast<IntegerType>(type)) {
     const bool is_unsigned = i.isUnsigned();
     switch (i.getWidth()) {
       case 1:
@@ -38,7 +38,7 @@ ral::DType elementDType(Type type) {
 }
 
 bool isBindableMemRef(Type type) {
-  auto m = type.dyn_cast<MemRefType>();
+  auto m = dyn_cast<MemRefType>(type);
   // index has no fixed width in memory, so it cannot be a RAL tensor element.
   return m && m.getRank() <= ral::kMaxMemRefRank && !m.getElementType().isIndex() &&
          elementDType(m.getElementType()) != ral::DType::kInvalid && isStrided(m) &&
@@ -46,18 +46,13 @@ bool isBindableMemRef(Type type) {
 }
 
 std::string typeCode(Type type) {
-  if (type.isa<ContextType>()) return "pvoid";
-  if (auto m = type.dyn_cast<MemRefType>()) {
+  if (isa<ContextType>(type)) return "pvoid";
+  if (auto m = dyn_cast<MemRefType>(type)) {
     if (!isBindableMemRef(m)) return "";
     return ral::memrefTypeCode(elementDType(m.getElementType()), static_cast<int>(m.getRank()));
   }
-  if (auto p = type.dyn_cast<LLVM::LLVMPointerType>()) {
-    // i8* is LLVM's void*; pointers to other scalars keep their element code.
-    Type pointee = p.getElementType();
-    const ral::DType t = elementDType(pointee);
-    if (pointee.isInteger(8) || t == ral::DType::kInvalid) return "pvoid";
-    return "p" + ral::scalarTypeCode(t);
-  }
+  // LLVM pointers are opaque: every one is a void*.
+  if (isa<LLVM::LLVMPointerType>(type)) return "pvoid";
   const ral::DType t = elementDType(type);
   if (t == ral::DType::kInvalid) return "";
   return ral::scalarTypeCode(t);

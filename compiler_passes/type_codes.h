@@ -22,8 +22,8 @@ ral::DType elementDType(Type type);
 bool isBindableMemRef(Type type);
 
 // The code of one argument or result type: "f32", "i1", "i64" (index), "m2df32" (ranked strided
-// memref), "pvoid" (!disc_ral.context and !llvm.ptr<i8> / opaque pointers), "pf32" (pointer to
-// a scalar). Empty when the type has no RAL encoding.
+// memref), "pvoid" (!disc_ral.context, and !llvm.ptr: LLVM pointers are opaque). Empty when
+// the type has no RAL encoding.
 std::string typeCode(Type type);
 
 // target___device___pvoid_<inputs>___<results>: the context comes first implicitly, `inputs` are

@@ -6,7 +6,7 @@
 #btd = affine_map<(b, d, t) -> (b, t, d)>
 #bs = affine_map<(b, i, j) -> (b, i)>
 
-func @main(%q: memref<?x?x64xf32>, %k: memref<?x?x64xf32>, %v: memref<?x?x64xf32>)
+func.func @main(%q: memref<?x?x64xf32>, %k: memref<?x?x64xf32>, %v: memref<?x?x64xf32>)
     -> memref<?x?x64xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -27,21 +27,21 @@ func @main(%q: memref<?x?x64xf32>, %k: memref<?x?x64xf32>, %v: memref<?x?x64xf32
 
   // scores = q · kt: [batch, s, t]
   %scores = memref.alloc(%batch, %s, %t) : memref<?x?x?xf32>
-  linalg.fill(%zero, %scores) : f32, memref<?x?x?xf32>
+  linalg.fill ins(%zero : f32) outs(%scores : memref<?x?x?xf32>)
   linalg.batch_matmul ins(%q, %kt : memref<?x?x64xf32>, memref<?x64x?xf32>)
                       outs(%scores : memref<?x?x?xf32>)
 
   // p = softmax(scores * scale) over t.
   %max = memref.alloc(%batch, %s) : memref<?x?xf32>
-  linalg.fill(%neg_inf, %max) : f32, memref<?x?xf32>
+  linalg.fill ins(%neg_inf : f32) outs(%max : memref<?x?xf32>)
   linalg.generic {indexing_maps = [#bst, #bs], iterator_types = ["parallel", "parallel", "reduction"]}
       ins(%scores : memref<?x?x?xf32>) outs(%max : memref<?x?xf32>) {
   ^bb0(%x: f32, %acc: f32):
-    %r = arith.maxf %x, %acc : f32
+    %r = arith.maximumf %x, %acc : f32
     linalg.yield %r : f32
   }
   %sum = memref.alloc(%batch, %s) : memref<?x?xf32>
-  linalg.fill(%zero, %sum) : f32, memref<?x?xf32>
+  linalg.fill ins(%zero : f32) outs(%sum : memref<?x?xf32>)
   linalg.generic {indexing_maps = [#bs, #bst], iterator_types = ["parallel", "parallel", "parallel"]}
       ins(%max : memref<?x?xf32>) outs(%scores : memref<?x?x?xf32>) {
   ^bb0(%mx: f32, %x: f32):
@@ -65,7 +65,7 @@ func @main(%q: memref<?x?x64xf32>, %k: memref<?x?x64xf32>, %v: memref<?x?x64xf32
 
   // out = p · v: [batch, s, 64]
   %out = memref.alloc(%batch, %s) : memref<?x?x64xf32>
-  linalg.fill(%zero, %out) : f32, memref<?x?x64xf32>
+  linalg.fill ins(%zero : f32) outs(%out : memref<?x?x64xf32>)
   linalg.batch_matmul ins(%scores, %v : memref<?x?x?xf32>, memref<?x?x64xf32>)
                       outs(%out : memref<?x?x64xf32>)
 

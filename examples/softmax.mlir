@@ -3,7 +3,7 @@
 #rows = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d0)>
 
-func @main(%x: memref<?x?xf32>) -> memref<?x?xf32> {
+func.func @main(%x: memref<?x?xf32>) -> memref<?x?xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %zero = arith.constant 0.0 : f32
@@ -13,11 +13,11 @@ func @main(%x: memref<?x?xf32>) -> memref<?x?xf32> {
 
   // Row maxima, for numerical stability.
   %max = memref.alloc(%n) : memref<?xf32>
-  linalg.fill(%neg_inf, %max) : f32, memref<?xf32>
+  linalg.fill ins(%neg_inf : f32) outs(%max : memref<?xf32>)
   linalg.generic {indexing_maps = [#rows, #row], iterator_types = ["parallel", "reduction"]}
       ins(%x : memref<?x?xf32>) outs(%max : memref<?xf32>) {
   ^bb0(%v: f32, %acc: f32):
-    %r = arith.maxf %v, %acc : f32
+    %r = arith.maximumf %v, %acc : f32
     linalg.yield %r : f32
   }
 
@@ -31,7 +31,7 @@ func @main(%x: memref<?x?xf32>) -> memref<?x?xf32> {
     linalg.yield %e : f32
   }
   %sum = memref.alloc(%n) : memref<?xf32>
-  linalg.fill(%zero, %sum) : f32, memref<?xf32>
+  linalg.fill ins(%zero : f32) outs(%sum : memref<?xf32>)
   linalg.generic {indexing_maps = [#rows, #row], iterator_types = ["parallel", "reduction"]}
       ins(%y : memref<?x?xf32>) outs(%sum : memref<?xf32>) {
   ^bb0(%v: f32, %acc: f32):

@@ -6,15 +6,18 @@ set -euo pipefail
 PACKAGES=(
   # toolchain
   build-essential cmake ninja-build ccache pkg-config git
-  clang-14 libclang-rt-14-dev llvm-14-dev
+  # LLVM 19: clang links ral-compile's output and builds the fuzzer (libFuzzer from
+  # libclang-rt); llvm-19-dev brings lit and FileCheck for the compiler tests
+  clang-19 libclang-rt-19-dev llvm-19-dev
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev python3-numpy
   # module file, standalone context and CLI
   libflatbuffers-dev flatbuffers-compiler libdlpack-dev libcli11-dev
   # CPU kernels
   libopenblas-dev
-  # compiler passes (MLIR 14) and ral-compile; PyTorch eager as the benchmark baseline
-  libmlir-14-dev mlir-14-tools python3-torch
+  # compiler passes (MLIR 19: libraries, headers, mlir-tblgen) and ral-compile; PyTorch eager
+  # as the benchmark baseline
+  libmlir-19-dev mlir-19-tools python3-torch
   # torch context, custom class and ral_torch (tests: pytest under /usr/bin/python3; Python.h
   # for its ral_torch._fast extension)
   libtorch-dev python3-pytest python3-dev
@@ -23,17 +26,31 @@ PACKAGES=(
   libvulkan-dev glslc libvulkan1 mesa-vulkan-drivers
 )
 
-missing=()
-for p in "${PACKAGES[@]}"; do
-  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed"; then
-    missing+=("$p")
-  fi
-done
-[ ${#missing[@]} -eq 0 ] && exit 0
+# Debian's MLIR packages of different versions conflict with one another. A machine set up for an
+# older RAL has MLIR 14: remove it first, so the install below never stops on the conflict.
+OLD_MLIR=(libmlir-14-dev mlir-14-tools libmlir-14)
+
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "ok installed"; }
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
-echo "install-deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
+
+old=()
+for p in "${OLD_MLIR[@]}"; do
+  if installed "$p"; then old+=("$p"); fi
+done
+if [ ${#old[@]} -gt 0 ]; then
+  echo "install-deps: removing ${old[*]} (RAL builds against MLIR 19; the versions conflict)"
+  $SUDO apt-get remove -y -qq "${old[@]}" >/dev/null
+fi
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! installed "$p"; then missing+=("$p"); fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "install-deps: installing ${missing[*]}"
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

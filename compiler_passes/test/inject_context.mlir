@@ -11,7 +11,7 @@
 // CHECK-NEXT: disc_ral.send_output %[[CTX]], 0, %[[R]] : memref<?x?xf32>
 // CHECK-NEXT: disc_ral.send_output %[[CTX]], 1, %[[B]] : memref<4xi64>
 // CHECK-NEXT: return{{$}}
-func @main(%a: memref<?x?xf32>, %b: memref<4xi64>) -> (memref<?x?xf32>, memref<4xi64>) {
+func.func @main(%a: memref<?x?xf32>, %b: memref<4xi64>) -> (memref<?x?xf32>, memref<4xi64>) {
   %r = call @helper(%a) : (memref<?x?xf32>) -> memref<?x?xf32>
   return %r, %b : memref<?x?xf32>, memref<4xi64>
 }
@@ -20,24 +20,24 @@ func @main(%a: memref<?x?xf32>, %b: memref<4xi64>) -> (memref<?x?xf32>, memref<4
 // CHECK-LABEL: func private @helper
 // CHECK-SAME: (%[[HCTX:.*]]: !disc_ral.context, %{{.*}}: memref<?x?xf32>) -> memref<?x?xf32>
 // CHECK: call @leaf(%[[HCTX]], %{{.*}})
-func private @helper(%a: memref<?x?xf32>) -> memref<?x?xf32> {
+func.func private @helper(%a: memref<?x?xf32>) -> memref<?x?xf32> {
   call @leaf(%a) : (memref<?x?xf32>) -> ()
   return %a : memref<?x?xf32>
 }
 
 // CHECK-LABEL: func private @leaf
 // CHECK-SAME: (%{{.*}}: !disc_ral.context, %{{.*}}: memref<?x?xf32>)
-func private @leaf(%a: memref<?x?xf32>) {
+func.func private @leaf(%a: memref<?x?xf32>) {
   return
 }
 
 // Custom calls and external declarations keep their signatures.
 // CHECK-LABEL: func private @softmax(memref<?x?xf32>, memref<?x?xf32>)
-func private @softmax(memref<?x?xf32>, memref<?x?xf32>) attributes {disc_ral.custom_call = "ral_softmax"}
+func.func private @softmax(memref<?x?xf32>, memref<?x?xf32>) attributes {disc_ral.custom_call = "ral_softmax"}
 
 // Not reachable from the entry: unchanged.
 // CHECK-LABEL: func @unused(%{{.*}}: memref<2xf32>)
-func @unused(%a: memref<2xf32>) {
+func.func @unused(%a: memref<2xf32>) {
   return
 }
 
@@ -55,9 +55,9 @@ func @unused(%a: memref<2xf32>) {
 // CHECK: ^bb2:
 // CHECK-NEXT: disc_ral.send_output %[[CTX]], 0, %{{.*}} : memref<2x3xbf16>
 // CHECK-NEXT: return
-func @main(%c: memref<i1>, %x: memref<2x3xbf16>, %y: memref<8xui8>) -> memref<2x3xbf16> {
+func.func @main(%c: memref<i1>, %x: memref<2x3xbf16>, %y: memref<8xui8>) -> memref<2x3xbf16> {
   %v = memref.load %c[] : memref<i1>
-  cond_br %v, ^bb1, ^bb2
+  cf.cond_br %v, ^bb1, ^bb2
 ^bb1:
   return %x : memref<2x3xbf16>
 ^bb2:

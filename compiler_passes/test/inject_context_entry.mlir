@@ -3,6 +3,6 @@
 // CHECK: func @forward(%[[CTX:.*]]: !disc_ral.context) attributes {disc_ral.entry}
 // CHECK: %[[X:.*]] = disc_ral.recv_input %[[CTX]], 0 : memref<3xf64>
 // CHECK: disc_ral.send_output %[[CTX]], 0, %[[X]] : memref<3xf64>
-func @forward(%x: memref<3xf64>) -> memref<3xf64> {
+func.func @forward(%x: memref<3xf64>) -> memref<3xf64> {
   return %x : memref<3xf64>
 }

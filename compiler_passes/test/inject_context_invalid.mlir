@@ -2,14 +2,14 @@
 // RUN: ral-opt %s -disc-ral-inject-execution-context -split-input-file -verify-diagnostics
 
 // expected-error@+1 {{argument #1 of entry function @main has type 'tensor<4xf32>', which RAL cannot bind}}
-func @main(%a: memref<4xf32>, %b: tensor<4xf32>) {
+func.func @main(%a: memref<4xf32>, %b: tensor<4xf32>) {
   return
 }
 
 // -----
 
 // expected-error@+1 {{result #0 of entry function @main has type 'memref<*xf32>', which RAL cannot bind}}
-func @main(%a: memref<4xf32>) -> memref<*xf32> {
+func.func @main(%a: memref<4xf32>) -> memref<*xf32> {
   %u = memref.cast %a : memref<4xf32> to memref<*xf32>
   return %u : memref<*xf32>
 }
@@ -17,14 +17,14 @@ func @main(%a: memref<4xf32>) -> memref<*xf32> {
 // -----
 
 // expected-error@+1 {{argument #0 of entry function @main has type 'f32'}}
-func @main(%a: f32) {
+func.func @main(%a: f32) {
   return
 }
 
 // -----
 
 // expected-error@+1 {{argument #0 of entry function @main has type 'memref<4xindex>'}}
-func @main(%a: memref<4xindex>) {
+func.func @main(%a: memref<4xindex>) {
   return
 }
 
@@ -32,7 +32,7 @@ func @main(%a: memref<4xindex>) {
 
 // expected-error@+1 {{no entry function @main in the module}}
 module {
-  func @forward(%a: memref<4xf32>) {
+  func.func @forward(%a: memref<4xf32>) {
     return
   }
 }
@@ -40,25 +40,25 @@ module {
 // -----
 
 // expected-error@+1 {{entry function @main has no body}}
-func private @main(memref<4xf32>)
+func.func private @main(memref<4xf32>)
 
 // -----
 
 // expected-error@+1 {{entry function @main already takes an execution context}}
-func @main(%ctx: !disc_ral.context) {
+func.func @main(%ctx: !disc_ral.context) {
   return
 }
 
 // -----
 
-func @main(%a: memref<4xf32>) {
+func.func @main(%a: memref<4xf32>) {
   call @helper(%a) : (memref<4xf32>) -> ()
   return
 }
-func private @helper(%a: memref<4xf32>) {
+func.func private @helper(%a: memref<4xf32>) {
   return
 }
-func @other(%a: memref<4xf32>) {
+func.func @other(%a: memref<4xf32>) {
   // expected-error@+1 {{@other calls @helper, which takes the execution context, but is not reachable from the entry function @main}}
   call @helper(%a) : (memref<4xf32>) -> ()
   return

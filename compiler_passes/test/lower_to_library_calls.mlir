@@ -14,10 +14,10 @@
 // CHECK: disc_ral.dealloc %[[CTX]], %[[C]] : memref<?x8xf32>
 // GPU-LABEL: func @matmul_fill
 // GPU: disc_ral.dispatch %{{.*}}, "ral_gemm", "gpu"
-func @matmul_fill(%ctx: !disc_ral.context, %a: memref<?x4xf32>, %b: memref<4x8xf32>, %n: index) {
+func.func @matmul_fill(%ctx: !disc_ral.context, %a: memref<?x4xf32>, %b: memref<4x8xf32>, %n: index) {
   %zero = arith.constant 0.0 : f32
   %c = memref.alloc(%n) : memref<?x8xf32>
-  linalg.fill(%zero, %c) : f32, memref<?x8xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<?x8xf32>)
   linalg.matmul ins(%a, %b : memref<?x4xf32>, memref<4x8xf32>) outs(%c : memref<?x8xf32>)
   memref.dealloc %c : memref<?x8xf32>
   return
@@ -36,7 +36,7 @@ func @matmul_fill(%ctx: !disc_ral.context, %a: memref<?x4xf32>, %b: memref<4x8xf
 // CHECK-SAME: ins(%[[T]] : memref<?x?xf64>) outs(%[[C]] : memref<?x?xf64>)
 // CHECK: arith.addf
 // CHECK: disc_ral.dealloc %[[CTX]], %[[T]]
-func @matmul_accumulate(%ctx: !disc_ral.context, %a: memref<?x?xf64>, %b: memref<?x?xf64>, %c: memref<?x?xf64>) {
+func.func @matmul_accumulate(%ctx: !disc_ral.context, %a: memref<?x?xf64>, %b: memref<?x?xf64>, %c: memref<?x?xf64>) {
   linalg.matmul ins(%a, %b : memref<?x?xf64>, memref<?x?xf64>) outs(%c : memref<?x?xf64>)
   return
 }
@@ -50,11 +50,11 @@ func @matmul_accumulate(%ctx: !disc_ral.context, %a: memref<?x?xf64>, %b: memref
 // CHECK: disc_ral.alloc
 // CHECK: "ral_gemm"
 // CHECK: linalg.generic
-func @fill_then_read(%ctx: !disc_ral.context, %a: memref<2x2xf32>, %b: memref<2x2xf32>, %out: memref<f32>) {
+func.func @fill_then_read(%ctx: !disc_ral.context, %a: memref<2x2xf32>, %b: memref<2x2xf32>, %out: memref<f32>) {
   %zero = arith.constant 0.0 : f32
   %i = arith.constant 0 : index
   %c = memref.alloc() : memref<2x2xf32>
-  linalg.fill(%zero, %c) : f32, memref<2x2xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<2x2xf32>)
   %v = memref.load %c[%i, %i] : memref<2x2xf32>
   memref.store %v, %out[] : memref<f32>
   linalg.matmul ins(%a, %b : memref<2x2xf32>, memref<2x2xf32>) outs(%c : memref<2x2xf32>)
@@ -66,10 +66,10 @@ func @fill_then_read(%ctx: !disc_ral.context, %a: memref<2x2xf32>, %b: memref<2x
 // CHECK-LABEL: func @batch_matmul
 // CHECK: disc_ral.dispatch %{{.*}}, "ral_batch_gemm", "cpu" (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (memref<?x?x?xf16>, memref<?x?x?xf16>, memref<?x?x?xf16>, i1, i1) -> ()
 // CHECK-NOT: linalg.batch_matmul
-func @batch_matmul(%ctx: !disc_ral.context, %a: memref<?x?x?xf16>, %b: memref<?x?x?xf16>, %d0: index, %d1: index, %d2: index) {
+func.func @batch_matmul(%ctx: !disc_ral.context, %a: memref<?x?x?xf16>, %b: memref<?x?x?xf16>, %d0: index, %d1: index, %d2: index) {
   %zero = arith.constant 0.0 : f16
   %c = memref.alloc(%d0, %d1, %d2) : memref<?x?x?xf16>
-  linalg.fill(%zero, %c) : f16, memref<?x?x?xf16>
+  linalg.fill ins(%zero : f16) outs(%c : memref<?x?x?xf16>)
   linalg.batch_matmul ins(%a, %b : memref<?x?x?xf16>, memref<?x?x?xf16>) outs(%c : memref<?x?x?xf16>)
   return
 }
@@ -80,7 +80,7 @@ func @batch_matmul(%ctx: !disc_ral.context, %a: memref<?x?x?xf16>, %b: memref<?x
 // CHECK-LABEL: func @integer_matmul
 // CHECK: linalg.matmul
 // CHECK-NOT: disc_ral.dispatch
-func @integer_matmul(%ctx: !disc_ral.context, %a: memref<2x3xi32>, %b: memref<3x4xi32>, %c: memref<2x4xi32>) {
+func.func @integer_matmul(%ctx: !disc_ral.context, %a: memref<2x3xi32>, %b: memref<3x4xi32>, %c: memref<2x4xi32>) {
   linalg.matmul ins(%a, %b : memref<2x3xi32>, memref<3x4xi32>) outs(%c : memref<2x4xi32>)
   return
 }
@@ -95,9 +95,9 @@ func @integer_matmul(%ctx: !disc_ral.context, %a: memref<2x3xi32>, %b: memref<3x
 // CHECK: %[[R:.*]]:2 = disc_ral.dispatch %[[CTX]], "ral_topk", "cpu" (%[[X]], %[[K]]) : (memref<?x?xf32>, i64) -> (memref<?x?xf32>, memref<?x?xi64>)
 // CHECK: disc_ral.dispatch %[[CTX]], "ral_log", "vulkan" (%[[R]]#0) : (memref<?x?xf32>) -> ()
 // CHECK-NOT: call @
-func private @topk(memref<?x?xf32>, i64) -> (memref<?x?xf32>, memref<?x?xi64>) attributes {disc_ral.custom_call = "ral_topk"}
-func private @log(memref<?x?xf32>) attributes {disc_ral.custom_call = "ral_log", disc_ral.device = "vulkan"}
-func @custom_call(%ctx: !disc_ral.context, %x: memref<?x?xf32>, %k: i64) {
+func.func private @topk(memref<?x?xf32>, i64) -> (memref<?x?xf32>, memref<?x?xi64>) attributes {disc_ral.custom_call = "ral_topk"}
+func.func private @log(memref<?x?xf32>) attributes {disc_ral.custom_call = "ral_log", disc_ral.device = "vulkan"}
+func.func @custom_call(%ctx: !disc_ral.context, %x: memref<?x?xf32>, %k: i64) {
   %v, %i = call @topk(%x, %k) : (memref<?x?xf32>, i64) -> (memref<?x?xf32>, memref<?x?xi64>)
   call @log(%v) : (memref<?x?xf32>) -> ()
   return
@@ -111,7 +111,7 @@ func @custom_call(%ctx: !disc_ral.context, %x: memref<?x?xf32>, %k: i64) {
 // CHECK: disc_ral.alloc %{{.*}}(%{{.*}}) : memref<?xi8>
 // CHECK-NOT: memref.alloc
 // CHECK: memref.alloca
-func @allocs(%ctx: !disc_ral.context, %n: index) {
+func.func @allocs(%ctx: !disc_ral.context, %n: index) {
   %a = memref.alloc() : memref<4x4xindex>
   %b = memref.alloc(%n) {alignment = 64} : memref<?xi8>
   %c = memref.alloca() : memref<4xf32>

@@ -1,6 +1,6 @@
 // RUN: ral-opt %s -disc-ral-lower-to-library-calls -split-input-file -verify-diagnostics
 
-func @no_context(%n: index) {
+func.func @no_context(%n: index) {
   // expected-error@+1 {{'memref.alloc' needs the RAL execution context, but @no_context has none}}
   %a = memref.alloc(%n) : memref<?xf32>
   return
@@ -8,7 +8,7 @@ func @no_context(%n: index) {
 
 // -----
 
-func @layout(%ctx: !disc_ral.context) {
+func.func @layout(%ctx: !disc_ral.context) {
   // expected-error@+1 {{RAL allocates only memrefs with the identity layout}}
   %a = memref.alloc() : memref<4x4xf32, affine_map<(d0, d1) -> (d1, d0)>>
   return
@@ -16,7 +16,7 @@ func @layout(%ctx: !disc_ral.context) {
 
 // -----
 
-func @alignment(%ctx: !disc_ral.context) {
+func.func @alignment(%ctx: !disc_ral.context) {
   // expected-error@+1 {{RAL allocations are 64-byte aligned; 128 was requested}}
   %a = memref.alloc() {alignment = 128} : memref<4xf32>
   return
@@ -24,8 +24,8 @@ func @alignment(%ctx: !disc_ral.context) {
 
 // -----
 
-func private @sum(tensor<4xf32>) -> f32 attributes {disc_ral.custom_call = "ral_sum"}
-func @custom_tensor(%ctx: !disc_ral.context, %t: tensor<4xf32>) {
+func.func private @sum(tensor<4xf32>) -> f32 attributes {disc_ral.custom_call = "ral_sum"}
+func.func @custom_tensor(%ctx: !disc_ral.context, %t: tensor<4xf32>) {
   // expected-error@+1 {{custom call @sum ("ral_sum") has an operand or result of type 'tensor<4xf32>', which has no RAL encoding}}
   %s = call @sum(%t) : (tensor<4xf32>) -> f32
   return
@@ -33,7 +33,7 @@ func @custom_tensor(%ctx: !disc_ral.context, %t: tensor<4xf32>) {
 
 // -----
 
-func @matmul_no_context(%a: memref<2x2xf32>, %b: memref<2x2xf32>, %c: memref<2x2xf32>) {
+func.func @matmul_no_context(%a: memref<2x2xf32>, %b: memref<2x2xf32>, %c: memref<2x2xf32>) {
   // expected-error@+1 {{'linalg.matmul' needs the RAL execution context}}
   linalg.matmul ins(%a, %b : memref<2x2xf32>, memref<2x2xf32>) outs(%c : memref<2x2xf32>)
   return

@@ -4,7 +4,7 @@
 
 // CHECK-LABEL: func @ops
 // CHECK-SAME: (%[[CTX:.*]]: !disc_ral.context, %[[N:.*]]: index)
-func @ops(%ctx: !disc_ral.context, %n: index) {
+func.func @ops(%ctx: !disc_ral.context, %n: index) {
   // CHECK: %[[X:.*]] = disc_ral.recv_input %[[CTX]], 0 : memref<?x4xf32>
   %x = disc_ral.recv_input %ctx, 0 : memref<?x4xf32>
   // CHECK: %[[W:.*]] = disc_ral.recv_input %[[CTX]], 1 : memref<4x8xf32>

@@ -25,26 +25,26 @@
 // CHECK-NEXT: ral_send_output___cpu___pvoid_i64_m2df32___void
 // CHECK-NEXT: ral_send_output___cpu___pvoid_i64_m1di32___void
 
-// LLVM-DAG: @ral_imports = {{.*}}global [6 x { i8*, void (i8*, i8**)* }]
+// LLVM-DAG: @ral_imports = {{.*}}global [6 x { ptr, ptr }]
 // LLVM-DAG: @ral_import_count = {{.*}}constant i32 6
-// LLVM-DAG: define {{.*}}void @ral_entry(i8*
+// LLVM-DAG: define {{.*}}void @ral_entry(ptr
 
 // BYNAME: imports (0):
 
 // MLIR: llvm.func @ral_entry
 
-func @main(%a: memref<?x3xf32>, %b: memref<3x?xf32>) -> (memref<?x?xf32>, memref<5xi32>) {
+func.func @main(%a: memref<?x3xf32>, %b: memref<3x?xf32>) -> (memref<?x?xf32>, memref<5xi32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %zero = arith.constant 0.0 : f32
   %m = memref.dim %a, %c0 : memref<?x3xf32>
   %n = memref.dim %b, %c1 : memref<3x?xf32>
   %c = memref.alloc(%m, %n) : memref<?x?xf32>
-  linalg.fill(%zero, %c) : f32, memref<?x?xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<?x?xf32>)
   linalg.matmul ins(%a, %b : memref<?x3xf32>, memref<3x?xf32>) outs(%c : memref<?x?xf32>)
   %k = memref.alloc() : memref<5xi32>
   %seven = arith.constant 7 : i32
-  linalg.fill(%seven, %k) : i32, memref<5xi32>
+  linalg.fill ins(%seven : i32) outs(%k : memref<5xi32>)
   %tmp = memref.alloc() : memref<16xf32>
   memref.dealloc %tmp : memref<16xf32>
   return %c, %k : memref<?x?xf32>, memref<5xi32>

@@ -9,9 +9,9 @@
 // TABLE: ral-run: error: {{.*}}ral_no_such_kernel___cpu___pvoid_m1df32___void
 // BYNAME: ral-run: error: {{.*}}ral_no_such_kernel___cpu___pvoid_m1df32___void
 
-func private @missing(memref<?xf32>) attributes {disc_ral.custom_call = "ral_no_such_kernel"}
+func.func private @missing(memref<?xf32>) attributes {disc_ral.custom_call = "ral_no_such_kernel"}
 
-func @main(%x: memref<?xf32>) -> memref<?xf32> {
+func.func @main(%x: memref<?xf32>) -> memref<?xf32> {
   call @missing(%x) : (memref<?xf32>) -> ()
   return %x : memref<?xf32>
 }

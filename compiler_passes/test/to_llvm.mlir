@@ -8,68 +8,72 @@
 // CHECK: llvm.mlir.global internal constant @[[GEMM:__ral_name_2]]("ral_gemm___cpu___pvoid_m2df32_m2df32_m2df32_i1_i1___void\00")
 
 // The table: {name, null} per import, filled by the loader; and its size.
-// CHECK: llvm.mlir.global external @ral_imports() : !llvm.array<6 x struct<(ptr<i8>, ptr<func<void (ptr<i8>, ptr<ptr<i8>>)>>)>> {
-// CHECK:   %[[NULL:.*]] = llvm.mlir.null : !llvm.ptr<func<void (ptr<i8>, ptr<ptr<i8>>)>>
-// CHECK:   %[[N0:.*]] = llvm.mlir.addressof @[[RECV]]
-// CHECK:   %[[P0:.*]] = llvm.bitcast %[[N0]]
-// CHECK:   llvm.insertvalue %[[P0]], %{{.*}}[0, 0]
+// CHECK: llvm.mlir.global external @ral_imports() {{.*}} : !llvm.array<6 x struct<(ptr, ptr)>> {
+// CHECK:   %[[NULL:.*]] = llvm.mlir.zero : !llvm.ptr
+// CHECK:   %[[N0:.*]] = llvm.mlir.addressof @[[RECV]] : !llvm.ptr
+// CHECK:   llvm.insertvalue %[[N0]], %{{.*}}[0, 0]
 // CHECK:   llvm.insertvalue %[[NULL]], %{{.*}}[0, 1]
-// CHECK: llvm.mlir.global external constant @ral_import_count(6 : i32) : i32
+// CHECK: llvm.mlir.global external constant @ral_import_count(6 : i32) {{.*}} : i32
 
 // CHECK-LABEL: llvm.func internal @main
-// CHECK-SAME: (%[[CTX:.*]]: !llvm.ptr<i8>)
+// CHECK-SAME: (%[[CTX:.*]]: !llvm.ptr)
 // Call storage lives in the entry block, in call order: recv_input 0 first.
 // CHECK-NEXT: llvm.mlir.constant(1 : i64) : i64
-// CHECK-NEXT: %[[RS:.*]] = llvm.alloca %{{.*}} x !llvm.struct<(ptr<i8>, i64, struct<(ptr<f32>, ptr<f32>, i64, array<2 x i64>, array<2 x i64>)>)>
+// CHECK-NEXT: %[[RS:.*]] = llvm.alloca %{{.*}} x !llvm.struct<(ptr, i64, struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)>)>
 // CHECK-NEXT: llvm.mlir.constant(1 : i64) : i64
-// CHECK-NEXT: llvm.alloca %{{.*}} x !llvm.array<3 x ptr<i8>>
-// CHECK: llvm.alloca %{{.*}} x !llvm.struct<(ptr<i8>, struct<(ptr<f32>, ptr<f32>, i64, array<2 x i64>, array<2 x i64>)>, struct<(ptr<f32>, ptr<f32>, i64, array<2 x i64>, array<2 x i64>)>, struct<(ptr<f32>, ptr<f32>, i64, array<2 x i64>, array<2 x i64>)>, i8, i8)>
+// CHECK-NEXT: %[[RA:.*]] = llvm.alloca %{{.*}} x !llvm.array<3 x ptr>
+// CHECK: llvm.alloca %{{.*}} x !llvm.struct<(ptr, struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)>, struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)>, struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)>, i8, i8)>
 // CHECK-NEXT: llvm.mlir.constant(1 : i64) : i64
-// CHECK-NEXT: llvm.alloca %{{.*}} x !llvm.array<6 x ptr<i8>>
-// recv_input 0: slots ctx, index, result descriptor.
+// CHECK-NEXT: llvm.alloca %{{.*}} x !llvm.array<6 x ptr>
+// recv_input 0: slots ctx, index, result descriptor; args[k] = &slot k.
 // CHECK: %[[IDX:.*]] = llvm.mlir.constant(0 : i64) : i64
 // CHECK-NEXT: %[[S0:.*]] = llvm.getelementptr %[[RS]][0, 0]
 // CHECK-NEXT: llvm.store %[[CTX]], %[[S0]]
-// CHECK: %[[S1:.*]] = llvm.getelementptr %[[RS]][0, 1]
+// CHECK-NEXT: %[[A0:.*]] = llvm.getelementptr %[[RA]][0, 0]
+// CHECK-NEXT: llvm.store %[[S0]], %[[A0]]
+// CHECK-NEXT: %[[S1:.*]] = llvm.getelementptr %[[RS]][0, 1]
 // CHECK-NEXT: llvm.store %[[IDX]], %[[S1]]
-// CHECK: %[[ARGV:.*]] = llvm.getelementptr %{{.*}}[0, 0] : (!llvm.ptr<array<3 x ptr<i8>>>) -> !llvm.ptr<ptr<i8>>
-// CHECK-NEXT: %[[TABLE:.*]] = llvm.mlir.addressof @ral_imports
+// CHECK: %[[TABLE:.*]] = llvm.mlir.addressof @ral_imports
 // CHECK-NEXT: %[[SLOT:.*]] = llvm.getelementptr %[[TABLE]][0, 0, 1]
-// CHECK-NEXT: %[[FN:.*]] = llvm.load %[[SLOT]] : !llvm.ptr<ptr<func<void (ptr<i8>, ptr<ptr<i8>>)>>>
-// CHECK-NEXT: llvm.call %[[FN]](%[[CTX]], %[[ARGV]]) : (!llvm.ptr<i8>, !llvm.ptr<ptr<i8>>) -> ()
+// CHECK-NEXT: %[[FN:.*]] = llvm.load %[[SLOT]] : !llvm.ptr -> !llvm.ptr
+// CHECK-NEXT: llvm.call %[[FN]](%[[CTX]], %[[RA]]) : !llvm.ptr, (!llvm.ptr, !llvm.ptr) -> ()
 // The error flag is the first i32 of the context; non-zero returns early.
-// CHECK-NEXT: %[[FLAGP:.*]] = llvm.bitcast %[[CTX]] : !llvm.ptr<i8> to !llvm.ptr<i32>
-// CHECK-NEXT: %[[FLAG:.*]] = llvm.load %[[FLAGP]] : !llvm.ptr<i32>
+// CHECK-NEXT: %[[FLAG:.*]] = llvm.load %[[CTX]] : !llvm.ptr -> i32
 // CHECK-NEXT: %[[ZERO:.*]] = llvm.mlir.constant(0 : i32) : i32
 // CHECK-NEXT: %[[FAILED:.*]] = llvm.icmp "ne" %[[FLAG]], %[[ZERO]] : i32
-// CHECK-NEXT: llvm.cond_br %[[FAILED]] weights(dense<[1, 1000]> : vector<2xi32>), ^[[EARLY:.*]], ^[[NEXT:.*]]
+// CHECK-NEXT: llvm.cond_br %[[FAILED]] weights([1, 1000]), ^[[EARLY:.*]], ^[[NEXT:.*]]
 // CHECK: ^[[NEXT]]:
 // The result comes back through its slot.
 // CHECK-NEXT: %[[RP:.*]] = llvm.getelementptr %[[RS]][0, 2]
 // CHECK-NEXT: llvm.load %[[RP]]
+// Each RAL function has its own slot of the table: alloc is import 1.
+// CHECK: llvm.getelementptr %{{.*}}[0, 1, 1]
 // Booleans travel as one byte holding 0 or 1, like a C++ bool.
 // CHECK: %[[BOOL:.*]] = llvm.zext %{{.*}} : i1 to i8
-// CHECK-NEXT: llvm.store %[[BOOL]], %{{.*}} : !llvm.ptr<i8>
+// CHECK-NEXT: llvm.store %[[BOOL]], %{{.*}} : i8, !llvm.ptr
 // The gemm call goes through slot 2 of the table.
 // CHECK: llvm.getelementptr %{{.*}}[0, 2, 1]
 // CHECK: llvm.call @helper(%[[CTX]],
 // A call of a function that takes the context is checked too.
-// CHECK-NEXT: llvm.bitcast %[[CTX]] : !llvm.ptr<i8> to !llvm.ptr<i32>
+// CHECK-NEXT: llvm.load %[[CTX]] : !llvm.ptr -> i32
+// CHECK: llvm.getelementptr %{{.*}}[0, 3, 1]
 // CHECK: ^[[EARLY]]:
 // CHECK-NEXT: llvm.return
 
 // A function with a result returns undef on the early path.
 // CHECK-LABEL: llvm.func internal @helper
+// CHECK: llvm.getelementptr %{{.*}}[0, 4, 1]
+// CHECK: llvm.getelementptr %{{.*}}[0, 5, 1]
 // CHECK: llvm.return %{{.*}} : f32
 // CHECK: llvm.mlir.undef : f32
 // CHECK-NEXT: llvm.return %{{.*}} : f32
 
 // The exported entry.
-// CHECK-LABEL: llvm.func @ral_entry(%arg0: !llvm.ptr<i8>)
-// CHECK-NEXT: llvm.call @main(%arg0) : (!llvm.ptr<i8>) -> ()
+// CHECK-LABEL: llvm.func @ral_entry(%arg0: !llvm.ptr)
+// CHECK-NEXT: llvm.call @main(%arg0) : (!llvm.ptr) -> ()
 // CHECK-NEXT: llvm.return
 
-func @main(%ctx: !disc_ral.context) attributes {disc_ral.entry} {
+func.func @main(%ctx: !disc_ral.context) attributes {disc_ral.entry} {
   %x = disc_ral.recv_input %ctx, 0 : memref<?x4xf32>
   %w = disc_ral.recv_input %ctx, 1 : memref<4x8xf32>
   %c0 = arith.constant 0 : index
@@ -82,7 +86,7 @@ func @main(%ctx: !disc_ral.context) attributes {disc_ral.entry} {
   return
 }
 
-func private @helper(%ctx: !disc_ral.context, %y: memref<?x8xf32>) -> f32 {
+func.func private @helper(%ctx: !disc_ral.context, %y: memref<?x8xf32>) -> f32 {
   %s = disc_ral.dispatch %ctx, "ral_sum", "cpu" (%y) : (memref<?x8xf32>) -> f32
   disc_ral.dealloc %ctx, %y : memref<?x8xf32>
   return %s : f32

@@ -4,20 +4,19 @@
 
 // CHECK: module attributes {disc_ral.imports = []}
 // CHECK: llvm.mlir.global internal constant @[[NAME:__ral_name_0]]("ral_recv_input___cpu___pvoid_i64___m1df64\00")
-// CHECK: llvm.func @ral_api_call(!llvm.ptr<i8>, !llvm.ptr<i8>, !llvm.ptr<ptr<i8>>)
-// CHECK: llvm.mlir.global external @ral_imports() : !llvm.array<0 x struct<(ptr<i8>, ptr<func<void (ptr<i8>, ptr<ptr<i8>>)>>)>>
-// CHECK: llvm.mlir.global external constant @ral_import_count(0 : i32) : i32
+// CHECK: llvm.func @ral_api_call(!llvm.ptr, !llvm.ptr, !llvm.ptr)
+// CHECK: llvm.mlir.global external @ral_imports() {{.*}} : !llvm.array<0 x struct<(ptr, ptr)>>
+// CHECK: llvm.mlir.global external constant @ral_import_count(0 : i32) {{.*}} : i32
 // CHECK-LABEL: llvm.func internal @main
-// CHECK-SAME: (%[[CTX:.*]]: !llvm.ptr<i8>)
-// CHECK: %[[STR:.*]] = llvm.mlir.addressof @[[NAME]] : !llvm.ptr<array<42 x i8>>
-// CHECK-NEXT: %[[PTR:.*]] = llvm.getelementptr %[[STR]][0, 0] : (!llvm.ptr<array<42 x i8>>) -> !llvm.ptr<i8>
-// CHECK-NEXT: llvm.call @ral_api_call(%[[CTX]], %[[PTR]], %{{.*}}) : (!llvm.ptr<i8>, !llvm.ptr<i8>, !llvm.ptr<ptr<i8>>) -> ()
-// CHECK-NEXT: llvm.bitcast %[[CTX]] : !llvm.ptr<i8> to !llvm.ptr<i32>
+// CHECK-SAME: (%[[CTX:.*]]: !llvm.ptr)
+// CHECK: %[[STR:.*]] = llvm.mlir.addressof @[[NAME]] : !llvm.ptr
+// CHECK-NEXT: llvm.call @ral_api_call(%[[CTX]], %[[STR]], %{{.*}}) : (!llvm.ptr, !llvm.ptr, !llvm.ptr) -> ()
+// CHECK-NEXT: llvm.load %[[CTX]] : !llvm.ptr -> i32
 // CHECK: llvm.call @ral_api_call
 // CHECK-NOT: @ral_imports
 // CHECK-LABEL: llvm.func @ral_entry
 
-func @main(%ctx: !disc_ral.context) attributes {disc_ral.entry} {
+func.func @main(%ctx: !disc_ral.context) attributes {disc_ral.entry} {
   %x = disc_ral.recv_input %ctx, 0 : memref<?xf64>
   disc_ral.send_output %ctx, 0, %x : memref<?xf64>
   return

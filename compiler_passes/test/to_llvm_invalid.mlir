@@ -2,7 +2,7 @@
 
 // expected-error@+1 {{no RAL entry function (run disc-ral-inject-execution-context first)}}
 module {
-  func @main(%a: memref<4xf32>) {
+  func.func @main(%a: memref<4xf32>) {
     return
   }
 }
@@ -10,7 +10,7 @@ module {
 // -----
 
 // An op with no lowering is named.
-func @main(%ctx: !disc_ral.context) attributes {disc_ral.entry} {
+func.func @main(%ctx: !disc_ral.context) attributes {disc_ral.entry} {
   // expected-error@+1 {{failed to legalize operation 'test.unknown'}}
   "test.unknown"() : () -> ()
   return
@@ -18,7 +18,7 @@ func @main(%ctx: !disc_ral.context) attributes {disc_ral.entry} {
 
 // -----
 
-func @main(%ctx: !disc_ral.context, %a: memref<2x2xf32>, %b: memref<2x2xf32>) attributes {disc_ral.entry} {
+func.func @main(%ctx: !disc_ral.context, %a: memref<2x2xf32>, %b: memref<2x2xf32>) attributes {disc_ral.entry} {
   // expected-error@+1 {{failed to legalize operation 'linalg.matmul'}}
   linalg.matmul ins(%a, %a : memref<2x2xf32>, memref<2x2xf32>) outs(%b : memref<2x2xf32>)
   return

@@ -23,7 +23,7 @@ void batchGemm(ExecutionContext*, MemRef<ral::bfloat16, 3>, MemRef<ral::bfloat16
 MemRef<double, 4> recvInput(ExecutionContext*, int64_t) { return {}; }
 void* alloc(ExecutionContext*, int64_t) { return nullptr; }
 std::tuple<MemRef<ral::float16, 1>, uint8_t> mixed(void*, MemRef<uint16_t, 0>, int8_t, int32_t,
-                                                   uint64_t, float*, const void*) {
+                                                   uint64_t, void*, const void*) {
   return {};
 }
 
@@ -45,7 +45,7 @@ class TypeCodesTest : public ::testing::Test {
 TEST_F(TypeCodesTest, MatchesRalApiNames) {
   using mlir::disc_ral::encodeCallName;
   mlir::Builder b(&context_);
-  const int64_t dyn = mlir::ShapedType::kDynamicSize;
+  const int64_t dyn = mlir::ShapedType::kDynamic;
   mlir::Type m2f32 = memref({dyn, 4}, b.getF32Type());
   EXPECT_EQ(encodeCallName("ral_gemm", "cpu", {m2f32, m2f32, m2f32, i(1), i(1)}, {}),
             (ral::apiName<&gemm>("ral_gemm", "cpu")));
@@ -55,12 +55,12 @@ TEST_F(TypeCodesTest, MatchesRalApiNames) {
   EXPECT_EQ(encodeCallName("ral_recv_input", "cpu", {b.getIndexType()},
                            {memref({1, 2, 3, dyn}, b.getF64Type())}),
             (ral::apiName<&recvInput>("ral_recv_input", "cpu")));
-  mlir::Type void_ptr = mlir::LLVM::LLVMPointerType::get(i(8));
+  // LLVM pointers are opaque: each one is a void*.
+  mlir::Type void_ptr = mlir::LLVM::LLVMPointerType::get(&context_);
   EXPECT_EQ(encodeCallName("ral_alloc", "cpu", {i(64)}, {void_ptr}),
             (ral::apiName<&alloc>("ral_alloc", "cpu")));
   EXPECT_EQ(encodeCallName("mixed", "cuda",
-                           {memref({}, ui(16)), i(8), i(32), ui(64),
-                            mlir::LLVM::LLVMPointerType::get(b.getF32Type()), void_ptr},
+                           {memref({}, ui(16)), i(8), i(32), ui(64), void_ptr, void_ptr},
                            {memref({dyn}, b.getF16Type()), ui(8)}),
             (ral::apiName<&mixed>("mixed", "cuda")));
 }
@@ -71,7 +71,7 @@ TEST_F(TypeCodesTest, RejectsTypesWithoutEncoding) {
   EXPECT_EQ(mlir::disc_ral::encodeCallName(
                 "f", "cpu", {mlir::RankedTensorType::get({4}, b.getF32Type())}, {}, &bad),
             "");
-  EXPECT_TRUE(bad.isa<mlir::RankedTensorType>());
+  EXPECT_TRUE(mlir::isa<mlir::RankedTensorType>(bad));
   EXPECT_EQ(mlir::disc_ral::typeCode(mlir::UnrankedMemRefType::get(b.getF32Type(), {})), "");
   EXPECT_EQ(mlir::disc_ral::typeCode(memref({4}, b.getIndexType())), "");
   EXPECT_EQ(mlir::disc_ral::typeCode(memref({1, 1, 1, 1, 1, 1, 1, 1, 1}, b.getF32Type())), "");

@@ -9,7 +9,6 @@
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Host.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
@@ -17,14 +16,14 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
+#include "llvm/TargetParser/Host.h"
 
 namespace ral {
 namespace compiler {
 namespace {
 
 std::string hostFeatures() {
-  llvm::StringMap<bool> features;
-  if (!llvm::sys::getHostCPUFeatures(features)) return "";
+  const llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
   std::string out;
   for (const auto& f : features) {
     if (!out.empty()) out += ',';
@@ -97,8 +96,8 @@ bool compileToSharedObject(llvm::Module& module, const CodegenOptions& options,
   const std::string features = native ? hostFeatures() : "";
   llvm::TargetOptions target_options;
   std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
-      triple, cpu, features, target_options, llvm::Reloc::PIC_, llvm::None,
-      options.opt_level == 0 ? llvm::CodeGenOpt::None : llvm::CodeGenOpt::Aggressive));
+      triple, cpu, features, target_options, llvm::Reloc::PIC_, std::nullopt,
+      options.opt_level == 0 ? llvm::CodeGenOptLevel::None : llvm::CodeGenOptLevel::Aggressive));
   if (!tm) {
     *error = "cannot create a target machine for " + triple + " (cpu '" + cpu + "')";
     return false;
@@ -128,7 +127,7 @@ bool compileToSharedObject(llvm::Module& module, const CodegenOptions& options,
       return false;
     }
     llvm::legacy::PassManager codegen;
-    if (tm->addPassesToEmitFile(codegen, out, nullptr, llvm::CGFT_ObjectFile)) {
+    if (tm->addPassesToEmitFile(codegen, out, nullptr, llvm::CodeGenFileType::ObjectFile)) {
       *error = "the target cannot emit object files";
       return false;
     }
@@ -142,7 +141,7 @@ bool compileToSharedObject(llvm::Module& module, const CodegenOptions& options,
                                     library_path,     object_path, "-lm",   "-Wl,-z,noexecstack",
                                     "-Wl,--as-needed"};
   std::string exec_error;
-  const int rc = llvm::sys::ExecuteAndWait(linker, args, llvm::None, {}, 0, 0, &exec_error);
+  const int rc = llvm::sys::ExecuteAndWait(linker, args, std::nullopt, {}, 0, 0, &exec_error);
   if (rc != 0) {
     *error = "linking the shared object with '" + linker + "' failed" +
              (exec_error.empty() ? "" : ": " + exec_error);

@@ -21,12 +21,14 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "ral/driver.h"
@@ -64,8 +66,11 @@ int fail(const llvm::Twine& message) {
 // The .ralm signature of one entry argument or result; false when the type cannot be bound (the
 // pipeline then reports it with its location).
 bool signatureOf(mlir::Type type, ral::TensorSignature* sig) {
+  // A tensor-level entry is bufferized with identity layouts (disc-ral-bufferize).
+  if (auto tensor = mlir::dyn_cast<mlir::RankedTensorType>(type))
+    type = mlir::MemRefType::get(tensor.getShape(), tensor.getElementType());
   if (!mlir::disc_ral::isBindableMemRef(type)) return false;
-  auto memref = type.cast<mlir::MemRefType>();
+  auto memref = mlir::cast<mlir::MemRefType>(type);
   sig->dtype = mlir::disc_ral::elementDType(memref.getElementType());
   sig->device = ral::DeviceKind::kCpu;
   for (int64_t d : memref.getShape())
@@ -95,6 +100,7 @@ int main(int argc, char** argv) {
   mlir::MLIRContext context(registry);
   // Diagnostics carry file:line:col; a dump of the failing op would only bury them.
   context.printOpOnDiagnostic(false);
+  mlir::registerBuiltinDialectTranslation(context);
   mlir::registerLLVMDialectTranslation(context);
   llvm::SourceMgr source_mgr;
   mlir::SourceMgrDiagnosticHandler diagnostics(source_mgr, &context);
@@ -104,18 +110,18 @@ int main(int argc, char** argv) {
   if (!file) return fail(open_error);
   source_mgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
   mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::parseSourceFile<mlir::ModuleOp>(source_mgr, &context);
+      mlir::parseSourceFile<mlir::ModuleOp>(source_mgr, mlir::ParserConfig(&context));
   if (!module) return 1;  // the diagnostic (file:line:col) is already printed
 
   ral::compiler::CompiledModule compiled;
   compiled.name = llvm::sys::path::stem(input_path).str();
   compiled.entry_symbol = "ral_entry";
-  if (auto f = module->lookupSymbol<mlir::FuncOp>(entry)) {
-    for (mlir::Type t : f.getType().getInputs()) {
+  if (auto f = module->lookupSymbol<mlir::func::FuncOp>(entry)) {
+    for (mlir::Type t : f.getFunctionType().getInputs()) {
       ral::TensorSignature sig;
       if (signatureOf(t, &sig)) compiled.inputs.push_back(std::move(sig));
     }
-    for (mlir::Type t : f.getType().getResults()) {
+    for (mlir::Type t : f.getFunctionType().getResults()) {
       ral::TensorSignature sig;
       if (signatureOf(t, &sig)) compiled.outputs.push_back(std::move(sig));
     }
@@ -131,7 +137,7 @@ int main(int argc, char** argv) {
   if (mlir::failed(pm.run(*module))) return 1;
 
   if (auto imports = (*module)->getAttrOfType<mlir::ArrayAttr>(mlir::disc_ral::kImportsAttr)) {
-    for (mlir::Attribute a : imports) compiled.imports.push_back(a.cast<mlir::StringAttr>().str());
+    for (mlir::Attribute a : imports) compiled.imports.push_back(mlir::cast<mlir::StringAttr>(a).str());
     (*module)->removeAttr(mlir::disc_ral::kImportsAttr);
   }
 

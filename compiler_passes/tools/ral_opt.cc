@@ -2,7 +2,7 @@
 #include "compiler_passes/passes.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllPasses.h"
-#include "mlir/Support/MlirOptMain.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
 int main(int argc, char** argv) {
   mlir::registerAllPasses();
@@ -10,6 +10,5 @@ int main(int argc, char** argv) {
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);
   mlir::disc_ral::registerDialects(registry);
-  return mlir::asMainReturnCode(mlir::MlirOptMain(argc, argv, "RAL optimizer driver\n", registry,
-                                                  /*preloadDialectsInContext=*/false));
+  return mlir::asMainReturnCode(mlir::MlirOptMain(argc, argv, "RAL optimizer driver\n", registry));
 }

@@ -2,7 +2,7 @@
 // linalg's accumulation (gemm into a temporary, then an add). Dynamic m, n, k.
 #id = affine_map<(d0, d1) -> (d0, d1)>
 
-func @main(%a: memref<?x?xf64>, %b: memref<?x?xf64>, %c: memref<?x?xf64>) -> memref<?x?xf64> {
+func.func @main(%a: memref<?x?xf64>, %b: memref<?x?xf64>, %c: memref<?x?xf64>) -> memref<?x?xf64> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %m = memref.dim %c, %c0 : memref<?x?xf64>

@@ -1,0 +1,106 @@
+// disc-ral-bufferize: tensor-level programs to buffers, ahead of the RAL passes.
+//
+// TOSA goes to linalg first, and chains of elementwise linalg ops are fused; one-shot
+// bufferization then rewrites whole functions, boundaries included, with identity-layout memrefs
+// (what a buffer-level program written by hand uses); ownership-based deallocation frees every temporary. An entry result is the buffer its producer
+// allocated, so disc-ral-lower-to-library-calls turns that allocation into ral_alloc and the host
+// receives it without a copy.
+#include "compiler_passes/passes.h"
+#include "mlir/Conversion/TosaToArith/TosaToArith.h"
+#include "mlir/Conversion/TosaToLinalg/TosaToLinalg.h"
+#include "mlir/Conversion/TosaToSCF/TosaToSCF.h"
+#include "mlir/Conversion/TosaToTensor/TosaToTensor.h"
+#include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/OneShotAnalysis.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
+
+namespace mlir {
+namespace disc_ral {
+
+#define GEN_PASS_DEF_BUFFERIZEPASS
+#include "compiler_passes/Passes.h.inc"
+
+namespace {
+
+bool isTensor(Type t) { return isa<TensorType>(t); }
+
+// True when anything in the module is a tensor value or a TOSA op.
+bool hasTensors(ModuleOp module) {
+  WalkResult found = module.walk([](Operation* op) {
+    if (auto f = dyn_cast<FunctionOpInterface>(op)) {
+      if (llvm::any_of(f.getArgumentTypes(), isTensor) ||
+          llvm::any_of(f.getResultTypes(), isTensor))
+        return WalkResult::interrupt();
+    }
+    if (isa<tosa::TosaDialect>(op->getDialect()) ||
+        llvm::any_of(op->getResultTypes(), isTensor))
+      return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return found.wasInterrupted();
+}
+
+void buildTensorPipeline(OpPassManager& pm) {
+  // TOSA's own lowering, in upstream's order: control flow, then linalg (named ops first),
+  // then the ops that become tensor (reshape, slice, pad, ...) and arith (constants) ops.
+  pm.addNestedPass<func::FuncOp>(tosa::createTosaToSCF());
+  tosa::addTosaToLinalgPasses(pm, TosaToLinalgOptions{});
+  pm.addNestedPass<func::FuncOp>(tosa::createTosaToTensor());
+  pm.addNestedPass<func::FuncOp>(tosa::createTosaToArith());
+  // Chains of elementwise ops (bias add then activation, ...) become one loop nest, with no
+  // temporary between them.
+  pm.addPass(createLinalgElementwiseOpFusionPass());
+  bufferization::OneShotBufferizationOptions options;
+  options.bufferizeFunctionBoundaries = true;
+  // Inputs and results keep the layouts a buffer-level program would declare, so a
+  // tensor-level module and its buffer-level twin have the same signature.
+  options.setFunctionBoundaryTypeConversion(bufferization::LayoutMapOption::IdentityLayoutMap);
+  // Copies become linalg.copy, compiled to loops, never a call of MLIR's runtime library.
+  options.memCpyFn = [](OpBuilder& b, Location loc, Value from, Value to) {
+    b.create<linalg::CopyOp>(loc, from, to);
+    return success();
+  };
+  pm.addPass(bufferization::createOneShotBufferizePass(options));
+  bufferization::BufferDeallocationPipelineOptions dealloc;
+  bufferization::buildBufferDeallocationPipeline(pm, dealloc);
+}
+
+class BufferizePass : public impl::BufferizePassBase<BufferizePass> {
+ public:
+  using BufferizePassBase::BufferizePassBase;
+
+  void getDependentDialects(DialectRegistry& registry) const override {
+    BufferizePassBase::getDependentDialects(registry);
+    OpPassManager pm(ModuleOp::getOperationName());
+    buildTensorPipeline(pm);
+    pm.getDependentDialects(registry);
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (!hasTensors(module)) return;
+    OpPassManager pm(ModuleOp::getOperationName());
+    buildTensorPipeline(pm);
+    if (failed(runPipeline(pm, module))) return signalPassFailure();
+    // Whatever one-shot bufferization left on tensors has no lowering: name it.
+    WalkResult left = module.walk([](Operation* op) {
+      if (llvm::any_of(op->getOperandTypes(), isTensor) ||
+          llvm::any_of(op->getResultTypes(), isTensor)) {
+        op->emitError() << "'" << op->getName()
+                        << "' is still on tensors after bufferization: RAL has no lowering "
+                           "for it";
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (left.wasInterrupted()) signalPassFailure();
+  }
+};
+
+}  // namespace
+}  // namespace disc_ral
+}  // namespace mlir
