@@ -6,6 +6,7 @@
 // allocated, so disc-ral-lower-to-library-calls turns that allocation into ral_alloc and the host
 // receives it without a copy.
 #include "compiler_passes/passes.h"
+#include "mlir/Conversion/BufferizationToMemRef/BufferizationToMemRef.h"
 #include "mlir/Conversion/TosaToArith/TosaToArith.h"
 #include "mlir/Conversion/TosaToLinalg/TosaToLinalg.h"
 #include "mlir/Conversion/TosaToSCF/TosaToSCF.h"
@@ -67,6 +68,9 @@ void buildTensorPipeline(OpPassManager& pm) {
   pm.addPass(bufferization::createOneShotBufferizePass(options));
   bufferization::BufferDeallocationPipelineOptions dealloc;
   bufferization::buildBufferDeallocationPipeline(pm, dealloc);
+  // A returned buffer the function does not own (an input, a constant) is cloned so the host
+  // may keep it: clone becomes alloc + copy, and what deallocation left becomes memref ops.
+  pm.addPass(createBufferizationToMemRefPass());
 }
 
 class BufferizePass : public impl::BufferizePassBase<BufferizePass> {

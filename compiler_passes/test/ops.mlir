@@ -1,6 +1,8 @@
 // The disc_ral ops print and parse back unchanged.
 // RUN: ral-opt %s | FileCheck %s
 // RUN: ral-opt %s | ral-opt | FileCheck %s
+// The generic form parses back too.
+// RUN: ral-opt %s --mlir-print-op-generic | ral-opt | FileCheck %s
 
 // CHECK-LABEL: func @ops
 // CHECK-SAME: (%[[CTX:.*]]: !disc_ral.context, %[[N:.*]]: index)

@@ -69,3 +69,52 @@ func.func @alloc_sizes(%ctx: !disc_ral.context, %n: index) {
 func.func @bad_type(%s: !disc_ral.stream) {
   return
 }
+
+// -----
+
+func.func @alloc_layout(%ctx: !disc_ral.context) {
+  // expected-error@+1 {{allocates only memrefs with the identity layout}}
+  %m = disc_ral.alloc %ctx() : memref<4x4xf32, strided<[8, 1]>>
+  return
+}
+
+// -----
+
+func.func @alloc_memory_space(%ctx: !disc_ral.context) {
+  // expected-error@+1 {{allocates integer, index or float memrefs in the default memory space}}
+  %m = disc_ral.alloc %ctx() : memref<4xf32, 1>
+  return
+}
+
+// -----
+
+func.func @index_elements(%ctx: !disc_ral.context) {
+  // expected-error@+1 {{result must be a ranked memref with a strided layout, rank <= 8}}
+  %x = disc_ral.recv_input %ctx, 0 : memref<?xindex>
+  return
+}
+
+// -----
+
+// expected-note@+1 {{prior use here}}
+func.func @not_a_context(%ctx: i64) {
+  // expected-error@+1 {{use of value '%ctx' expects different type than prior uses: '!disc_ral.context' vs 'i64'}}
+  %x = disc_ral.recv_input %ctx, 0 : memref<?xf32>
+  return
+}
+
+// -----
+
+func.func @generic_not_a_context(%ctx: i64) {
+  // expected-error@+1 {{operand #0 must be the per-execution RAL context, but got 'i64'}}
+  %x = "disc_ral.recv_input"(%ctx) <{index = 0 : i64}> : (i64) -> memref<?xf32>
+  return
+}
+
+// -----
+
+func.func @missing_index(%ctx: !disc_ral.context) {
+  // expected-error@+1 {{requires attribute 'index'}}
+  %x = "disc_ral.recv_input"(%ctx) : (!disc_ral.context) -> memref<?xf32>
+  return
+}

@@ -1,0 +1,3 @@
+func.func @main(%a: tensor<4xindex>) -> tensor<4xindex> {
+  return %a : tensor<4xindex>
+}
