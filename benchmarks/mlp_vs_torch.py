@@ -5,6 +5,7 @@ with numpy arrays passed as DLPack tensors; PyTorch runs nn.Sequential(Linear, R
 under inference_mode. Prints the latency of each and the ratio torch / RAL.
 
   /usr/bin/python3 benchmarks/mlp_vs_torch.py [--build build] [--threads 1] [--batches 1 64]
+                                              [--model examples/mlp_tensor.mlir]
 """
 import argparse
 import ctypes
@@ -116,6 +117,8 @@ def main():
     p.add_argument("--batches", type=int, nargs="+", default=[1, 64])
     p.add_argument("--iterations", type=int, default=2000)
     p.add_argument("--repeats", type=int, default=15)
+    # mlp_tensor.mlir and mlp_tosa.mlir compute the same MLP from tensor-level programs.
+    p.add_argument("--model", default=os.path.join(root, "examples", "mlp.mlir"))
     args = p.parse_args()
 
     # Both sides get the same number of threads (RAL reads this when its CPU driver starts).
@@ -126,7 +129,7 @@ def main():
     work = tempfile.mkdtemp(prefix="ral-bench-")
     module = os.path.join(work, "mlp.ralm")
     subprocess.run([os.path.join(args.build, "compiler_passes", "ral-compile"),
-                    os.path.join(root, "examples", "mlp.mlir"), "-o", module], check=True)
+                    args.model, "-o", module], check=True)
     ral = RalModel(os.path.join(args.build, "libral.so"), module)
 
     rng = np.random.default_rng(0)
@@ -142,8 +145,8 @@ def main():
         model[2].weight.copy_(torch.from_numpy(w2.T.copy()))
         model[2].bias.copy_(torch.from_numpy(b2))
 
-    print("MLP 128-256-10 (examples/mlp.mlir), %d thread(s), torch %s" %
-          (args.threads, torch.__version__))
+    print("MLP 128-256-10 (%s), %d thread(s), torch %s" %
+          (os.path.relpath(args.model, root), args.threads, torch.__version__))
     print("%6s %14s %14s %16s" % ("batch", "RAL (us)", "torch (us)", "torch / RAL"))
     for batch in args.batches:
         x = rng.standard_normal((batch, 128)).astype(np.float32)

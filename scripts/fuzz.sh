@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Fuzzes the module loader (Module::load on bytes) with libFuzzer under ASan + UBSan.
 #   scripts/fuzz.sh [seconds=600] [build dir=build-fuzz]
-# Builds with clang-14 in its own build directory, seeds the corpus with the test modules and
-# fails on any crash, sanitizer report, leak or timeout. The corpus is kept in <build>/fuzz-corpus.
+# Builds with clang-19 (libFuzzer from libclang-rt-19-dev) in its own build directory, seeds the
+# corpus with the test modules and fails on any crash, sanitizer report, leak or timeout. The
+# corpus is kept in <build>/fuzz-corpus.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,7 +11,7 @@ SECONDS_TO_RUN=${1:-600}
 BUILD=${2:-build-fuzz}
 JOBS=${RAL_JOBS:-$(nproc)}
 
-CC=clang-14 CXX=clang++-14 cmake -S . -B "$BUILD" -G Ninja -DRAL_WERROR=ON \
+CC=clang-19 CXX=clang++-19 cmake -S . -B "$BUILD" -G Ninja -DRAL_WERROR=ON \
   -DRAL_BUILD_BENCHMARKS=OFF -DRAL_ENABLE_MLIR=OFF \
   -DRAL_SANITIZE=address,undefined,fuzzer-no-link >/dev/null
 cmake --build "$BUILD" -j "$JOBS" --target ral_module_load_fuzzer ral_test_modules

@@ -3,7 +3,7 @@
 #   1. the full build (warnings as errors) and its CTest suite;
 #   2. the core, drivers and kernels again under AddressSanitizer + UndefinedBehaviorSanitizer;
 #   3. the concurrency tests under ThreadSanitizer;
-#   4. the module-loader fuzzer for 60 s (clang-14; scripts/fuzz.sh runs it longer).
+#   4. the module-loader fuzzer for 60 s (clang-19; scripts/fuzz.sh runs it longer).
 # Any test failure or sanitizer report fails the script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -50,7 +50,7 @@ cmake --build build-tsan -j "$JOBS" --target "${TSAN_TARGETS[@]}"
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
   ctest --test-dir build-tsan --output-on-failure -j "$JOBS" -R 'Concurrency|Thread|Lazily|ResourceCache'
 
-step "libFuzzer: the module loader (60 s, clang-14, ASan + UBSan)"
+step "libFuzzer: the module loader (60 s, clang-19, ASan + UBSan)"
 bash scripts/fuzz.sh 60 build-fuzz
 
 step "all tests passed"
