@@ -2,9 +2,10 @@
 //
 // TOSA goes to linalg first, and chains of elementwise linalg ops are fused; one-shot
 // bufferization then rewrites whole functions, boundaries included, with identity-layout memrefs
-// (what a buffer-level program written by hand uses); ownership-based deallocation frees every temporary. An entry result is the buffer its producer
-// allocated, so disc-ral-lower-to-library-calls turns that allocation into ral_alloc and the host
-// receives it without a copy.
+// (what a buffer-level program written by hand uses); ownership-based deallocation frees every
+// temporary. An entry result is the buffer its producer allocated, so
+// disc-ral-lower-to-library-calls turns that allocation into ral_alloc and the host receives it
+// without a copy.
 #include "compiler_passes/passes.h"
 #include "mlir/Conversion/BufferizationToMemRef/BufferizationToMemRef.h"
 #include "mlir/Conversion/TosaToArith/TosaToArith.h"
@@ -37,8 +38,7 @@ bool hasTensors(ModuleOp module) {
           llvm::any_of(f.getResultTypes(), isTensor))
         return WalkResult::interrupt();
     }
-    if (isa<tosa::TosaDialect>(op->getDialect()) ||
-        llvm::any_of(op->getResultTypes(), isTensor))
+    if (isa<tosa::TosaDialect>(op->getDialect()) || llvm::any_of(op->getResultTypes(), isTensor))
       return WalkResult::interrupt();
     return WalkResult::advance();
   });

@@ -7,13 +7,14 @@
 #include "mlir/IR/DialectImplementation.h"
 #include "ral/memref.h"
 
+// Generated definitions (mlir-tblgen, DiscRalOps.td); they need the headers above.
+// clang-format off
 #include "compiler_passes/DiscRalOpsDialect.cpp.inc"
-
 #define GET_TYPEDEF_CLASSES
 #include "compiler_passes/DiscRalOpsTypes.cpp.inc"
-
 #define GET_OP_CLASSES
 #include "compiler_passes/DiscRalOps.cpp.inc"
+// clang-format on
 
 namespace mlir {
 namespace disc_ral {
@@ -50,9 +51,9 @@ LogicalResult SendOutputOp::verify() {
 }
 
 LogicalResult DispatchOp::verify() {
-  for (auto [name, value] : {std::pair<StringRef, StringRef>{"call_target_name",
-                                                             getCallTargetName()},
-                             {"device", getDevice()}}) {
+  for (auto [name, value] :
+       {std::pair<StringRef, StringRef>{"call_target_name", getCallTargetName()},
+        {"device", getDevice()}}) {
     if (value.empty()) return emitOpError("requires a non-empty '") << name << "'";
     // "___" separates the parts of an encoded name.
     if (value.contains("___"))
@@ -62,8 +63,7 @@ LogicalResult DispatchOp::verify() {
     if (isa<ContextType>(arg.getType()))
       return emitOpError("takes the context only as its first operand");
   Type bad;
-  if (encodeCallName(getCallTargetName(), getDevice(), getArgs().getTypes(), getResultTypes(),
-                     &bad)
+  if (encodeCallName(getCallTargetName(), getDevice(), getArgs().getTypes(), getResultTypes(), &bad)
           .empty())
     return emitOpError("has no RAL encoding for type ") << bad;
   return success();

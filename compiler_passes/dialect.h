@@ -20,13 +20,14 @@
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+// Generated declarations (mlir-tblgen, DiscRalOps.td).
+// clang-format off
 #include "compiler_passes/DiscRalOpsDialect.h.inc"
-
 #define GET_TYPEDEF_CLASSES
 #include "compiler_passes/DiscRalOpsTypes.h.inc"
-
 #define GET_OP_CLASSES
 #include "compiler_passes/DiscRalOps.h.inc"
+// clang-format on
 
 namespace mlir {
 namespace disc_ral {

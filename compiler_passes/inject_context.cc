@@ -99,8 +99,8 @@ class InjectExecutionContextPass
         return entry.emitError() << "entry function @" << entryName
                                  << " already takes an execution context";
       if (!isBindableMemRef(it.value()))
-        return entry.emitError() << "argument #" << it.index() << " of entry function @" << entryName
-                                 << " has type " << it.value()
+        return entry.emitError() << "argument #" << it.index() << " of entry function @"
+                                 << entryName << " has type " << it.value()
                                  << ", which RAL cannot bind: " << kBindableTypes;
     }
     for (auto it : llvm::enumerate(type.getResults()))

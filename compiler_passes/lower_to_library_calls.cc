@@ -82,7 +82,8 @@ linalg::FillOp findZeroFill(Operation* op, Value out) {
   for (Operation* prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
     if (auto fill = dyn_cast<linalg::FillOp>(prev)) {
       if (fill.getOutputs().size() == 1 && fill.getOutputs()[0] == out &&
-          (matchPattern(fill.getInputs()[0], m_AnyZeroFloat()) || matchPattern(fill.getInputs()[0], m_Zero())))
+          (matchPattern(fill.getInputs()[0], m_AnyZeroFloat()) ||
+           matchPattern(fill.getInputs()[0], m_Zero())))
         return fill;
     }
     for (Value operand : prev->getOperands())
@@ -93,8 +94,7 @@ linalg::FillOp findZeroFill(Operation* op, Value out) {
   return nullptr;
 }
 
-class LowerToLibraryCallsPass
-    : public impl::LowerToLibraryCallsPassBase<LowerToLibraryCallsPass> {
+class LowerToLibraryCallsPass : public impl::LowerToLibraryCallsPassBase<LowerToLibraryCallsPass> {
  public:
   using LowerToLibraryCallsPassBase::LowerToLibraryCallsPassBase;
 
@@ -147,10 +147,11 @@ class LowerToLibraryCallsPass
     if (!target || target.getValue().empty())
       return callee.emitError() << "'" << kCustomCallAttr << "' must be a non-empty string";
     StringRef call_device = device;
-    if (auto d = callee->getAttrOfType<StringAttr>(kCustomCallDeviceAttr)) call_device = d.getValue();
+    if (auto d = callee->getAttrOfType<StringAttr>(kCustomCallDeviceAttr))
+      call_device = d.getValue();
     Type bad;
-    if (encodeCallName(target.getValue(), call_device, call.getOperandTypes(), call.getResultTypes(),
-                       &bad)
+    if (encodeCallName(target.getValue(), call_device, call.getOperandTypes(),
+                       call.getResultTypes(), &bad)
             .empty())
       return call.emitError() << "custom call @" << callee.getName() << " (\"" << target.getValue()
                               << "\") has an operand or result of type " << bad

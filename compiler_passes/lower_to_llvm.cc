@@ -134,12 +134,10 @@ class CallEmitter {
           b.create<LLVM::CallOp>(loc, TypeRange{}, kApiCallSymbol, ValueRange{ctx, name_ptr, argv});
     } else {
       auto entry = LLVM::LLVMStructType::getLiteral(mctx, {ptr, ptr});
-      auto table_type =
-          LLVM::LLVMArrayType::get(entry, static_cast<unsigned>(table_.names.size()));
+      auto table_type = LLVM::LLVMArrayType::get(entry, static_cast<unsigned>(table_.names.size()));
       Value imports = b.create<LLVM::AddressOfOp>(loc, ptr, kImportsSymbol);
-      Value fn_slot =
-          b.create<LLVM::GEPOp>(loc, ptr, table_type, imports,
-                                ArrayRef<LLVM::GEPArg>{0, static_cast<int32_t>(index), 1});
+      Value fn_slot = b.create<LLVM::GEPOp>(
+          loc, ptr, table_type, imports, ArrayRef<LLVM::GEPArg>{0, static_cast<int32_t>(index), 1});
       Value fn = b.create<LLVM::LoadOp>(loc, ptr, fn_slot);
       call = b.create<LLVM::CallOp>(loc, fn_type, ValueRange{fn, ctx, argv});
     }
@@ -395,9 +393,8 @@ class DiscRalToLLVMPass : public impl::DiscRalToLLVMPassBase<DiscRalToLLVMPass> 
                                   << ", the symbol the entry is exported as";
       OpBuilder b(module.getBodyRegion());
       b.setInsertionPointToEnd(module.getBody());
-      auto wrapper =
-          b.create<LLVM::LLVMFuncOp>(entry.getLoc(), entrySymbol.getValue(),
-                                     entry.getFunctionType());
+      auto wrapper = b.create<LLVM::LLVMFuncOp>(entry.getLoc(), entrySymbol.getValue(),
+                                                entry.getFunctionType());
       Block* body = wrapper.addEntryBlock(b);
       b.setInsertionPointToStart(body);
       b.create<LLVM::CallOp>(entry.getLoc(), TypeRange{}, entry_name, body->getArguments());

@@ -59,10 +59,10 @@ TEST_F(TypeCodesTest, MatchesRalApiNames) {
   mlir::Type void_ptr = mlir::LLVM::LLVMPointerType::get(&context_);
   EXPECT_EQ(encodeCallName("ral_alloc", "cpu", {i(64)}, {void_ptr}),
             (ral::apiName<&alloc>("ral_alloc", "cpu")));
-  EXPECT_EQ(encodeCallName("mixed", "cuda",
-                           {memref({}, ui(16)), i(8), i(32), ui(64), void_ptr, void_ptr},
-                           {memref({dyn}, b.getF16Type()), ui(8)}),
-            (ral::apiName<&mixed>("mixed", "cuda")));
+  EXPECT_EQ(
+      encodeCallName("mixed", "cuda", {memref({}, ui(16)), i(8), i(32), ui(64), void_ptr, void_ptr},
+                     {memref({dyn}, b.getF16Type()), ui(8)}),
+      (ral::apiName<&mixed>("mixed", "cuda")));
 }
 
 TEST_F(TypeCodesTest, RejectsTypesWithoutEncoding) {

@@ -137,7 +137,8 @@ int main(int argc, char** argv) {
   if (mlir::failed(pm.run(*module))) return 1;
 
   if (auto imports = (*module)->getAttrOfType<mlir::ArrayAttr>(mlir::disc_ral::kImportsAttr)) {
-    for (mlir::Attribute a : imports) compiled.imports.push_back(mlir::cast<mlir::StringAttr>(a).str());
+    for (mlir::Attribute a : imports)
+      compiled.imports.push_back(mlir::cast<mlir::StringAttr>(a).str());
     (*module)->removeAttr(mlir::disc_ral::kImportsAttr);
   }
 
