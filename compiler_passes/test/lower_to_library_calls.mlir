@@ -117,3 +117,18 @@ func.func @allocs(%ctx: !disc_ral.context, %n: index) {
   %c = memref.alloca() : memref<4xf32>
   return
 }
+
+// -----
+
+// memref.copy between contiguous buffers stays (it lowers to llvm.memcpy); a strided one becomes
+// linalg.copy, compiled to loops, instead of a call of MLIR's runtime library.
+// CHECK-LABEL: func @copies
+// CHECK: memref.copy %{{.*}}, %{{.*}} : memref<4x4xf32> to memref<4x4xf32>
+// CHECK: linalg.copy ins(%{{.*}} : memref<2x2xf32, strided<[4, 1], offset: 5>>) outs(%{{.*}} : memref<2x2xf32>)
+// CHECK-NOT: memref.copy
+func.func @copies(%a: memref<4x4xf32>, %b: memref<4x4xf32>, %c: memref<2x2xf32>) {
+  memref.copy %a, %b : memref<4x4xf32> to memref<4x4xf32>
+  %v = memref.subview %a[1, 1] [2, 2] [1, 1] : memref<4x4xf32> to memref<2x2xf32, strided<[4, 1], offset: 5>>
+  memref.copy %v, %c : memref<2x2xf32, strided<[4, 1], offset: 5>> to memref<2x2xf32>
+  return
+}

@@ -67,6 +67,16 @@ def gemm_accumulate_reference(a, b, c):
     return [c + a @ b]
 
 
+def pad_rows_inputs(rng, batch):
+    return [rng.standard_normal((batch, 4), dtype=np.float32)]
+
+
+def pad_rows_reference(x):
+    padded = np.zeros((x.shape[0], 8), dtype=np.float64)
+    padded[:, 2:6] = x
+    return [padded, 2 * padded[:, :4]]
+
+
 # name -> (inputs, reference, buffer-level twin or None)
 EXAMPLES = {
     "mlp": (mlp_inputs, mlp_reference, None),
@@ -77,6 +87,7 @@ EXAMPLES = {
     "attention": (attention_inputs, attention_reference, None),
     "attention_tensor": (attention_inputs, attention_reference, "attention"),
     "gemm_accumulate": (gemm_accumulate_inputs, gemm_accumulate_reference, None),
+    "pad_rows": (pad_rows_inputs, pad_rows_reference, None),
 }
 # Batch 0 gives empty tensors: every loop and kernel must cope with a zero-sized dimension.
 BATCHES = [0, 1, 3, 17, 64]
