@@ -91,6 +91,23 @@ def DiscRal_DispatchOp : DiscRal_Op<"dispatch"> {
   let hasVerifier = 1;
 }
 
+def DiscRal_SignalErrorOp : DiscRal_Op<"signal_error"> {
+  let summary = "fail the execution with a message";
+  let description = [{
+    ```mlir
+    disc_ral.signal_error %ctx, "inputs must have the same length"
+    disc_ral.signal_error %ctx, "index out of range" {code = 7 : i32}
+    ```
+    Calls `ral_signal_error(ctx, code, message)`: the execution fails with that status code
+    (a `ral::StatusCode`, 1..13; failed-precondition by default) and message, and the function
+    returns at once, like after any failed RAL call. `cf.assert` becomes a branch to this op.
+  }];
+  let arguments = (ins DiscRal_ContextType:$ctx, StrAttr:$message,
+                       DefaultValuedAttr<I32Attr, "6">:$code);
+  let assemblyFormat = "$ctx `,` $message attr-dict";
+  let hasVerifier = 1;
+}
+
 def DiscRal_AllocOp : DiscRal_Op<"alloc"> {
   let summary = "allocate a buffer owned by the host context";
   let description = [{

@@ -47,7 +47,9 @@ def LowerToLibraryCallsPass : Pass<"disc-ral-lower-to-library-calls", "::mlir::M
     `memref.dealloc` become `disc_ral.alloc` / `disc_ral.dealloc`, so buffers belong to the host
     context (an output is handed over without a copy). `memref.copy` between non-contiguous
     buffers becomes a `linalg.copy`, compiled to loops: MLIR's own lowering would call a runtime
-    library a module cannot link against.
+    library a module cannot link against. `cf.assert` becomes `disc_ral.signal_error` under an
+    `scf.if`: a failed assertion fails the execution with its message (MLIR's own lowering
+    would abort the host process).
   }];
   let options = [
     Option<"device", "device", "std::string", /*default=*/"\"cpu\"",
@@ -55,7 +57,7 @@ def LowerToLibraryCallsPass : Pass<"disc-ral-lower-to-library-calls", "::mlir::M
   ];
   let dependentDialects = [
     "::mlir::disc_ral::DiscRalDialect", "::mlir::arith::ArithDialect",
-    "::mlir::linalg::LinalgDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::linalg::LinalgDialect", "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
   ];
 }
 

@@ -6,6 +6,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "ral/memref.h"
+#include "ral/status.h"
 
 // Generated definitions (mlir-tblgen, DiscRalOps.td); they need the headers above.
 // clang-format off
@@ -66,6 +67,15 @@ LogicalResult DispatchOp::verify() {
   if (encodeCallName(getCallTargetName(), getDevice(), getArgs().getTypes(), getResultTypes(), &bad)
           .empty())
     return emitOpError("has no RAL encoding for type ") << bad;
+  return success();
+}
+
+LogicalResult SignalErrorOp::verify() {
+  const int32_t code = getCode();
+  if (code < static_cast<int32_t>(ral::StatusCode::kCancelled) ||
+      code > static_cast<int32_t>(ral::StatusCode::kAborted))
+    return emitOpError("code must be a ral::StatusCode from 1 to ")
+           << static_cast<int32_t>(ral::StatusCode::kAborted) << ", got " << code;
   return success();
 }
 

@@ -7,7 +7,9 @@
 // and memref.alloc / memref.dealloc become disc_ral.alloc / disc_ral.dealloc, so buffers come
 // from the host context (an output buffer is handed to the host without a copy). memref.copy
 // between strided buffers becomes linalg.copy: MLIR lowers it to a call of `memrefCopy` from its
-// runtime library, which a RAL module does not link.
+// runtime library, which a RAL module does not link. cf.assert becomes
+//   scf.if (!cond) { disc_ral.signal_error %ctx, "message" }
+// so a failed assertion fails the execution with its message, instead of aborting the host.
 //
 // The kernels compute c = a·b while linalg accumulates (c += a·b). When c was just zero-filled the
 // fill is dropped; otherwise the product goes to a temporary that is added to c.
@@ -15,9 +17,11 @@
 #include "compiler_passes/passes.h"
 #include "compiler_passes/type_codes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
@@ -122,6 +126,12 @@ class LowerToLibraryCallsPass : public impl::LowerToLibraryCallsPassBase<LowerTo
     for (FuncOp f : llvm::make_early_inc_range(module.getOps<FuncOp>()))
       if (f->hasAttr(kCustomCallAttr) && SymbolTable::symbolKnownUseEmpty(f, module)) f.erase();
 
+    // Assertions fail the execution; MLIR's own lowering would abort the process.
+    SmallVector<cf::AssertOp> asserts;
+    module.walk([&](cf::AssertOp op) { asserts.push_back(op); });
+    for (cf::AssertOp op : asserts)
+      if (failed(lowerAssert(op))) return signalPassFailure();
+
     // Copies MLIR would lower to a call of its runtime library become loops.
     module.walk([&](memref::CopyOp copy) {
       if (isContiguous(copy.getSource()) && isContiguous(copy.getTarget())) return;
@@ -140,6 +150,20 @@ class LowerToLibraryCallsPass : public impl::LowerToLibraryCallsPassBase<LowerTo
   }
 
  private:
+  LogicalResult lowerAssert(cf::AssertOp op) {
+    Value ctx = contextOf(op);
+    if (!ctx) return missingContext(op);
+    OpBuilder builder(op);
+    Location loc = op.getLoc();
+    Value yes = builder.create<arith::ConstantOp>(loc, builder.getBoolAttr(true));
+    Value failed = builder.create<arith::XOrIOp>(loc, op.getArg(), yes);
+    auto branch = builder.create<scf::IfOp>(loc, failed);
+    builder.setInsertionPointToStart(branch.thenBlock());
+    builder.create<SignalErrorOp>(loc, ctx, op.getMsg());
+    op.erase();
+    return success();
+  }
+
   LogicalResult lowerCustomCall(CallOp call, FuncOp callee) {
     Value ctx = contextOf(call);
     if (!ctx) return missingContext(call);

@@ -31,6 +31,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Transforms/DialectConversion.h"
+#include "ral/name_encoding.h"
 
 namespace mlir {
 namespace disc_ral {
@@ -62,6 +63,11 @@ std::string calleeName(Operation* op, StringRef device) {
                           dispatch.getArgs().getTypes(), dispatch.getResultTypes());
   if (isa<AllocOp>(op)) return encodeCallName("ral_alloc", device, {i64}, {ptrType(ctx)});
   if (isa<DeallocOp>(op)) return encodeCallName("ral_dealloc", device, {ptrType(ctx)}, {});
+  // void ral_signal_error(ctx, int32_t code, const char* message): LLVM's opaque pointers cannot
+  // say `const char*` (pi8), so this one name is spelled out.
+  if (isa<SignalErrorOp>(op))
+    return ral::encodeApiName("ral_signal_error", std::string_view(device.data(), device.size()),
+                              {"pvoid", "i32", "pi8"}, {});
   return "";
 }
 
@@ -263,6 +269,31 @@ class DeallocLowering : public RalOpLowering {
   }
 };
 
+// disc_ral.signal_error -> ral_signal_error(ctx, code, message); the message is a string global
+// (`messages` maps each message to its symbol).
+class SignalErrorLowering : public RalOpLowering {
+ public:
+  SignalErrorLowering(LLVMTypeConverter& converter, const CallEmitter& emitter, StringRef device,
+                      const llvm::StringMap<std::string>& messages)
+      : RalOpLowering(SignalErrorOp::getOperationName(), converter, emitter, device),
+        messages_(messages) {}
+  LogicalResult matchAndRewrite(Operation* op, ArrayRef<Value> operands,
+                                ConversionPatternRewriter& rewriter) const override {
+    auto signal = cast<SignalErrorOp>(op);
+    Location loc = op->getLoc();
+    Value code = rewriter.create<LLVM::ConstantOp>(loc, rewriter.getI32Type(),
+                                                   rewriter.getI32IntegerAttr(signal.getCode()));
+    Value message = rewriter.create<LLVM::AddressOfOp>(loc, ptrType(op->getContext()),
+                                                       messages_.lookup(signal.getMessage()));
+    call(rewriter, op, operands[0], {code, message}, {});
+    rewriter.eraseOp(op);
+    return success();
+  }
+
+ private:
+  const llvm::StringMap<std::string>& messages_;
+};
+
 class DiscRalToLLVMPass : public impl::DiscRalToLLVMPassBase<DiscRalToLLVMPass> {
  public:
   using DiscRalToLLVMPassBase::DiscRalToLLVMPassBase;
@@ -299,6 +330,7 @@ class DiscRalToLLVMPass : public impl::DiscRalToLLVMPassBase<DiscRalToLLVMPass> 
     });
     if (names.wasInterrupted()) return signalPassFailure();
     emitGlobals(module, table);
+    const llvm::StringMap<std::string> messages = emitMessages(module);
 
     LowerToLLVMOptions options(ctx);
     LLVMTypeConverter converter(ctx, options);
@@ -314,6 +346,7 @@ class DiscRalToLLVMPass : public impl::DiscRalToLLVMPassBase<DiscRalToLLVMPass> 
     CallEmitter emitter(table, byName);
     patterns.add<RecvInputLowering, SendOutputLowering, DispatchLowering, AllocLowering,
                  DeallocLowering>(converter, emitter, StringRef(device));
+    patterns.add<SignalErrorLowering>(converter, emitter, StringRef(device), messages);
     LLVMConversionTarget target(*ctx);
     target.addLegalOp<ModuleOp>();
     if (failed(applyFullConversion(module, target, std::move(patterns))))
@@ -331,6 +364,25 @@ class DiscRalToLLVMPass : public impl::DiscRalToLLVMPassBase<DiscRalToLLVMPass> 
   }
 
  private:
+  // One NUL-terminated string global per distinct disc_ral.signal_error message.
+  llvm::StringMap<std::string> emitMessages(ModuleOp module) {
+    llvm::StringMap<std::string> symbols;
+    OpBuilder b(module.getBodyRegion());
+    b.setInsertionPointToStart(module.getBody());
+    Type i8 = IntegerType::get(&getContext(), 8);
+    module.walk([&](SignalErrorOp op) {
+      auto [it, inserted] = symbols.try_emplace(op.getMessage(), "");
+      if (!inserted) return;
+      it->second = "__ral_message_" + std::to_string(symbols.size() - 1);
+      std::string value = op.getMessage().str();
+      value.push_back('\0');
+      b.create<LLVM::GlobalOp>(
+          op.getLoc(), LLVM::LLVMArrayType::get(i8, static_cast<unsigned>(value.size())),
+          /*isConstant=*/true, LLVM::Linkage::Internal, it->second, b.getStringAttr(value));
+    });
+    return symbols;
+  }
+
   // Name strings, the import table and its size.
   void emitGlobals(ModuleOp module, const ImportTable& table) {
     MLIRContext* ctx = &getContext();

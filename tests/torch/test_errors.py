@@ -115,3 +115,19 @@ def test_bad_files(tmp_path):
 def test_missing_import_lists_the_name():
     with pytest.raises(RuntimeError, match="ral_no_such_function|missing|not registered|NOT_FOUND"):
         ral_torch.load(module_path("missing_import"))
+
+
+def test_compiled_assert_fails_the_call_and_the_next_call_is_correct():
+    # compiler_passes/test/assert.mlir, compiled by ral-compile: a + b after cf.assert that the
+    # lengths agree. A failed assertion must raise, never abort the process.
+    try:
+        m = ral_torch.load(module_path("compiled_assert"))
+    except FileNotFoundError:
+        pytest.skip("built without the MLIR compiler")
+    a, b = torch.arange(3.0), torch.arange(3.0) * 10
+    with pytest.raises(RuntimeError, match="a and b must have the same length"):
+        m(a, torch.ones(2))
+    assert torch.equal(m(a, b), a + b)
+    with pytest.raises(RuntimeError, match="FAILED_PRECONDITION"):
+        m(torch.ones(0), torch.ones(1))
+    assert torch.equal(m(torch.ones(0), torch.ones(0)), torch.ones(0))
