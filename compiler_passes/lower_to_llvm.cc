@@ -313,7 +313,8 @@ class DiscRalToLLVMPass : public impl::DiscRalToLLVMPassBase<DiscRalToLLVMPass> 
     // Functions taking the context: a call of one is followed by an error check too.
     llvm::StringSet<> with_ctx;
     for (func::FuncOp f : module.getOps<func::FuncOp>())
-      if (f.getNumArguments() > 0 && isa<ContextType>(f.getArgument(0).getType()))
+      // Types, not block arguments: a declaration has no body.
+      if (f.getNumArguments() > 0 && isa<ContextType>(f.getArgumentTypes()[0]))
         with_ctx.insert(f.getName());
 
     ImportTable table;

@@ -11,6 +11,7 @@
 
 #include "compiler_passes/passes.h"
 #include "compiler_passes/tools/codegen.h"
+#include "compiler_passes/tools/host_symbols.h"
 #include "compiler_passes/tools/module_writer.h"
 #include "compiler_passes/type_codes.h"
 #include "llvm/IR/LLVMContext.h"
@@ -22,6 +23,7 @@
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -76,6 +78,47 @@ bool signatureOf(mlir::Type type, ral::TensorSignature* sig) {
   for (int64_t d : memref.getShape())
     sig->dims.push_back(mlir::ShapedType::isDynamic(d) ? ral::kDynamicDim : d);
   return true;
+}
+
+// Where the module first calls each function it only declares: the op a symbol the host library
+// may not import came from.
+llvm::StringMap<mlir::Location> declaredCallSites(mlir::ModuleOp module) {
+  llvm::StringMap<mlir::Location> sites;
+  module.walk([&](mlir::LLVM::CallOp call) {
+    auto callee = call.getCallee();
+    if (!callee) return;
+    auto f = module.lookupSymbol<mlir::LLVM::LLVMFuncOp>(*callee);
+    if (f && f.isExternal()) sites.try_emplace(*callee, call.getLoc());
+  });
+  return sites;
+}
+
+// Fails (with a located error where the module calls the symbol) when the host library needs a
+// symbol that neither RAL's import mechanism nor libc/libm provides: such a module could never
+// load.
+bool checkHostSymbols(const std::vector<uint8_t>& library,
+                      const llvm::StringMap<mlir::Location>& sites) {
+  std::vector<std::string> undefined;
+  std::string error;
+  if (!ral::compiler::undefinedSymbols(library, &undefined, &error)) {
+    fail("cannot read the host library's symbols: " + error);
+    return false;
+  }
+  bool ok = true;
+  for (const std::string& name : undefined) {
+    if (ral::compiler::isAllowedHostSymbol(name, by_name)) continue;
+    ok = false;
+    const std::string what = "the module needs '" + name + "', which neither RAL (import table" +
+                             (by_name ? std::string(", ral_api_call") : std::string()) +
+                             ") nor libc/libm provides: it would fail to load";
+    auto site = sites.find(name);
+    if (site != sites.end()) {
+      mlir::emitError(site->second) << what << " (declare RAL functions with disc_ral.custom_call)";
+    } else {
+      fail(what + " (introduced by LLVM code generation)");
+    }
+  }
+  return ok;
 }
 
 }  // namespace
@@ -151,6 +194,7 @@ int main(int argc, char** argv) {
     return 0;
   }
 
+  const llvm::StringMap<mlir::Location> call_sites = declaredCallSites(*module);
   llvm::LLVMContext llvm_context;
   std::unique_ptr<llvm::Module> llvm_module =
       mlir::translateModuleToLLVMIR(*module, llvm_context, compiled.name);
@@ -163,6 +207,7 @@ int main(int argc, char** argv) {
   std::string error;
   if (!ral::compiler::compileToSharedObject(*llvm_module, codegen, &compiled.host_library, &error))
     return fail(error);
+  if (!checkHostSymbols(compiled.host_library, call_sites)) return 1;
   if (emit == "llvm") {
     auto out = mlir::openOutputFile(out_path, &error);
     if (!out) return fail(error);
