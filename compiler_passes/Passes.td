@@ -61,6 +61,21 @@ def LowerToLibraryCallsPass : Pass<"disc-ral-lower-to-library-calls", "::mlir::M
   ];
 }
 
+def LowerMathPass : Pass<"disc-ral-lower-math", "::mlir::ModuleOp"> {
+  let summary = "Math ops on every float type, with libm's accuracy where LLVM has no lowering";
+  let description = [{
+    f16 and bf16 math ops compute in f32 and round once (`math-legalize-to-f32`). On f32 and
+    f64, the ops LLVM has no instruction or intrinsic for (tanh, erf, atan, atan2, tan, sinh,
+    cosh, asin, acos, asinh, acosh, atanh, cbrt) and those MLIR's LLVM lowering gets wrong for
+    small arguments (log1p as log(1 + x), expm1 as exp(x) - 1) become calls of the C library's
+    functions, which a module's host library may import. The rest (exp, log, sqrt, sin, cos,
+    pow, abs, ceil, floor, ...) go to LLVM's intrinsics in disc-ral-to-llvm.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect", "::mlir::math::MathDialect",
+  ];
+}
+
 def DiscRalToLLVMPass : Pass<"disc-ral-to-llvm", "::mlir::ModuleOp"> {
   let summary = "Lower the module to the LLVM dialect and RAL ops to calls through the ABI";
   let description = [{

@@ -3,6 +3,7 @@
 //   disc-ral-bufferize                  tensor-level programs (linalg, tensor, TOSA) -> buffers
 //   disc-ral-inject-execution-context   func @main(args) -> results  =>  func @main(%ctx)
 //   disc-ral-lower-to-library-calls     matmul / custom calls -> dispatch; alloc -> RAL memory
+//   disc-ral-lower-math                 f16/bf16 math in f32; libm for what LLVM cannot lower
 //   disc-ral-to-llvm                    RAL ops -> import-table (or ral_api_call) calls; the
 //                                       whole module to the LLVM dialect
 //

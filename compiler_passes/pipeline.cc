@@ -57,12 +57,16 @@ void buildCompilePipeline(OpPassManager& pm, const PipelineOptions& options) {
   LowerToLibraryCallsPassOptions library;
   library.device = options.device;
   pm.addPass(createLowerToLibraryCallsPass(library));
+  pm.addPass(createLowerMathPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   // Views (subview, expand/collapse_shape, ...) become explicit offset and stride arithmetic.
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createConvertSCFToCFPass());
-  pm.addNestedPass<func::FuncOp>(arith::createArithExpandOpsPass());
+  // bf16 conversions become integer ops: LLVM would call compiler-rt, which modules cannot.
+  arith::ArithExpandOpsPassOptions expand;
+  expand.includeBf16 = true;
+  pm.addNestedPass<func::FuncOp>(arith::createArithExpandOpsPass(expand));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   DiscRalToLLVMPassOptions to_llvm;
