@@ -115,9 +115,12 @@ def DiscRal_AllocOp : DiscRal_Op<"alloc"> {
     %m = disc_ral.alloc %ctx(%n) : memref<?x8xf32>
     ```
     64-byte aligned memory from the host context's allocator, so an output needs no copy.
-    One index operand per dynamic dimension; identity layout, default memory space.
+    One index operand per dynamic dimension; identity layout, default memory space. A larger
+    power-of-two `alignment` (`{alignment = 256 : i64}`) over-allocates and aligns the data
+    pointer; the host still takes the buffer without a copy.
   }];
-  let arguments = (ins DiscRal_ContextType:$ctx, Variadic<Index>:$dynamic_sizes);
+  let arguments = (ins DiscRal_ContextType:$ctx, Variadic<Index>:$dynamic_sizes,
+                       OptionalAttr<I64Attr>:$alignment);
   let results = (outs Res<AnyMemRef, "", [MemAlloc<DefaultResource>]>:$result);
   let assemblyFormat = "$ctx `(` $dynamic_sizes `)` attr-dict `:` type($result)";
   let hasVerifier = 1;

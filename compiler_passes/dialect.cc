@@ -87,6 +87,8 @@ LogicalResult AllocOp::verify() {
     return emitOpError(
                "allocates integer, index or float memrefs in the default memory space, got ")
            << type;
+  if (auto align = getAlignment(); align && (*align <= 0 || !llvm::isPowerOf2_64(*align)))
+    return emitOpError("alignment must be a positive power of two, got ") << *align;
   if (static_cast<int64_t>(getDynamicSizes().size()) != type.getNumDynamicDims())
     return emitOpError("expects ") << type.getNumDynamicDims() << " dynamic sizes for " << type
                                    << ", got " << getDynamicSizes().size();

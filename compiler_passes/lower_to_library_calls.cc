@@ -251,12 +251,17 @@ class LowerToLibraryCallsPass : public impl::LowerToLibraryCallsPassBase<LowerTo
     if (!type.getLayout().isIdentity())
       return alloc.emitError() << "RAL allocates only memrefs with the identity layout, got "
                                << type;
-    if (auto align = alloc.getAlignment(); align && *align > 64)
-      return alloc.emitError() << "RAL allocations are 64-byte aligned; " << *align
-                               << " was requested";
     if (!alloc.getSymbolOperands().empty())
       return alloc.emitError() << "RAL allocations do not take layout symbol operands";
-    auto ral_alloc = builder.create<AllocOp>(op->getLoc(), type, ctx, alloc.getDynamicSizes());
+    // ral_alloc returns 64-byte aligned memory; more is kept on the op for disc-ral-to-llvm.
+    IntegerAttr alignment;
+    if (auto align = alloc.getAlignment(); align && *align > 64) {
+      if (!llvm::isPowerOf2_64(*align))
+        return alloc.emitError() << "alignment must be a power of two, got " << *align;
+      alignment = builder.getI64IntegerAttr(static_cast<int64_t>(*align));
+    }
+    auto ral_alloc =
+        builder.create<AllocOp>(op->getLoc(), type, ctx, alloc.getDynamicSizes(), alignment);
     alloc.replaceAllUsesWith(ral_alloc.getResult());
     op->erase();
     return success();

@@ -247,9 +247,24 @@ class AllocLowering : public RalOpLowering {
     SmallVector<Value, 4> sizes, strides;
     Value bytes;
     getMemRefDescriptorSizes(loc, type, operands.drop_front(), rewriter, sizes, strides, bytes);
-    Value data = call(rewriter, op, operands[0], {bytes}, {getVoidPtrType()})[0];
-    rewriter.replaceOp(op,
-                       {createMemRefDescriptor(loc, type, data, data, sizes, strides, rewriter)});
+    // ral_alloc gives 64-byte alignment; a larger one over-allocates and rounds the data
+    // pointer up (the allocated pointer stays what ral_dealloc and the host expect).
+    const int64_t alignment = alloc.getAlignment().value_or(64);
+    Type i64 = rewriter.getI64Type();
+    if (alignment > 64)
+      bytes = rewriter.create<LLVM::AddOp>(loc, bytes, i64Constant(rewriter, loc, alignment - 64));
+    Value allocated = call(rewriter, op, operands[0], {bytes}, {getVoidPtrType()})[0];
+    Value data = allocated;
+    if (alignment > 64) {
+      Value address = rewriter.create<LLVM::PtrToIntOp>(loc, i64, allocated);
+      Value bumped =
+          rewriter.create<LLVM::AddOp>(loc, address, i64Constant(rewriter, loc, alignment - 1));
+      Value aligned =
+          rewriter.create<LLVM::AndOp>(loc, bumped, i64Constant(rewriter, loc, -alignment));
+      data = rewriter.create<LLVM::IntToPtrOp>(loc, getVoidPtrType(), aligned);
+    }
+    rewriter.replaceOp(
+        op, {createMemRefDescriptor(loc, type, allocated, data, sizes, strides, rewriter)});
     return success();
   }
 };

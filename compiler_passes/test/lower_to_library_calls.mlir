@@ -109,11 +109,14 @@ func.func @custom_call(%ctx: !disc_ral.context, %x: memref<?x?xf32>, %k: i64) {
 // CHECK-LABEL: func @allocs
 // CHECK: disc_ral.alloc %{{.*}}() : memref<4x4xindex>
 // CHECK: disc_ral.alloc %{{.*}}(%{{.*}}) : memref<?xi8>
+// More than ral_alloc's 64 bytes of alignment is kept for disc-ral-to-llvm.
+// CHECK: disc_ral.alloc %{{.*}}() {alignment = 4096 : i64} : memref<8xf64>
 // CHECK-NOT: memref.alloc
 // CHECK: memref.alloca
 func.func @allocs(%ctx: !disc_ral.context, %n: index) {
   %a = memref.alloc() : memref<4x4xindex>
   %b = memref.alloc(%n) {alignment = 64} : memref<?xi8>
+  %d = memref.alloc() {alignment = 4096} : memref<8xf64>
   %c = memref.alloca() : memref<4xf32>
   return
 }
