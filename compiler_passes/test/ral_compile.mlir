@@ -6,6 +6,9 @@
 // RUN: FileCheck %s --input-file=%t.ll --check-prefix=LLVM
 // RUN: ral-compile %s -o %t.by_name.ralm --by-name
 // RUN: ral-inspect %t.by_name.ralm | FileCheck %s --check-prefix=BYNAME
+// RUN: ral-compile %s --name=renamed -o %t.renamed.ralm
+// RUN: ral-inspect %t.renamed.ralm | FileCheck %s --check-prefix=NAME
+// NAME: module: renamed
 // RUN: ral-compile %s -o %t.mlir --emit=mlir
 // RUN: FileCheck %s --input-file=%t.mlir --check-prefix=MLIR
 

@@ -1,6 +1,6 @@
 // ral-compile: MLIR in, RAL module (.ralm) out.
 //
-//   ral-compile model.mlir -o model.ralm [--device=cpu] [--by-name] [--entry=main]
+//   ral-compile model.mlir -o model.ralm [--device=cpu] [--by-name] [--entry=main] [--name=model]
 //               [--emit=ralm|mlir|llvm] [-O=3] [--mcpu=generic|native|<cpu>]
 //
 // The signature (dtype and static/dynamic dims of each input and output) comes from the entry
@@ -49,6 +49,10 @@ cl::opt<bool> by_name("by-name",
                                "of the import table"),
                       cl::init(false));
 cl::opt<std::string> entry("entry", cl::desc("Entry function (default: main)"), cl::init("main"));
+cl::opt<std::string> module_name("name",
+                                 cl::desc("Module name recorded in the .ralm (default: the input "
+                                          "file's stem)"),
+                                 cl::value_desc("name"));
 cl::opt<std::string> emit("emit",
                           cl::desc("What to write: ralm (default), mlir (LLVM dialect), llvm "
                                    "(optimised LLVM IR)"),
@@ -157,7 +161,8 @@ int main(int argc, char** argv) {
   if (!module) return 1;  // the diagnostic (file:line:col) is already printed
 
   ral::compiler::CompiledModule compiled;
-  compiled.name = llvm::sys::path::stem(input_path).str();
+  compiled.name =
+      module_name.empty() ? llvm::sys::path::stem(input_path).str() : module_name.getValue();
   compiled.entry_symbol = "ral_entry";
   if (auto f = module->lookupSymbol<mlir::func::FuncOp>(entry)) {
     for (mlir::Type t : f.getFunctionType().getInputs()) {
