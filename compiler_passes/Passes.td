@@ -29,13 +29,19 @@ def InjectExecutionContextPass
     `func @main(args) -> results` becomes `func @main(%ctx: !disc_ral.context)`: each argument
     is received with `disc_ral.recv_input`, each returned value is sent with
     `disc_ral.send_output`, and every function reachable from the entry takes the context as
-    its first argument, so later passes always find one in the enclosing function.
+    its first argument, so later passes always find one in the enclosing function. An input
+    declared with a static layout (the identity: row-major) is received as any strided view and
+    checked: a view with other strides or offset fails the execution with an error naming the
+    input, instead of being read with the wrong layout.
   }];
   let options = [
     Option<"entryName", "entry", "std::string", /*default=*/"\"main\"",
            "Name of the entry function">,
   ];
-  let dependentDialects = ["::mlir::disc_ral::DiscRalDialect"];
+  let dependentDialects = [
+    "::mlir::disc_ral::DiscRalDialect", "::mlir::arith::ArithDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
+  ];
 }
 
 def LowerToLibraryCallsPass : Pass<"disc-ral-lower-to-library-calls", "::mlir::ModuleOp"> {

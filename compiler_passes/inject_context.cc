@@ -9,9 +9,13 @@
 #include "compiler_passes/type_codes.h"
 #include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/SetVector.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/SymbolTable.h"
+#include "ral/status.h"
 
 namespace mlir {
 namespace disc_ral {
@@ -98,6 +102,16 @@ class InjectExecutionContextPass
       if (isa<ContextType>(it.value()))
         return entry.emitError() << "entry function @" << entryName
                                  << " already takes an execution context";
+      if (auto m = dyn_cast<MemRefType>(it.value())) {
+        SmallVector<int64_t> strides;
+        int64_t offset = 0;
+        if (succeeded(getStridesAndOffset(m, strides, offset)) && !ShapedType::isDynamic(offset) &&
+            offset != 0)
+          return entry.emitError()
+                 << "argument #" << it.index() << " of entry function @" << entryName
+                 << " has type " << it.value() << ": an input starts at the element the host "
+                 << "passes, so its layout's offset must be 0 or ?, got " << offset;
+      }
       if (!isBindableMemRef(it.value()))
         return entry.emitError() << "argument #" << it.index() << " of entry function @"
                                  << entryName << " has type " << it.value()
@@ -111,6 +125,88 @@ class InjectExecutionContextPass
     return success();
   }
 
+  // Input `index` as a memref of `declared` type. Hosts bind any strided view, while code compiled
+  // for a static layout (row-major for the identity) reads it as that layout: the view is
+  // received with a fully dynamic layout, its strides and offset are checked against the static
+  // ones (dims of size 1 and empty inputs accept any; the offset is moved into the pointer by
+  // disc-ral-to-llvm), a mismatch fails the execution instead of
+  // giving wrong results, and the view is reinterpreted as the declared type.
+  Value receiveChecked(OpBuilder& b, Location loc, Value ctx, unsigned index, MemRefType declared) {
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    if (failed(getStridesAndOffset(declared, strides, offset)))
+      return b.create<RecvInputOp>(loc, declared, ctx, index);  // verified strided earlier
+    const bool all_dynamic = ShapedType::isDynamic(offset) && llvm::all_of(strides, [](int64_t s) {
+                               return ShapedType::isDynamic(s);
+                             });
+    if (all_dynamic) return b.create<RecvInputOp>(loc, declared, ctx, index);
+
+    const int64_t rank = declared.getRank();
+    auto any_layout =
+        MemRefType::get(declared.getShape(), declared.getElementType(),
+                        StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic,
+                                               SmallVector<int64_t>(rank, ShapedType::kDynamic)),
+                        declared.getMemorySpace());
+    Value view = b.create<RecvInputOp>(loc, any_layout, ctx, index);
+    auto meta = b.create<memref::ExtractStridedMetadataOp>(loc, view);
+    auto constant = [&](int64_t v) { return b.create<arith::ConstantIndexOp>(loc, v); };
+    Value one = constant(1);
+    Value ok = b.create<arith::ConstantOp>(loc, b.getBoolAttr(true));
+    Value empty = b.create<arith::ConstantOp>(loc, b.getBoolAttr(false));
+    // The identity layout is row-major whatever the sizes: its strides are products of the
+    // received sizes, even where the type leaves them dynamic.
+    const bool row_major = declared.getLayout().isIdentity();
+    SmallVector<Value> expected(rank);
+    Value product = one;
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      expected[d] = row_major                           ? product
+                    : ShapedType::isDynamic(strides[d]) ? Value()
+                                                        : Value(constant(strides[d]));
+      if (row_major) product = b.create<arith::MulIOp>(loc, product, meta.getSizes()[d]);
+    }
+    for (int64_t d = 0; d < rank; ++d) {
+      Value size = meta.getSizes()[d];
+      Value is_empty = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, size, constant(0));
+      empty = b.create<arith::OrIOp>(loc, empty, is_empty);
+      if (!expected[d]) continue;
+      Value same =
+          b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, meta.getStrides()[d], expected[d]);
+      Value unit = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ule, size, one);
+      ok = b.create<arith::AndIOp>(loc, ok, b.create<arith::OrIOp>(loc, same, unit));
+    }
+    ok = b.create<arith::OrIOp>(loc, ok, empty);
+    Value bad =
+        b.create<arith::XOrIOp>(loc, ok, b.create<arith::ConstantOp>(loc, b.getBoolAttr(true)));
+    auto branch = b.create<scf::IfOp>(loc, bad);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(branch.thenBlock());
+      std::string message;
+      llvm::raw_string_ostream os(message);
+      os << "input #" << index << " is a view whose strides differ from the layout the "
+         << "module was compiled for (" << declared
+         << "); pass a contiguous (row-major) tensor, or compile the input with a strided layout";
+      b.create<SignalErrorOp>(loc, ctx, os.str(),
+                              static_cast<int32_t>(ral::StatusCode::kInvalidArgument));
+    }
+    // A reinterpret_cast, not a memref.cast: canonicalization folds casts into their users, which
+    // would then see the dynamic layout again (slower loops, memref.copy through MLIR's runtime).
+    SmallVector<OpFoldResult> sizes, new_strides;
+    for (int64_t d = 0; d < rank; ++d) {
+      if (declared.isDynamicDim(d))
+        sizes.push_back(meta.getSizes()[d]);
+      else
+        sizes.push_back(b.getIndexAttr(declared.getDimSize(d)));
+      if (!ShapedType::isDynamic(strides[d]))
+        new_strides.push_back(b.getIndexAttr(strides[d]));
+      else
+        new_strides.push_back(expected[d] ? expected[d] : meta.getStrides()[d]);
+    }
+    // disc-ral-to-llvm moves a received view's offset into its pointer: element 0 is at offset 0.
+    OpFoldResult new_offset = b.getIndexAttr(0);
+    return b.create<memref::ReinterpretCastOp>(loc, declared, view, new_offset, sizes, new_strides);
+  }
+
   // The context is already argument 0: receive the others, send what is returned.
   void bindEntry(FuncOp entry) {
     Block& body = entry.front();
@@ -120,7 +216,8 @@ class InjectExecutionContextPass
     llvm::BitVector erase(entry.getNumArguments());
     for (unsigned i = 0; i < num_inputs; ++i) {
       BlockArgument arg = entry.getArgument(i + 1);
-      Value received = builder.create<RecvInputOp>(arg.getLoc(), arg.getType(), ctx, i);
+      Value received =
+          receiveChecked(builder, arg.getLoc(), ctx, i, cast<MemRefType>(arg.getType()));
       arg.replaceAllUsesWith(received);
       erase.set(i + 1);
     }

@@ -194,9 +194,22 @@ class RecvInputLowering : public RalOpLowering {
   LogicalResult matchAndRewrite(Operation* op, ArrayRef<Value> operands,
                                 ConversionPatternRewriter& rewriter) const override {
     auto recv = cast<RecvInputOp>(op);
-    Type descriptor = getTypeConverter()->convertType(recv.getType());
-    Value index = i64Constant(rewriter, op->getLoc(), recv.getIndex());
-    rewriter.replaceOp(op, call(rewriter, op, operands[0], {index}, {descriptor}));
+    Location loc = op->getLoc();
+    auto type = cast<MemRefType>(recv.getType());
+    Type descriptor = getTypeConverter()->convertType(type);
+    Value index = i64Constant(rewriter, loc, recv.getIndex());
+    Value received = call(rewriter, op, operands[0], {index}, {descriptor})[0];
+    // Hosts describe a view as (pointer, offset) in their own ways (a storage offset, a byte
+    // offset); element 0 is what matters. The offset moves into the aligned pointer, so code
+    // compiled for offset 0 reads the view where it starts.
+    MemRefDescriptor view(received);
+    Value offset = view.offset(rewriter, loc);
+    Type element = getTypeConverter()->convertType(type.getElementType());
+    Value start = rewriter.create<LLVM::GEPOp>(loc, getVoidPtrType(), element,
+                                               view.alignedPtr(rewriter, loc), offset);
+    view.setAlignedPtr(rewriter, loc, start);
+    view.setConstantOffset(rewriter, loc, 0);
+    rewriter.replaceOp(op, {view});
     return success();
   }
 };

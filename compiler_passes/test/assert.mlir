@@ -9,16 +9,20 @@
 
 // LIB-LABEL: func.func @main(
 // LIB-SAME: %[[CTX:.*]]: !disc_ral.context)
-// LIB: %[[SAME:.*]] = arith.cmpi eq
-// LIB: %[[TRUE:.*]] = arith.constant true
-// LIB: %[[BAD:.*]] = arith.xori %[[SAME]], %[[TRUE]] : i1
-// LIB: scf.if %[[BAD]] {
+// Each input's layout is checked first, then the assertion.
+// LIB: scf.if %{{.*}} {
+// LIB-NEXT: disc_ral.signal_error %[[CTX]], "input #0 is a view
+// LIB: scf.if %{{.*}} {
+// LIB-NEXT: disc_ral.signal_error %[[CTX]], "input #1 is a view
+// LIB: %[[SAME:.*]] = arith.cmpi eq, %dim, %dim{{.*}} : index
+// LIB: %[[BAD:.*]] = arith.xori %[[SAME]], %{{.*}} : i1
+// LIB-NEXT: scf.if %[[BAD]] {
 // LIB-NEXT: disc_ral.signal_error %[[CTX]], "a and b must have the same length"
 // LIB-NEXT: }
 // LIB-NOT: cf.assert
 
 // LLVM: disc_ral.imports = [{{.*}}"ral_signal_error___cpu___pvoid_i32_pi8___void"
-// LLVM: llvm.mlir.global internal constant @[[MSG:__ral_message_0]]("a and b must have the same length\00")
+// LLVM: llvm.mlir.global internal constant @[[MSG:__ral_message_[0-9]+]]("a and b must have the same length\00")
 // LLVM-LABEL: llvm.func internal @main
 // LLVM: %[[CODE:.*]] = llvm.mlir.constant(6 : i32) : i32
 // LLVM-NEXT: %[[TEXT:.*]] = llvm.mlir.addressof @[[MSG]] : !llvm.ptr

@@ -11,8 +11,8 @@
 // MLP-SAME: %[[CTX:.*]]: !disc_ral.context)
 // MLP-NOT: copy
 // MLP-NOT: clone
-// MLP-DAG: %[[X:.*]] = disc_ral.recv_input %[[CTX]], 0 : memref<?x128xf32>
-// MLP-DAG: %[[W1:.*]] = disc_ral.recv_input %[[CTX]], 1 : memref<128x256xf32>
+// MLP-DAG: %[[X:.*]] = memref.reinterpret_cast %{{.*}} to offset: [0], sizes: [%{{.*}}, 128], strides: [128, 1] : {{.*}} to memref<?x128xf32>
+// MLP-DAG: %[[W1:.*]] = memref.reinterpret_cast %{{.*}} to offset: [0], sizes: [128, 256], strides: [256, 1] : {{.*}} to memref<128x256xf32>
 // MLP: %[[H:.*]] = disc_ral.alloc %[[CTX]](%{{.*}}) : memref<?x256xf32>
 // MLP: disc_ral.dispatch %[[CTX]], "ral_gemm", "cpu" (%[[X]], %[[W1]], %[[H]], %{{.*}}, %{{.*}})
 // MLP: %[[Y:.*]] = disc_ral.alloc %[[CTX]](%{{.*}}) : memref<?x10xf32>

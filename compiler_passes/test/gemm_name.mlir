@@ -1,5 +1,5 @@
 // The gemm of a float matmul resolves to the exact name the CPU kernels register.
-// RUN: ral-opt %s -disc-ral-inject-execution-context -disc-ral-lower-to-library-calls -disc-ral-to-llvm | FileCheck %s
+// RUN: ral-opt %s --ral-compile-pipeline | FileCheck %s
 // CHECK: "ral_gemm___cpu___pvoid_m2df32_m2df32_m2df32_i1_i1___void\00"
 // CHECK: "ral_batch_gemm___cpu___pvoid_m3df32_m3df32_m3df32_i1_i1___void\00"
 // CHECK: "ral_gemm___cpu___pvoid_m2df64_m2df64_m2df64_i1_i1___void\00"

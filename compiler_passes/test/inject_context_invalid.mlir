@@ -63,3 +63,10 @@ func.func @other(%a: memref<4xf32>) {
   call @helper(%a) : (memref<4xf32>) -> ()
   return
 }
+
+// -----
+
+// expected-error@+1 {{argument #0 of entry function @main has type 'memref<4xf32, strided<[1], offset: 3>>': an input starts at the element the host passes, so its layout's offset must be 0 or ?, got 3}}
+func.func @main(%x: memref<4xf32, strided<[1], offset: 3>>) {
+  return
+}

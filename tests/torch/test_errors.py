@@ -131,3 +131,21 @@ def test_compiled_assert_fails_the_call_and_the_next_call_is_correct():
     with pytest.raises(RuntimeError, match="FAILED_PRECONDITION"):
         m(torch.ones(0), torch.ones(1))
     assert torch.equal(m(torch.ones(0), torch.ones(0)), torch.ones(0))
+
+
+def test_compiled_module_rejects_a_view_it_was_not_compiled_for():
+    # The compiled module's inputs are row-major memref<?xf32>: a strided view (every second
+    # element) must fail with an error naming the input, never be read as if contiguous.
+    try:
+        m = ral_torch.load(module_path("compiled_assert"))
+    except FileNotFoundError:
+        pytest.skip("built without the MLIR compiler")
+    a = torch.arange(8.0)
+    with pytest.raises(RuntimeError, match="input #0 is a view whose strides differ"):
+        m(a[::2], torch.ones(4))
+    with pytest.raises(RuntimeError, match="input #1 is a view whose strides differ"):
+        m(torch.ones(4), a[1::2])
+    # Contiguous slices (an offset into the storage) and size-1 views are fine.
+    assert torch.equal(m(a[2:6], a[4:8]), a[2:6] + a[4:8])
+    assert torch.equal(m(a[::8], a[1::8]), a[:1] + a[1:2])
+    assert torch.equal(m(a[::2].contiguous(), a[1::2].contiguous()), a[::2] + a[1::2])
