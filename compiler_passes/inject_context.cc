@@ -111,6 +111,11 @@ class InjectExecutionContextPass
                  << "argument #" << it.index() << " of entry function @" << entryName
                  << " has type " << it.value() << ": an input starts at the element the host "
                  << "passes, so its layout's offset must be 0 or ?, got " << offset;
+        if (llvm::any_of(strides, [](int64_t s) { return !ShapedType::isDynamic(s) && s < 0; }))
+          return entry.emitError()
+                 << "argument #" << it.index() << " of entry function @" << entryName
+                 << " has type " << it.value() << ": its layout has a negative stride, which "
+                 << "hosts cannot lay an input out in; use ? for a stride the input decides";
       }
       if (!isBindableMemRef(it.value()))
         return entry.emitError() << "argument #" << it.index() << " of entry function @"

@@ -38,6 +38,20 @@ const char* ral_module_name(const ral_module* module);
 
 /* A standalone context on the CPU driver built into libral. */
 int ral_context_create(ral_module* module, ral_context** out);
+
+/* Options of ral_context_create_with_options. Zero-initialise, set struct_size to
+ * sizeof(ral_context_options), then the fields wanted; fields added later keep their zero
+ * defaults for callers built against this version. */
+typedef struct ral_context_options {
+  size_t struct_size;
+  /* Non-zero: an input whose strides the module's compiled layout does not accept is an error
+   * naming the input and both layouts. Zero (default): it is copied into that layout. */
+  int strict_zero_copy;
+} ral_context_options;
+
+/* ral_context_create with options; `options` may be NULL (all defaults). */
+int ral_context_create_with_options(ral_module* module, const ral_context_options* options,
+                                    ral_context** out);
 /* Safe with NULL. Output tensors stay valid after their context is freed. */
 void ral_context_free(ral_context* context);
 

@@ -20,7 +20,7 @@ Status checkInputRequest(const Module& module, int64_t index, DType dtype, int r
   const TensorSignature& sig = inputs[index];
   if (dtype != sig.dtype || rank != sig.rank())
     return invalidArgument("ral_recv_input: the module reads input ", index, " as rank ", rank, " ",
-                           dtypeName(dtype), " but its signature is ", sig.toString());
+                           dtypeName(dtype), " but its signature is ", sig.typeString());
   return Status();
 }
 
@@ -33,7 +33,7 @@ Status checkOutput(const Module& module, int64_t index, DType dtype, int rank, c
   const TensorSignature& sig = outputs[index];
   if (dtype != sig.dtype || rank != sig.rank())
     return invalidArgument("ral_send_output: the module sends output ", index, " as rank ", rank,
-                           " ", dtypeName(dtype), " but its signature is ", sig.toString());
+                           " ", dtypeName(dtype), " but its signature is ", sig.typeString());
   const int64_t numel = numelOf(sizes, rank);
   if (numel < 0) return invalidArgument("ral_send_output: output ", index, " has an invalid shape");
   for (int d = 0; d < rank; ++d)

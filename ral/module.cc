@@ -85,6 +85,7 @@ StatusOr<TensorSignature> readSignature(const fb::TensorSignature* s, std::strin
     return invalidArgument(what, " has rank ", s->dims()->size(), "; at most ", kMaxMemRefRank,
                            " is supported");
   RAL_ASSIGN_OR_RETURN(sig.dims, dims(s->dims(), what));
+  RAL_ASSIGN_OR_RETURN(sig.strides, dims(s->strides(), what));
   RAL_RETURN_IF_ERROR(module_checks::checkSignature(sig, what));
   return sig;
 }

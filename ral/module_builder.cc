@@ -82,8 +82,10 @@ namespace {
 
 flatbuffers::Offset<fb::TensorSignature> writeSignature(flatbuffers::FlatBufferBuilder& fbb,
                                                         const TensorSignature& sig) {
+  // An identity layout is written as no strides, as modules from before layouts were recorded.
   return fb::CreateTensorSignatureDirect(fbb, sig.name.c_str(), static_cast<fb::DType>(sig.dtype),
-                                         &sig.dims, static_cast<fb::Device>(sig.device));
+                                         &sig.dims, static_cast<fb::Device>(sig.device),
+                                         sig.strides.empty() ? nullptr : &sig.strides);
 }
 
 }  // namespace

@@ -40,6 +40,13 @@ Status checkSignature(const TensorSignature& sig, std::string_view what) {
     if (sig.dims[d] < kDynamicDim)
       return invalidArgument(what, " has an invalid size ", sig.dims[d], " in dimension ", d,
                              " (sizes are >= 0, or -1 for dynamic)");
+  if (!sig.strides.empty() && sig.strides.size() != sig.dims.size())
+    return invalidArgument(what, " has a layout with ", sig.strides.size(), " strides for rank ",
+                           sig.rank());
+  for (size_t d = 0; d < sig.strides.size(); ++d)
+    if (sig.strides[d] < kDynamicDim)
+      return invalidArgument(what, " has an invalid stride ", sig.strides[d], " in dimension ", d,
+                             " of its layout (strides are >= 0, or -1 for any)");
   return Status();
 }
 

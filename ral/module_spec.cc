@@ -17,25 +17,99 @@ std::string shapeString(DType dtype, const int64_t* dims, int rank) {
   return s;
 }
 
-std::string TensorSignature::toString() const {
-  std::string s = shapeString(dtype, dims.data(), rank());
+std::string TensorSignature::layoutString() const {
+  if (strides.empty()) return "row-major";
+  std::string s = "strided<[";
+  for (size_t d = 0; d < strides.size(); ++d) {
+    if (d > 0) s += ',';
+    s += strides[d] == kDynamicDim ? std::string("?") : std::to_string(strides[d]);
+  }
+  return s + "]>";
+}
+
+namespace {
+std::string withDevice(std::string s, DeviceKind device) {
   if (device != DeviceKind::kCpu) {
     s += '@';
     s += deviceKindName(device);
   }
   return s;
 }
+}  // namespace
+
+std::string TensorSignature::typeString() const {
+  return withDevice(shapeString(dtype, dims.data(), rank()), device);
+}
+
+std::string TensorSignature::toString() const {
+  std::string s = shapeString(dtype, dims.data(), rank());
+  if (!strides.empty()) s += ',' + layoutString();
+  return withDevice(std::move(s), device);
+}
+
+namespace {
+
+// "strided<[?,1]>" (spaces allowed) -> strides; dims.size() entries are required.
+Status parseLayout(std::string_view text, size_t rank, const std::string& original,
+                   std::vector<int64_t>* strides) {
+  std::string compact;
+  for (char c : text)
+    if (c != ' ') compact += c;
+  auto bad = [&](std::string_view why) {
+    return invalidArgument("bad tensor type '", original, "': ", why,
+                           " (write a layout as strided<[?,1]>: one stride per dimension, "
+                           "? for any)");
+  };
+  std::string_view body = compact;
+  if (body.substr(0, 9) != "strided<[" || body.size() < 11 || body.substr(body.size() - 2) != "]>")
+    return bad("layout '" + compact + "' is not strided<[...]>");
+  body = body.substr(9, body.size() - 11);
+  strides->clear();
+  while (!body.empty()) {
+    const size_t comma = body.find(',');
+    const std::string_view part = body.substr(0, comma);
+    if (part == "?") {
+      strides->push_back(kDynamicDim);
+    } else {
+      if (part.empty() || part.size() > 18) return bad("stride '" + std::string(part) + "'");
+      int64_t v = 0;
+      for (char c : part) {
+        if (c < '0' || c > '9')
+          return bad("stride '" + std::string(part) + "' is not a non-negative integer or ?");
+        v = v * 10 + (c - '0');
+      }
+      strides->push_back(v);
+    }
+    if (comma == std::string_view::npos) break;
+    body.remove_prefix(comma + 1);
+  }
+  if (strides->size() != rank)
+    return bad("the layout has " + std::to_string(strides->size()) + " strides for rank " +
+               std::to_string(rank));
+  return Status();
+}
+
+}  // namespace
 
 StatusOr<TensorSignature> parseTensorSignature(std::string_view text) {
   TensorSignature sig;
   const std::string original(text);
-  if (auto colon = text.find(':'); colon != std::string_view::npos) {
+  // A name ends at the first ':' before any layout text.
+  if (auto colon = text.find(':');
+      colon != std::string_view::npos && text.substr(0, colon).find_first_of(",<[") == text.npos) {
     sig.name = std::string(text.substr(0, colon));
     text.remove_prefix(colon + 1);
   }
-  if (auto at = text.find('@'); at != std::string_view::npos) {
+  if (auto at = text.rfind('@'); at != std::string_view::npos) {
     RAL_ASSIGN_OR_RETURN(sig.device, deviceKindFromName(text.substr(at + 1)));
     text = text.substr(0, at);
+  }
+  std::string_view layout;
+  const bool has_layout = text.find(',') != std::string_view::npos;
+  if (has_layout) {
+    const size_t comma = text.find(',');
+    layout = text.substr(comma + 1);
+    text = text.substr(0, comma);
   }
   // dims are separated by 'x'; the last part is the element type.
   std::vector<std::string_view> parts;
@@ -72,6 +146,7 @@ StatusOr<TensorSignature> parseTensorSignature(std::string_view text) {
     }
     sig.dims.push_back(v);
   }
+  if (has_layout) RAL_RETURN_IF_ERROR(parseLayout(layout, sig.dims.size(), original, &sig.strides));
   return sig;
 }
 

@@ -21,19 +21,33 @@ namespace ral {
 inline constexpr int64_t kDynamicDim = -1;
 
 // One input or output of a module's entry.
+//
+// Its layout is the memory layout the compiled code addresses it with (the layout contract,
+// DESIGN.md §2): empty `strides` is the identity layout (dense row-major, what a memref type
+// without a layout means); otherwise one element stride per dimension, each a fixed value or
+// kDynamicDim (any stride, read from the bound view at run time), as in the memref type
+// `memref<?x?xf32, strided<[?, 1], offset: ?>>`. Offsets are not part of it: hosts pass the
+// address of the first element. ral/layout.h checks views against it.
 struct TensorSignature {
   std::string name;  // optional, for messages and tools
   DType dtype = DType::kInvalid;
   std::vector<int64_t> dims;  // kDynamicDim for dynamic dimensions; rank = dims.size()
   DeviceKind device = DeviceKind::kCpu;
+  std::vector<int64_t> strides;  // empty: identity (row-major); else rank entries
 
   int rank() const { return static_cast<int>(dims.size()); }
-  // "2x?xf32" (the dims, then the element type; "f32" for a scalar), plus "@cuda" off the CPU.
+  bool hasIdentityLayout() const { return strides.empty(); }
+  // "2x?xf32" (the dims, then the element type; "f32" for a scalar), then ",strided<[?,1]>" for
+  // a strided layout, then "@cuda" off the CPU.
   std::string toString() const;
+  // toString() without the layout: "2x?xf32", "2xf16@cuda" (for messages about types).
+  std::string typeString() const;
+  // "row-major" or "strided<[?,1]>".
+  std::string layoutString() const;
 };
 
-// Parses the form toString() prints: "2x3xf32", "?x4xi64", "f32", "2xf16@cuda". A leading
-// "name:" sets the name.
+// Parses the form toString() prints: "2x3xf32", "?x4xi64", "f32", "2xf16@cuda",
+// "?x?xf32,strided<[?,1]>" (spaces inside the layout allowed). A leading "name:" sets the name.
 StatusOr<TensorSignature> parseTensorSignature(std::string_view text);
 
 // "2x3xf32"-style text for a dtype and concrete shape.

@@ -70,3 +70,10 @@ func.func @other(%a: memref<4xf32>) {
 func.func @main(%x: memref<4xf32, strided<[1], offset: 3>>) {
   return
 }
+
+// -----
+
+// expected-error@+1 {{argument #0 of entry function @main has type 'memref<4x3xf32, strided<[-3, 1], offset: ?>>': its layout has a negative stride, which hosts cannot lay an input out in; use ? for a stride the input decides}}
+func.func @main(%x: memref<4x3xf32, strided<[-3, 1], offset: ?>>) {
+  return
+}

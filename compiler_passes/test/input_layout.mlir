@@ -1,14 +1,35 @@
-// Inputs are checked against the layout the module was compiled for: a row-major module given a
-// column-major (Fortran-order) array fails with an error naming the input, instead of reading it
-// as row-major; a module compiled for any strided layout reads the same array correctly.
+// The layout contract end to end: the module records the layout each input was compiled for;
+// ral-run binds an array that layout accepts as it is, copies any other into it (a Fortran-order
+// array for a row-major input gives the right answer), and with --strict-zero-copy refuses it
+// with an error naming the input and both layouts.
 // RUN: %python -c "import numpy as np; x = np.arange(6, dtype=np.float32).reshape(2, 3); np.save('%t.c.npy', x); np.save('%t.f.npy', np.asfortranarray(x))"
 // RUN: ral-compile %s -o %t.ralm
-// RUN: ral-run %t.ralm --input=@%t.c.npy | FileCheck %s --check-prefix=ROWMAJOR
-// RUN: not ral-run %t.ralm --input=@%t.f.npy 2>&1 | FileCheck %s --check-prefix=MISMATCH
+// RUN: ral-inspect %t.ralm | FileCheck %s --check-prefix=INSPECT
+// RUN: ral-run %t.ralm --input=@%t.c.npy | FileCheck %s --check-prefix=RESULT
+// RUN: ral-run %t.ralm --input=@%t.f.npy | FileCheck %s --check-prefix=RESULT
+// RUN: ral-run %t.ralm --strict-zero-copy --input=@%t.c.npy | FileCheck %s --check-prefix=RESULT
+// RUN: not ral-run %t.ralm --strict-zero-copy --input=@%t.f.npy 2>&1 | FileCheck %s --check-prefix=STRICT
+//
+// Any strides: the Fortran-order array is read in place, strict or not.
 // RUN: ral-compile %S/Inputs/any_layout.mlir -o %t.any.ralm
-// RUN: ral-run %t.any.ralm --input=@%t.f.npy | FileCheck %s --check-prefix=ROWMAJOR
-// ROWMAJOR: output 0: 2x3xf32=0,2,4,6,8,10
-// MISMATCH: INVALID_ARGUMENT: {{.*}}input #0 is a view whose strides differ from the layout the module was compiled for (memref<?x?xf32>)
+// RUN: ral-inspect %t.any.ralm | FileCheck %s --check-prefix=INSPECT-ANY
+// RUN: ral-run %t.any.ralm --strict-zero-copy --input=@%t.f.npy | FileCheck %s --check-prefix=RESULT
+//
+// Dense rows, any row stride: Fortran order is copied, or refused when strict.
+// RUN: ral-compile %S/Inputs/rows_layout.mlir -o %t.rows.ralm
+// RUN: ral-inspect %t.rows.ralm | FileCheck %s --check-prefix=INSPECT-ROWS
+// RUN: ral-run %t.rows.ralm --input=@%t.f.npy | FileCheck %s --check-prefix=RESULT
+// RUN: not ral-run %t.rows.ralm --strict-zero-copy --input=@%t.f.npy 2>&1 | FileCheck %s --check-prefix=STRICT-ROWS
+//
+// INSPECT: inputs (1):
+// INSPECT-NEXT: 0: ?x?xf32  (row-major)
+// INSPECT: outputs (1):
+// INSPECT-NEXT: 0: ?x?xf32  (row-major)
+// INSPECT-ANY: 0: ?x?xf32,strided<[?,?]>
+// INSPECT-ROWS: 0: ?x?xf32,strided<[?,1]>
+// RESULT: output 0: 2x3xf32=0,2,4,6,8,10
+// STRICT: INVALID_ARGUMENT: input 0 (2x3xf32) has strides [1,2] but the module was compiled for layout row-major (?x?xf32); strict zero-copy is on
+// STRICT-ROWS: has strides [1,2] but the module was compiled for layout strided<[?,1]>
 
 func.func @main(%x: memref<?x?xf32>) -> memref<?x?xf32> {
   %c0 = arith.constant 0 : index

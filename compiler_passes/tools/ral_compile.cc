@@ -81,6 +81,16 @@ bool signatureOf(mlir::Type type, ral::TensorSignature* sig) {
   sig->device = ral::DeviceKind::kCpu;
   for (int64_t d : memref.getShape())
     sig->dims.push_back(mlir::ShapedType::isDynamic(d) ? ral::kDynamicDim : d);
+  // The layout contract: hosts bind views this layout accepts and re-lay out the others.
+  if (!memref.getLayout().isIdentity()) {
+    llvm::SmallVector<int64_t> strides;
+    int64_t offset;
+    if (mlir::failed(mlir::getStridesAndOffset(memref, strides, offset))) return false;
+    for (int64_t s : strides) {
+      if (!mlir::ShapedType::isDynamic(s) && s < 0) return false;
+      sig->strides.push_back(mlir::ShapedType::isDynamic(s) ? ral::kDynamicDim : s);
+    }
+  }
   return true;
 }
 

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "ral/io_checks.h"
+#include "ral/layout.h"
 #include "ral/module_spec.h"
 
 namespace ral::standalone {
@@ -31,46 +32,6 @@ void deleteOwnedTensor(DLManagedTensor* t) {
   delete owned;
 }
 
-void rowMajorStrides(const int64_t* sizes, int rank, int64_t* strides) {
-  int64_t s = 1;
-  for (int d = rank - 1; d >= 0; --d) {
-    strides[d] = s;
-    s *= sizes[d];
-  }
-}
-
-// Copies a strided tensor into dense row-major storage.
-void copyToDense(char* dst, const char* src, const int64_t* sizes, const int64_t* strides, int rank,
-                 size_t elem) {
-  if (rank == 0) {
-    std::memcpy(dst, src, elem);
-    return;
-  }
-  int64_t idx[kMaxMemRefRank] = {};
-  const int last = rank - 1;
-  const int64_t row = sizes[last];
-  const bool dense_row = strides[last] == 1;
-  for (;;) {
-    int64_t off = 0;
-    for (int d = 0; d < last; ++d) off += idx[d] * strides[d];
-    const char* s = src + off * static_cast<int64_t>(elem);
-    if (dense_row) {
-      std::memcpy(dst, s, static_cast<size_t>(row) * elem);
-    } else {
-      for (int64_t i = 0; i < row; ++i)
-        std::memcpy(dst + i * static_cast<int64_t>(elem),
-                    s + i * strides[last] * static_cast<int64_t>(elem), elem);
-    }
-    dst += row * static_cast<int64_t>(elem);
-    int d = last - 1;
-    for (; d >= 0; --d) {
-      if (++idx[d] < sizes[d]) break;
-      idx[d] = 0;
-    }
-    if (d < 0) return;
-  }
-}
-
 std::string describe(DType dtype, const int64_t* sizes, int rank) {
   return shapeString(dtype, sizes, rank);
 }
@@ -89,7 +50,15 @@ StandaloneExecutionContext::StandaloneExecutionContext(StandaloneContext* contex
   exported_.reserve(outputs_.size());
 }
 
-StandaloneExecutionContext::~StandaloneExecutionContext() { freeMemory(); }
+StandaloneExecutionContext::~StandaloneExecutionContext() {
+  freeMemory();
+  for (Binding& b : inputs_) freeInputCopy(b);
+}
+
+void StandaloneExecutionContext::freeInputCopy(Binding& b) {
+  if (b.copy != nullptr) (void)driver_->deallocate(b.copy);
+  b.copy = nullptr;
+}
 
 void StandaloneExecutionContext::freeMemory() {
   for (void* p : live_) (void)driver_->deallocate(p);
@@ -109,7 +78,10 @@ void StandaloneExecutionContext::resetOutputs() {
 
 void StandaloneExecutionContext::reset() {
   freeMemory();
-  for (Binding& b : inputs_) b.bound = false;
+  for (Binding& b : inputs_) {
+    freeInputCopy(b);
+    b.bound = false;
+  }
   ExecutionContext::reset();
 }
 
@@ -130,26 +102,51 @@ Status StandaloneExecutionContext::bindInput(size_t index, const TensorRef& ref)
   const std::string got = describe(ref.dtype, ref.shape, ref.rank);
   if (ref.dtype != sig.dtype)
     return invalidArgument("input ", index, ": expected element type ", dtypeName(sig.dtype), " (",
-                           sig.toString(), "), got ", dtypeName(ref.dtype), " (", got, ")");
+                           sig.typeString(), "), got ", dtypeName(ref.dtype), " (", got, ")");
   if (ref.rank != sig.rank())
-    return invalidArgument("input ", index, ": expected rank ", sig.rank(), " (", sig.toString(),
+    return invalidArgument("input ", index, ": expected rank ", sig.rank(), " (", sig.typeString(),
                            "), got rank ", ref.rank, " (", got, ")");
   for (int d = 0; d < ref.rank; ++d)
     if (sig.dims[d] != kDynamicDim && sig.dims[d] != ref.shape[d])
       return invalidArgument("input ", index, ": dimension ", d, " must be ", sig.dims[d], " (",
-                             sig.toString(), "), got ", ref.shape[d], " (", got, ")");
+                             sig.typeString(), "), got ", ref.shape[d], " (", got, ")");
   if (ref.device != sig.device)
     return invalidArgument("input ", index, ": expected a tensor on ", deviceKindName(sig.device),
                            ", got one on ", deviceKindName(ref.device));
   if (ref.data == nullptr && numel > 0)
     return invalidArgument("input ", index, " (", got, ") has null data");
+  int64_t strides[kMaxMemRefRank];
+  if (ref.strides != nullptr)
+    std::copy(ref.strides, ref.strides + ref.rank, strides);
+  else
+    rowMajorStrides(ref.shape, ref.rank, strides);
+  RAL_ASSIGN_OR_RETURN(InputBinding how,
+                       chooseInputBinding(sig, index, ref.shape, strides, ref.rank,
+                                          standalone_->options().strict_zero_copy));
   Binding& b = inputs_[index];
+  freeInputCopy(b);
+  b.bound = false;
   b.data = ref.data;
-  for (int d = 0; d < ref.rank; ++d) b.sizes[d] = ref.shape[d];
-  if (ref.strides != nullptr) {
-    for (int d = 0; d < ref.rank; ++d) b.strides[d] = ref.strides[d];
-  } else {
-    rowMajorStrides(b.sizes, ref.rank, b.strides);
+  std::copy(ref.shape, ref.shape + ref.rank, b.sizes);
+  std::copy(strides, strides + ref.rank, b.strides);
+  if (how == InputBinding::kCopy) {
+    // A view the compiled code would misread: bind a copy in the module's layout instead.
+    if (ref.device != DeviceKind::kCpu)
+      return unsupported("input ", index, " (", got, " on ", deviceKindName(ref.device),
+                         ") has strides ", stridesString(strides, ref.rank),
+                         " but the module was compiled for layout ", sig.layoutString(),
+                         "; the standalone context re-lays out CPU inputs only: pass the tensor "
+                         "in that layout");
+    auto elements = layoutFor(sig, ref.shape, ref.rank, b.strides);
+    if (!elements.ok()) return elements.status().withContext(internal::strCat("input ", index));
+    const size_t elem = dtypeSize(sig.dtype);
+    auto copy = driver_->allocate(std::max<size_t>(static_cast<size_t>(*elements) * elem, 1), 64);
+    if (!copy.ok())
+      return copy.status().withContext(internal::strCat("copying input ", index, " (", got,
+                                                        ") into layout ", sig.layoutString()));
+    copyStrided(*copy, b.strides, ref.data, strides, ref.shape, ref.rank, elem);
+    b.copy = *copy;
+    b.data = *copy;
   }
   b.bound = true;
   return Status();
@@ -176,7 +173,7 @@ Status StandaloneExecutionContext::run() {
   if (ran_) return failedPrecondition("this execution already ran; start a new one");
   for (size_t i = 0; i < inputs_.size(); ++i)
     if (!inputs_[i].bound)
-      return invalidArgument("input ", i, " (", module.inputs()[i].toString(),
+      return invalidArgument("input ", i, " (", module.inputs()[i].typeString(),
                              ") is not bound; module '", module.name(), "' takes ", inputs_.size(),
                              " input(s)");
   ran_ = true;
@@ -280,9 +277,7 @@ void StandaloneExecutionContext::setOutput(int64_t index, DType dtype, int rank,
     }
     for (int d = 0; d < rank; ++d) o.sizes[d] = sizes[d];
     rowMajorStrides(o.sizes, rank, o.strides);
-    if (numel > 0)
-      copyToDense(static_cast<char*>(*copy), static_cast<const char*>(data), sizes, strides, rank,
-                  elem);
+    if (numel > 0) copyStrided(*copy, o.strides, data, strides, sizes, rank, elem);
     o.allocation = *copy;
     o.data = *copy;
   }
@@ -342,6 +337,8 @@ StatusOr<std::shared_ptr<StandaloneContext>> StandaloneContext::create(
                          "; the standalone context returns CPU outputs only");
   const Registry* registry = options.registry ? options.registry : &Registry::global();
   std::shared_ptr<StandaloneContext> ctx(new StandaloneContext(module, registry));
+  ctx->options_.registry = registry;
+  ctx->options_.strict_zero_copy = options.strict_zero_copy;
   if (options.cpu_driver_factory)
     RAL_RETURN_IF_ERROR(
         ctx->setDriverFactory(DeviceKind::kCpu, std::move(options.cpu_driver_factory)));

@@ -67,7 +67,9 @@ class StandaloneExecutionContext : public ExecutionContext {
   StandaloneContext* standalone() const { return standalone_; }
 
   // ---- host side
-  // Checks `ref` against the module's signature for input `index` and binds it (borrowed).
+  // Checks `ref` against the module's signature for input `index` and binds it: borrowed when
+  // the module's layout accepts its strides, else copied into that layout (or refused, with
+  // Options::strict_zero_copy). Rebinding an input replaces its earlier binding.
   Status bindInput(size_t index, const TensorRef& ref);
   Status bindInput(size_t index, const DLTensor& tensor);
   // Runs the module's entry once; all inputs must be bound. At most once per borrowing.
@@ -90,6 +92,7 @@ class StandaloneExecutionContext : public ExecutionContext {
  private:
   struct Binding {
     void* data = nullptr;
+    void* copy = nullptr;  // owned: the input re-laid out for the module, or null
     int64_t sizes[kMaxMemRefRank] = {};
     int64_t strides[kMaxMemRefRank] = {};
     bool bound = false;
@@ -106,6 +109,7 @@ class StandaloneExecutionContext : public ExecutionContext {
   void setOutput(int64_t index, DType dtype, int rank, void* allocated, void* data,
                  const int64_t* sizes, const int64_t* strides);
   void freeMemory();
+  void freeInputCopy(Binding& b);
 
   StandaloneContext* standalone_;
   Driver* driver_;
@@ -139,6 +143,9 @@ class StandaloneContext : public Context, public std::enable_shared_from_this<St
     // Creates the CPU driver instead of the one built into libral (e.g. a host's allocator).
     DriverFactory cpu_driver_factory;
     const Registry* registry = &Registry::global();
+    // Inputs whose strides the module's layout does not accept are copied into that layout
+    // (ral/layout.h); with this set they are refused instead, with an error naming the input.
+    bool strict_zero_copy = false;
   };
 
   // Links `module` (resolves its imports for standalone executions) and creates the CPU driver.
@@ -150,6 +157,7 @@ class StandaloneContext : public Context, public std::enable_shared_from_this<St
   static StatusOr<std::shared_ptr<StandaloneContext>> load(const std::string& path);
 
   const Module& module() const { return *module_; }
+  const Options& options() const { return options_; }
   // The driver that ral_alloc and outputs use.
   Driver* hostDriver() const { return host_driver_; }
 
@@ -165,6 +173,7 @@ class StandaloneContext : public Context, public std::enable_shared_from_this<St
   explicit StandaloneContext(std::shared_ptr<Module> module, const Registry* registry);
 
   std::shared_ptr<Module> module_;
+  Options options_;
   Driver* host_driver_ = nullptr;
 };
 

@@ -2,6 +2,7 @@
 
 #include <ATen/core/Tensor.h>
 #include <ATen/detail/CUDAHooksInterface.h>
+#include <ATen/ops/empty_strided.h>
 #include <c10/core/DeviceGuard.h>
 #include <c10/core/ScalarTypeToTypeMeta.h>
 #include <c10/core/Storage.h>
@@ -19,6 +20,7 @@
 #include "contexts/torch/torch_cuda.h"
 #include "contexts/torch/torch_dtype.h"
 #include "ral/io_checks.h"
+#include "ral/layout.h"
 #include "ral/module_spec.h"
 
 namespace ral::torch_host {
@@ -63,7 +65,8 @@ at::Tensor makeTensor(c10::Storage storage, c10::ScalarType type, c10::Device de
 TorchExecutionContext::TorchExecutionContext(TorchContext* context)
     : ExecutionContext(context, &kType),
       torch_(context),
-      bindings_(context->module().inputs().size()) {
+      bindings_(context->module().inputs().size()),
+      copies_(context->module().inputs().size()) {
   live_.reserve(8);
   exported_.reserve(context->module().outputs().size());
 }
@@ -74,6 +77,7 @@ void TorchExecutionContext::freeAll() {
   for (const Allocation& a : live_) (void)a.allocator->deallocate(a.ptr);
   live_.clear();
   exported_.clear();
+  for (at::Tensor& c : copies_) c = at::Tensor();
   inputs_ = nullptr;
   outputs_ = nullptr;
   device_allocator_ = nullptr;
@@ -89,7 +93,7 @@ Status TorchExecutionContext::bindInputs(const std::vector<at::Tensor>& inputs) 
   const std::vector<TensorSignature>& sigs = module.inputs();
   if (inputs.size() != sigs.size()) {
     std::string expected;
-    for (const TensorSignature& s : sigs) expected += (expected.empty() ? "" : ", ") + s.toString();
+    for (const TensorSignature& s : sigs) expected += (expected.empty() ? "" : ", ") + s.typeString();
     return invalidArgument("module '", module.name(), "' takes ", sigs.size(), " input(s) (",
                            expected, "), got ", inputs.size());
   }
@@ -97,45 +101,66 @@ Status TorchExecutionContext::bindInputs(const std::vector<at::Tensor>& inputs) 
   for (size_t i = 0; i < inputs.size(); ++i) {
     const at::Tensor& t = inputs[i];
     const TensorSignature& sig = sigs[i];
-    if (!t.defined()) return invalidArgument("input ", i, " (", sig.toString(), ") is undefined");
+    if (!t.defined()) return invalidArgument("input ", i, " (", sig.typeString(), ") is undefined");
     if (t.layout() != c10::kStrided)
-      return invalidArgument("input ", i, ": expected a dense tensor (", sig.toString(),
+      return invalidArgument("input ", i, ": expected a dense tensor (", sig.typeString(),
                              "), got layout ", t.layout());
     const DType dtype = fromScalarType(t.scalar_type());
     if (dtype != sig.dtype)
       return invalidArgument("input ", i, ": expected element type ", dtypeName(sig.dtype), " (",
-                             sig.toString(), "), got ", t.scalar_type(), " (", describeTensor(t),
+                             sig.typeString(), "), got ", t.scalar_type(), " (", describeTensor(t),
                              ")");
     const int rank = static_cast<int>(t.dim());
     if (rank != sig.rank())
-      return invalidArgument("input ", i, ": expected rank ", sig.rank(), " (", sig.toString(),
+      return invalidArgument("input ", i, ": expected rank ", sig.rank(), " (", sig.typeString(),
                              "), got rank ", rank, " (", describeTensor(t), ")");
     const c10::IntArrayRef sizes = t.sizes();
     for (int d = 0; d < rank; ++d)
       if (sig.dims[d] != kDynamicDim && sig.dims[d] != sizes[d])
         return invalidArgument("input ", i, ": dimension ", d, " must be ", sig.dims[d], " (",
-                               sig.toString(), "), got ", sizes[d], " (", describeTensor(t), ")");
+                               sig.typeString(), "), got ", sizes[d], " (", describeTensor(t), ")");
     const c10::Device device = t.device();
     const bool device_ok = sig.device == DeviceKind::kCpu    ? device.is_cpu()
                            : sig.device == DeviceKind::kCuda ? device.is_cuda()
                                                              : false;
     if (!device_ok)
       return invalidArgument("input ", i, ": expected a tensor on ", deviceKindName(sig.device),
-                             " (", sig.toString(), "), got one on ", device);
+                             " (", sig.typeString(), "), got one on ", device);
     if (device.is_cuda()) {
       if (cuda_device && *cuda_device != device)
         return invalidArgument("input ", i, " is on ", device, " but an earlier input is on ",
                                *cuda_device, "; all CUDA inputs must share one device");
       cuda_device = device;
     }
+    // The layout contract: a view the compiled code would misread is bound as a copy in the
+    // module's layout (on the tensor's device), or refused in strict zero-copy mode.
+    const at::Tensor* bound = &t;
+    RAL_ASSIGN_OR_RETURN(InputBinding how,
+                         chooseInputBinding(sig, i, sizes.data(), t.strides().data(), rank,
+                                            torch_->strictZeroCopy()));
+    if (how == InputBinding::kCopy) {
+      int64_t target[kMaxMemRefRank];
+      auto elements = layoutFor(sig, sizes.data(), rank, target);
+      if (!elements.ok()) return elements.status().withContext(internal::strCat("input ", i));
+      try {
+        copies_[i] = at::empty_strided(sizes, c10::IntArrayRef(target, rank), t.options());
+        copies_[i].copy_(t);
+      } catch (const c10::Error& e) {
+        copies_[i] = at::Tensor();
+        return outOfMemory("copying input ", i, " (", describeTensor(t), ") into layout ",
+                           sig.layoutString(), ": ", e.what_without_backtrace());
+      }
+      bound = &copies_[i];
+    }
     Binding& b = bindings_[i];
-    const c10::IntArrayRef strides = t.strides();
+    const c10::IntArrayRef strides = bound->strides();
     for (int d = 0; d < rank; ++d) {
       b.sizes[d] = sizes[d];
       b.strides[d] = strides[d];
     }
-    b.offset = t.storage_offset();
-    b.base = static_cast<char*>(t.data_ptr()) - b.offset * static_cast<int64_t>(t.element_size());
+    b.offset = bound->storage_offset();
+    b.base =
+        static_cast<char*>(bound->data_ptr()) - b.offset * static_cast<int64_t>(t.element_size());
   }
   return Status();
 }
@@ -254,7 +279,8 @@ void TorchExecutionContext::setOutput(int64_t index, DType dtype, int rank, void
       out = makeTensor(std::move(storage), type, device, offset_bytes / elem, size_ref, stride_ref);
     } else {
       // 2. Inside an input's storage: a view of that input (shares its memory).
-      for (const at::Tensor& in : *inputs_) {
+      for (size_t i = 0; i < inputs_->size(); ++i) {
+        const at::Tensor& in = copies_[i].defined() ? copies_[i] : (*inputs_)[i];
         if (in.scalar_type() != type || numel == 0) continue;
         const c10::Storage& storage = in.storage();
         auto* base = static_cast<char*>(storage.data_ptr().get());
@@ -342,11 +368,11 @@ StatusOr<std::shared_ptr<TorchContext>> TorchContext::create(std::shared_ptr<Mod
       auto type = toScalarType(sig.dtype);
       if (!type.ok())
         return type.status().withContext(
-            internal::strCat("module '", module->name(), "' (", sig.toString(), ")"));
+            internal::strCat("module '", module->name(), "' (", sig.typeString(), ")"));
       auto device = toDeviceType(sig.device);
       if (!device.ok())
         return device.status().withContext(
-            internal::strCat("module '", module->name(), "' (", sig.toString(), ")"));
+            internal::strCat("module '", module->name(), "' (", sig.typeString(), ")"));
       uses_cuda = uses_cuda || sig.device == DeviceKind::kCuda;
     }
   std::shared_ptr<TorchContext> ctx(new TorchContext(module));

@@ -3,10 +3,13 @@
 //   auto ctx = TorchContext::load("add.ralm");           // StatusOr<shared_ptr<TorchContext>>
 //   std::vector<at::Tensor> y = (*ctx)->forward({a, b});  // throws c10::Error on failure
 //
-// - Inputs are bound zero-copy: the module's MemRef is {allocated = aligned = the storage's first
-//   element, offset = the tensor's storage offset, sizes, strides}, so aligned + offset is
-//   tensor.data_ptr(). Element type, rank, static dims and device are checked against the
-//   module's signature first; a mismatch is an error naming the input.
+// - Inputs are bound zero-copy when the module's layout accepts their strides (ral/layout.h):
+//   the module's MemRef is {allocated = aligned = the storage's first element, offset = the
+//   tensor's storage offset, sizes, strides}, so aligned + offset is tensor.data_ptr(). Any
+//   other view (a .t(), a column slice, an expand()) is copied into the module's layout on its
+//   device first, or refused when setStrictZeroCopy(true). Element type, rank, static dims and
+//   device are checked against the module's signature first; a mismatch is an error naming the
+//   input.
 // - ral_alloc memory comes from torch's allocator for the execution's device: torch's CPU
 //   allocator (through TorchCpuDriver, which kernels use as well) or the CUDA caching allocator
 //   of the inputs' device, on torch's current stream.
@@ -27,6 +30,7 @@
 #ifndef RAL_CONTEXTS_TORCH_TORCH_CONTEXT_H_
 #define RAL_CONTEXTS_TORCH_TORCH_CONTEXT_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -97,6 +101,7 @@ class TorchExecutionContext : public ExecutionContext {
 
   TorchContext* torch_;
   std::vector<Binding> bindings_;
+  std::vector<at::Tensor> copies_;  // per input: its copy in the module's layout, if it needed one
   const std::vector<at::Tensor>* inputs_ = nullptr;  // during run()
   std::vector<at::Tensor>* outputs_ = nullptr;       // during run()
   std::vector<Allocation> live_;                     // ral_alloc'ed, not yet freed or sent
@@ -115,6 +120,10 @@ class TorchContext : public Context, public std::enable_shared_from_this<TorchCo
   const Module& module() const { return *module_; }
   // Whether any input or output of the module lives on a CUDA device.
   bool usesCuda() const { return uses_cuda_; }
+  // Strict zero-copy: refuse inputs the module's layout does not accept instead of copying them.
+  // Off by default; may be changed at any time (executions already binding keep their choice).
+  void setStrictZeroCopy(bool strict) { strict_zero_copy_.store(strict); }
+  bool strictZeroCopy() const { return strict_zero_copy_.load(std::memory_order_relaxed); }
 
   // One execution on a pooled execution context. Thread-safe.
   Status run(const std::vector<at::Tensor>& inputs, std::vector<at::Tensor>* outputs);
@@ -135,6 +144,7 @@ class TorchContext : public Context, public std::enable_shared_from_this<TorchCo
   std::shared_ptr<Module> module_;
   TorchAllocator* cpu_allocator_ = nullptr;
   bool uses_cuda_ = false;
+  std::atomic<bool> strict_zero_copy_{false};
 };
 
 // ---------------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 // The C API (ral/c_api.h) over Module and StandaloneContext. No exception or C++ type crosses it.
 #include "ral/c_api.h"
 
+#include <cstddef>
 #include <memory>
 #include <new>
 #include <string>
@@ -66,10 +67,25 @@ const char* ral_module_name(const ral_module* module) {
 }
 
 int ral_context_create(ral_module* module, ral_context** out) {
+  return ral_context_create_with_options(module, nullptr, out);
+}
+
+int ral_context_create_with_options(ral_module* module, const ral_context_options* options,
+                                    ral_context** out) {
   if (out == nullptr) return nullArgument("out");
   *out = nullptr;
   if (module == nullptr) return nullArgument("module");
-  auto ctx = ral::standalone::StandaloneContext::create(module->module);
+  ral::standalone::StandaloneContext::Options opts;
+  if (options != nullptr) {
+    // Only the fields the caller's version of the struct has are read.
+    if (options->struct_size < offsetof(ral_context_options, strict_zero_copy) + sizeof(int))
+      return report(ral::invalidArgument("ral_context_options.struct_size is ",
+                                         options->struct_size,
+                                         "; set it to "
+                                         "sizeof(ral_context_options)"));
+    opts.strict_zero_copy = options->strict_zero_copy != 0;
+  }
+  auto ctx = ral::standalone::StandaloneContext::create(module->module, std::move(opts));
   if (!ctx.ok()) return report(ctx.status());
   auto* handle = new (std::nothrow) ral_context{std::move(*ctx)};
   if (handle == nullptr) return report(ral::outOfMemory("allocating a context handle"));

@@ -35,9 +35,11 @@ int main(int argc, char** argv) {
   std::printf("host library: %zu bytes\n", m.hostLibrarySize());
   auto printSignatures = [](const char* what, const std::vector<ral::TensorSignature>& sigs) {
     std::printf("%s (%zu):\n", what, sigs.size());
+    // A strided layout is part of toString(); the identity layout is said in words.
     for (size_t i = 0; i < sigs.size(); ++i)
-      std::printf("  %zu: %s%s%s\n", i, sigs[i].toString().c_str(),
-                  sigs[i].name.empty() ? "" : "  ", sigs[i].name.c_str());
+      std::printf("  %zu: %s%s%s%s\n", i, sigs[i].toString().c_str(),
+                  sigs[i].name.empty() ? "" : "  ", sigs[i].name.c_str(),
+                  sigs[i].hasIdentityLayout() && sigs[i].rank() > 1 ? "  (row-major)" : "");
   };
   printSignatures("inputs", m.inputs());
   printSignatures("outputs", m.outputs());

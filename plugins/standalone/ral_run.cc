@@ -132,6 +132,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> inputs, outputs, expected;
   ral::cli::Tolerance tol;
   int iterations = 0, threads = 1;
+  bool strict_zero_copy = false;
   app.add_option("module", path, "module file")->required();
   app.add_option("--input", inputs, "input i: @file.npy or TYPE=VALUES (e.g. 2x3xf32=1,2,3,4,5,6)")
       ->allow_extra_args(false);
@@ -144,6 +145,9 @@ int main(int argc, char** argv) {
   app.add_option("--device", device, "device to run on (cpu, cuda, vulkan)");
   app.add_option("--benchmark", iterations, "then run N timed executions per thread");
   app.add_option("--threads", threads, "benchmark threads sharing the one context");
+  app.add_flag("--strict-zero-copy", strict_zero_copy,
+               "refuse inputs whose layout the module was not compiled for, instead of copying "
+               "them (e.g. a Fortran-order .npy for a row-major input)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -156,6 +160,7 @@ int main(int argc, char** argv) {
   auto kind = ral::deviceKindFromName(device);
   if (!kind.ok()) return fail(kExitUsage, std::string(kind.status().message()));
   StandaloneContext::Options options;
+  options.strict_zero_copy = strict_zero_copy;
   if (*kind != ral::DeviceKind::kCpu) {
     ral::Context probe;
     auto available = probe.driver(*kind);

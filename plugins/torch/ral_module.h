@@ -4,6 +4,7 @@
 //   m = torch.classes.ral.Module("model.ralm")           # or .from_bytes(data)
 //   outputs = m.forward([x, y])                          # List[Tensor] -> List[Tensor]
 //   m.input_signature(), m.output_signature()            # ["?x8xf32", ...]
+//   m.set_strict_zero_copy(True)                         # refuse inputs in another layout
 //   m.handle()                                           # this object's address, as an int
 //
 // handle() is for ral_torch._fast (fast_call.cc), the eager fast path, which cannot unwrap a
@@ -44,6 +45,9 @@ class RalModule : public torch::CustomClassHolder {
   std::vector<std::string> inputSignature() const;
   std::vector<std::string> outputSignature() const;
   std::string name() const { return context_->module().name(); }
+  // TorchContext::setStrictZeroCopy: refuse, rather than copy, inputs in another layout.
+  void setStrictZeroCopy(bool strict) const { context_->setStrictZeroCopy(strict); }
+  bool strictZeroCopy() const { return context_->strictZeroCopy(); }
   // The module file as a 1-D uint8 CPU tensor.
   at::Tensor state() const;
 

@@ -33,6 +33,14 @@ TORCH_LIBRARY(ral, m) {
       .def(
           "name", [](const Self& self) { return self->name(); }, "The module's name.")
       .def(
+          "set_strict_zero_copy",
+          [](const Self& self, bool strict) { self->setStrictZeroCopy(strict); },
+          "True: inputs whose strides the module's compiled layout does not accept are errors "
+          "instead of being copied into that layout.")
+      .def(
+          "strict_zero_copy", [](const Self& self) { return self->strictZeroCopy(); },
+          "Whether strict zero-copy is on.")
+      .def(
           "state", [](const Self& self) { return self->state(); },
           "The module file as a uint8 tensor.")
       // For ral_torch._fast (fast_call.cc), which cannot unwrap a ScriptObject without pybind11:

@@ -119,6 +119,43 @@ int main(int argc, char** argv) {
   CHECK(((const float*)out[0]->dl_tensor.data)[2] == 4.0f);
   out[0]->deleter(out[0]);
 
+  /* The layout contract: add_r2_rowmajor's input 0 is row-major. A column-major view is copied
+   * into that layout by default, refused with strict zero-copy. */
+  float cols[6] = {1, 4, 2, 5, 3, 6}, rows[6] = {10, 20, 30, 40, 50, 60};
+  int64_t shape23[2] = {2, 3}, col_major[2] = {1, 2};
+  DLManagedTensor tc = tensor(cols, shape23, 2), tr = tensor(rows, shape23, 2);
+  tc.dl_tensor.strides = col_major;
+  DLManagedTensor* mixed[2] = {&tc, &tr};
+  CHECK(ral_module_load(path(dir, "add_r2_rowmajor"), &module) == RAL_OK);
+  ral_context_options options;
+  memset(&options, 0, sizeof(options));
+  options.struct_size = 4; /* too small for any version: an error, not a guess */
+  CHECK(ral_context_create_with_options(module, &options, &ctx) == 2);
+  CHECK(strstr(ral_last_error(), "struct_size") != NULL);
+  CHECK(ral_context_create_with_options(module, NULL, &ctx) == RAL_OK);
+  CHECK(ral_context_run(ctx, mixed, 2, out, 1) == RAL_OK);
+  if (out[0] != NULL) {
+    const float* v = (const float*)out[0]->dl_tensor.data;
+    for (int i = 0; i < 6; ++i) CHECK(v[i] == (float)(11 * (i + 1)));
+    out[0]->deleter(out[0]);
+  }
+  ral_context_free(ctx);
+  options.struct_size = sizeof(options);
+  options.strict_zero_copy = 1;
+  CHECK(ral_context_create_with_options(module, &options, &ctx) == RAL_OK);
+  CHECK(ral_context_run(ctx, mixed, 2, out, 1) == 2 /* INVALID_ARGUMENT */);
+  CHECK(strstr(ral_last_error(), "input 0 (2x3xf32) has strides [1,2]") != NULL);
+  CHECK(strstr(ral_last_error(), "strict zero-copy") != NULL);
+  CHECK(out[0] == NULL);
+  tc.dl_tensor.strides = NULL; /* the same buffer read row-major now: bound as it is */
+  CHECK(ral_context_run(ctx, mixed, 2, out, 1) == RAL_OK);
+  if (out[0] != NULL) {
+    CHECK(((const float*)out[0]->dl_tensor.data)[1] == 24.0f);
+    out[0]->deleter(out[0]);
+  }
+  ral_context_free(ctx);
+  ral_module_free(module);
+
   if (failures == 0) printf("c_api_test: ok\n");
   return failures == 0 ? 0 : 1;
 }

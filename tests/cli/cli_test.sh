@@ -38,7 +38,7 @@ help)
   ;;
 inspect)
   expect 0 "abi version: 1" "$INSPECT" "$M/identity.ralm"
-  for t in "entry: ral_entry" "0: 2x3xf32  x" "ral_send_output___cpu___pvoid_i64_m2df32___void" \
+  for t in "entry: ral_entry" "0: 2x3xf32,strided<[?,?]>  x" "ral_send_output___cpu___pvoid_i64_m2df32___void" \
            "kernels: ptx, 221 bytes, entries: add_kernel (256x1x1)" "scale: 4xf32, 16 bytes" \
            "offsets: 2x2xi64, 32 bytes"; do
     grep -qF -- "$t" out.txt || fail "inspect lacks '$t'"
@@ -72,6 +72,20 @@ npy)
   npy f.npy "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }" \
     "$F1$F1$F2$F2$F3$F3"
   expect 0 "output 0: 2x3xf32=1,2,3,1,2,3" "$RUN" "$M/identity.ralm" --input=@f.npy
+  # A module compiled for row-major input 0: the Fortran-order file is copied into row-major
+  # order, or refused with --strict-zero-copy; input 1 (dense rows) takes a C-order file as is.
+  npy c.npy "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }" \
+    "$F1$F1$F1$F2$F2$F2"
+  expect 0 "output 0: 2x3xf32=2,3,4,3,4,5" "$RUN" "$M/add_r2_rowmajor.ralm" --input=@f.npy \
+    --input=@c.npy
+  expect 0 "output 0: 2x3xf32=2,3,4,3,4,5" "$RUN" "$M/add_r2_rowmajor.ralm" --input=@c.npy \
+    --input=@f.npy
+  expect 1 "input 0 (2x3xf32) has strides [1,2] but the module was compiled for layout row-major" \
+    "$RUN" "$M/add_r2_rowmajor.ralm" --strict-zero-copy --input=@f.npy --input=@c.npy
+  expect 1 "input 1 (2x3xf32) has strides [1,2] but the module was compiled for layout strided<[?,1]>" \
+    "$RUN" "$M/add_r2_rowmajor.ralm" --strict-zero-copy --input=@c.npy --input=@f.npy
+  expect 0 "output 0: 2x3xf32=2,2,2,4,4,4" "$RUN" "$M/add_r2_rowmajor.ralm" --strict-zero-copy \
+    --input=@c.npy --input=@c.npy
   if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then  # agree with NumPy itself
     /usr/bin/python3 -c "import numpy as n; assert (n.load('x.npy') == [1, 2, 3]).all()" ||
       fail "numpy reads a different x.npy"

@@ -17,6 +17,8 @@ namespace ral::testing {
 struct AllocationCounters {
   std::atomic<int64_t> allocations{0};
   std::atomic<int64_t> deallocations{0};
+  // When >= 0, allocations fail once this many are live (an out-of-memory device).
+  std::atomic<int64_t> max_live{-1};
   int64_t live() const { return allocations - deallocations; }
 };
 
@@ -27,6 +29,8 @@ class TestCpuDriver : public Driver {
   DeviceKind kind() const override { return DeviceKind::kCpu; }
   std::string deviceName() const override { return "test cpu"; }
   StatusOr<void*> allocate(size_t bytes, size_t alignment, MemoryKind) override {
+    if (counters_->max_live >= 0 && counters_->live() >= counters_->max_live)
+      return outOfMemory("test driver: ", bytes, " bytes (", counters_->live(), " blocks live)");
     if (alignment < sizeof(void*)) alignment = sizeof(void*);
     void* p = std::aligned_alloc(alignment, (bytes + alignment - 1) / alignment * alignment);
     if (p == nullptr) return outOfMemory("test driver: ", bytes, " bytes");

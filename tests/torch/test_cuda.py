@@ -34,3 +34,18 @@ def test_cpu_module_rejects_cuda_tensor(load):
         m(torch.randn(3, device="cuda"), torch.randn(3))
     a, b = torch.randn(3), torch.randn(3)
     assert torch.equal(m(a, b), a + b)
+
+
+def test_cuda_view_is_copied_on_the_device_for_a_row_major_module(load):
+    m = load("torch_cuda_alias_rowmajor")
+    base = torch.arange(12.0, device="cuda")
+    x = base[1::3]  # stride 3: not row-major, copied on the GPU
+    same, every_second = m(x)
+    assert same.is_cuda and same.data_ptr() != x.data_ptr()
+    assert torch.equal(same, x) and torch.equal(every_second, x[::2])
+    y = base[2:7]  # contiguous: bound as it is
+    same, _ = m(y)
+    assert same.data_ptr() == y.data_ptr()
+    m.strict_zero_copy = True
+    with pytest.raises(RuntimeError, match=r"strides \[3\] .*row-major"):
+        m(x)

@@ -103,7 +103,7 @@ def test_several_outputs_are_a_tuple(load):
 def test_custom_class_directly():
     m = torch.classes.ral.Module(module_path("add_r1"))
     assert m.name() == "add_r1"
-    assert m.input_signature() == ["a:?xf32", "b:?xf32"]
+    assert m.input_signature() == ["a:?xf32,strided<[?]>", "b:?xf32,strided<[?]>"]
     assert m.output_signature() == ["sum:?xf32"]
     a, b = torch.randn(5), torch.randn(5)
     (out,) = m.forward([a, b])

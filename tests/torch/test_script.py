@@ -84,7 +84,7 @@ def test_custom_class_pickles_through_jit_save(tmp_path):
     loaded = torch.jit.load(path)
     a, b = torch.randn(3), torch.randn(3)
     assert torch.equal(loaded(a, b), a + b)
-    assert loaded.m.input_signature() == ["a:?xf32", "b:?xf32"]
+    assert loaded.m.input_signature() == ["a:?xf32,strided<[?]>", "b:?xf32,strided<[?]>"]
 
 
 def test_eager_pickle_round_trip(tmp_path):

@@ -37,8 +37,8 @@ std::vector<uint8_t> hostLibrary(const std::string& name) {
 ModuleSpec identitySpec() {
   ModuleSpec spec;
   spec.name = "identity";
-  spec.inputs.push_back({"x", DType::kF32, {2, 3}, DeviceKind::kCpu});
-  spec.outputs.push_back({"y", DType::kF32, {2, 3}, DeviceKind::kCpu});
+  spec.inputs.push_back({"x", DType::kF32, {2, 3}, DeviceKind::kCpu, {}});
+  spec.outputs.push_back({"y", DType::kF32, {2, 3}, DeviceKind::kCpu, {}});
   spec.host_library = hostLibrary("identity");
   spec.imports = {"ral_recv_input___cpu___pvoid_i64___m2df32",
                   "ral_alloc___cpu___pvoid_i64___pvoid",
@@ -58,8 +58,9 @@ bool contains(std::string_view haystack, std::string_view needle) {
 
 TEST(ModuleFileTest, BuilderRoundTripKeepsEveryField) {
   ModuleSpec spec = identitySpec();
-  spec.inputs.push_back({"dyn", DType::kBF16, {kDynamicDim, 4, kDynamicDim}, DeviceKind::kCuda});
-  spec.outputs.push_back({"", DType::kBool, {}, DeviceKind::kCpu});
+  spec.inputs.push_back(
+      {"dyn", DType::kBF16, {kDynamicDim, 4, kDynamicDim}, DeviceKind::kCuda, {kDynamicDim, 8, 1}});
+  spec.outputs.push_back({"", DType::kBool, {}, DeviceKind::kCpu, {}});
   spec.constants.push_back({"scalar", DType::kF64, {}, std::vector<uint8_t>(8, 7)});
   spec.constants.push_back({"big", DType::kI32, {3, 5}, std::vector<uint8_t>(60, 1)});
   spec.constants.push_back({"empty", DType::kF16, {0, 2}, {}});
@@ -84,7 +85,9 @@ TEST(ModuleFileTest, BuilderRoundTripKeepsEveryField) {
   EXPECT_FALSE(mod.hostLibraryLoaded());
   ASSERT_EQ(mod.inputs().size(), 2u);
   EXPECT_EQ(mod.inputs()[0].toString(), "2x3xf32");
-  EXPECT_EQ(mod.inputs()[1].toString(), "?x4x?xbf16@cuda");
+  EXPECT_EQ(mod.inputs()[1].toString(), "?x4x?xbf16,strided<[?,8,1]>@cuda");
+  EXPECT_TRUE(mod.inputs()[0].hasIdentityLayout());
+  EXPECT_EQ(mod.inputs()[1].strides, (std::vector<int64_t>{kDynamicDim, 8, 1}));
   EXPECT_EQ(mod.inputs()[1].name, "dyn");
   ASSERT_EQ(mod.outputs().size(), 2u);
   EXPECT_EQ(mod.outputs()[1].toString(), "i1");
@@ -145,7 +148,7 @@ TEST(ModuleFileTest, LoadsEveryTestModuleAndItsCode) {
   EXPECT_EQ((*id)->executables().size(), 1u);
   EXPECT_EQ((*id)->executables()[0].entries.size(), 2u);
   auto r8 = Module::load(modulePath("add_r8"));
-  EXPECT_EQ((*r8)->inputs()[0].toString(), "?x?x?x?x?x?x?x?xf32");
+  EXPECT_EQ((*r8)->inputs()[0].toString(), "?x?x?x?x?x?x?x?xf32,strided<[?,?,?,?,?,?,?,?]>");
 }
 
 TEST(ModuleFileTest, SameModuleLoadsTwiceIndependently) {
@@ -287,6 +290,13 @@ TEST(ModuleFileTest, BadSignaturesAndConstantsAreRejected) {
   EXPECT_TRUE(contains(loadStatus(ModuleBuilder(spec).buildUnchecked()).message(),
                        "invalid element type (code 77)"));
   spec = identitySpec();
+  spec.inputs[0].strides = {1};
+  EXPECT_TRUE(contains(loadStatus(ModuleBuilder(spec).buildUnchecked()).message(),
+                       "input 0 has a layout with 1 strides for rank 2"));
+  spec.inputs[0].strides = {-7, 1};
+  EXPECT_TRUE(contains(loadStatus(ModuleBuilder(spec).buildUnchecked()).message(),
+                       "invalid stride -7 in dimension 0"));
+  spec = identitySpec();
   spec.inputs[0].device = static_cast<DeviceKind>(9);
   EXPECT_TRUE(
       contains(loadStatus(ModuleBuilder(spec).buildUnchecked()).message(), "invalid device"));
@@ -386,6 +396,25 @@ TEST(TensorSignatureTest, ParsesAndPrints) {
   EXPECT_FALSE(parseTensorSignature("2xax3xf32").ok());
   EXPECT_FALSE(parseTensorSignature("1x1x1x1x1x1x1x1x1xf32").ok());
   EXPECT_FALSE(parseTensorSignature("2xf32@tpu").ok());
+  // Layouts: printed as parsed, spaces allowed, one stride per dimension.
+  auto strided = parseTensorSignature("x:?x?xf32, strided<[?, 1]>@cuda");
+  ASSERT_TRUE(strided.ok()) << strided.status();
+  EXPECT_EQ(strided->name, "x");
+  EXPECT_EQ(strided->strides, (std::vector<int64_t>{kDynamicDim, 1}));
+  EXPECT_EQ(strided->device, DeviceKind::kCuda);
+  EXPECT_EQ(strided->toString(), "?x?xf32,strided<[?,1]>@cuda");
+  EXPECT_EQ(strided->layoutString(), "strided<[?,1]>");
+  EXPECT_EQ(parseTensorSignature("?x?xf32,strided<[?,1]>")->toString(), "?x?xf32,strided<[?,1]>");
+  EXPECT_EQ(parseTensorSignature("2x3xf32")->layoutString(), "row-major");
+  EXPECT_EQ(parseTensorSignature("4xf32,strided<[2]>")->strides, (std::vector<int64_t>{2}));
+  for (const char* bad : {"?x?xf32,strided<[1]>", "?xf32,strided<[-1]>", "?xf32,strided<[a]>",
+                          "?xf32,strided[1]", "?xf32,strided<[]>", "?xf32,"}) {
+    auto r = parseTensorSignature(bad);
+    EXPECT_FALSE(r.ok()) << bad;
+    EXPECT_TRUE(contains(r.status().message(), "layout") ||
+                contains(r.status().message(), "stride"))
+        << r.status();
+  }
   EXPECT_NE(moduleChecksum("abc", 3), moduleChecksum("abd", 3));
   EXPECT_NE(moduleChecksum("", 0), moduleChecksum("\0", 1));
 }

@@ -59,6 +59,9 @@ _GUARDED_ATTRIBUTES = frozenset(_INSTANCE_HOOKS + ("_compiled_call_impl",))
 class RalModule(torch.nn.Module):
     """A RAL module as a torch.nn.Module. `module` is the torch.classes.ral.Module it runs."""
 
+    # Python-only: TorchScript does not compile it (scripted code calls forward()).
+    __jit_unused_properties__ = ["strict_zero_copy"]
+
     def __init__(self, module):
         super().__init__()
         self.module = module
@@ -102,6 +105,15 @@ class RalModule(torch.nn.Module):
     def output_signature(self) -> List[str]:
         return self.module.output_signature()
 
+    @property
+    def strict_zero_copy(self) -> bool:
+        """Whether inputs in a layout the module was not compiled for raise instead of being copied."""
+        return self.module.strict_zero_copy()
+
+    @strict_zero_copy.setter
+    def strict_zero_copy(self, strict: bool) -> None:
+        self.module.set_strict_zero_copy(bool(strict))
+
     def extra_repr(self) -> str:
         return "{}: ({}) -> ({})".format(
             self.module.name(),
@@ -111,7 +123,7 @@ class RalModule(torch.nn.Module):
 
     def __reduce__(self):
         # Generated classes cannot be found by name: rebuild from the module file's bytes.
-        return (_from_state, (self.module.state(),))
+        return (_from_state, (self.module.state(), self.strict_zero_copy))
 
 
 def _parameter_names(signatures: List[str]) -> List[str]:
@@ -172,17 +184,25 @@ def _class_suffix(name: str) -> str:
     return cleaned or "module"
 
 
-def load(path) -> RalModule:
-    """Loads a .ralm file as a torch.nn.Module. Errors are RuntimeErrors with RAL's message."""
-    return _specialize(torch.classes.ral.Module(str(path)))
+def load(path, strict_zero_copy: bool = False) -> RalModule:
+    """Loads a .ralm file as a torch.nn.Module. Errors are RuntimeErrors with RAL's message.
+
+    Inputs whose strides the module's compiled layout does not accept (x.t(), a column slice, an
+    expand()) are copied into that layout; with strict_zero_copy they raise instead.
+    """
+    module = torch.classes.ral.Module(str(path))
+    module.set_strict_zero_copy(bool(strict_zero_copy))
+    return _specialize(module)
 
 
-def load_bytes(data) -> RalModule:
+def load_bytes(data, strict_zero_copy: bool = False) -> RalModule:
     """Loads a module from the bytes of a .ralm file (bytes, bytearray or a uint8 tensor)."""
     if isinstance(data, torch.Tensor):
-        return _specialize(torch.classes.ral.Module.from_bytes(data.cpu().numpy().tobytes()))
-    return _specialize(torch.classes.ral.Module.from_bytes(bytes(data)))
+        data = data.cpu().numpy().tobytes()
+    module = torch.classes.ral.Module.from_bytes(bytes(data))
+    module.set_strict_zero_copy(bool(strict_zero_copy))
+    return _specialize(module)
 
 
-def _from_state(state: Tensor) -> RalModule:
-    return load_bytes(state)
+def _from_state(state: Tensor, strict_zero_copy: bool = False) -> RalModule:
+    return load_bytes(state, strict_zero_copy)
