@@ -1,14 +1,17 @@
 // disc-ral-lower-math: every math op on every float type gets a lowering with a known accuracy.
 //
 // f16/bf16 ops run in f32 and round once, so their error stays within one unit in the last place.
-// On f32/f64, ops without an LLVM intrinsic, and log1p/expm1 (which MLIR's LLVM lowering computes
-// as log(1 + x) and exp(x) - 1, losing every digit for small x), call the C library:
+// f32 exp, expm1, log, log1p and tanh are inlined, computed in f64 (math_approximations.h), so
+// loops over them vectorize. Other ops on f32/f64 without an LLVM intrinsic, and f64 log1p/expm1
+// (which MLIR's LLVM lowering computes as log(1 + x) and exp(x) - 1, losing every digit for small
+// x), call the C library:
 //   %y = math.tanh %x : f32   =>   %y = func.call @tanhf(%x) : (f32) -> f32
 // glibc documents at most 1-2 ulp for these. ral-compile's host-symbol check admits libm names.
 //
 // f64 -> bf16 truncation has no LLVM lowering but a call of compiler-rt's __truncdfbf2, which no
 // host library may import: it becomes f64 -> f32 rounded to odd, then f32 -> bf16 (expanded to
 // integer ops by arith-expand). Rounding to odd first makes the double rounding exact.
+#include "compiler_passes/math_approximations.h"
 #include "compiler_passes/passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -99,6 +102,15 @@ class LowerMathPass : public impl::LowerMathPassBase<LowerMathPass> {
     if (failed(runPipeline(to_f32, module))) return signalPassFailure();
 
     MLIRContext* ctx = &getContext();
+    RewritePatternSet inline_math(ctx);
+    if (failed(populateF32MathApproximations(inline_math, inlineF32))) {
+      module.emitError() << "disc-ral-lower-math: inline-f32 must name ops among exp, expm1, "
+                            "log, log1p, tanh; got '"
+                         << inlineF32 << "'";
+      return signalPassFailure();
+    }
+    if (failed(applyPatternsAndFoldGreedily(module, std::move(inline_math))))
+      return signalPassFailure();
     RewritePatternSet patterns(ctx);
     patterns.add<LibmCall<math::TanhOp>>(ctx, "tanh");
     patterns.add<LibmCall<math::ErfOp>>(ctx, "erf");

@@ -57,7 +57,9 @@ void buildCompilePipeline(OpPassManager& pm, const PipelineOptions& options) {
   LowerToLibraryCallsPassOptions library;
   library.device = options.device;
   pm.addPass(createLowerToLibraryCallsPass(library));
-  pm.addPass(createLowerMathPass());
+  LowerMathPassOptions math;
+  math.inlineF32 = options.inline_f32_math;
+  pm.addPass(createLowerMathPass(math));
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   // Views (subview, expand/collapse_shape, ...) become explicit offset and stride arithmetic.
   pm.addPass(memref::createExpandStridedMetadataPass());
@@ -87,6 +89,10 @@ struct PipelineCLOptions : public PassPipelineOptions<PipelineCLOptions> {
                              llvm::cl::init("cpu")};
   Option<bool> by_name{*this, "by-name", llvm::cl::desc("Call RAL functions by name"),
                        llvm::cl::init(false)};
+  Option<std::string> inline_f32_math{
+      *this, "inline-f32-math",
+      llvm::cl::desc("f32 ops computed inline (any of exp,expm1,log,log1p,tanh)"),
+      llvm::cl::init("exp,expm1,log,log1p,tanh")};
 };
 
 }  // namespace
@@ -103,6 +109,7 @@ void registerPasses() {
         options.entry_symbol = cl.entry_symbol;
         options.device = cl.device;
         options.by_name = cl.by_name;
+        options.inline_f32_math = cl.inline_f32_math;
         buildCompilePipeline(pm, options);
       });
 }

@@ -1,22 +1,40 @@
-// disc-ral-lower-math: f16/bf16 math runs in f32; ops LLVM cannot lower (and log1p/expm1, which
-// its lowering gets wrong for small x) call libm; f64 -> bf16 truncation rounds to odd first.
+// disc-ral-lower-math: f16/bf16 math runs in f32; f32 exp/expm1/log/log1p/tanh are expanded
+// inline in f64 (no call, so loops vectorize); other ops LLVM cannot lower (and f64 log1p/expm1,
+// which its lowering gets wrong for small x) call libm; f64 -> bf16 truncation rounds to odd first.
 // RUN: ral-opt %s -disc-ral-lower-math | FileCheck %s
+// RUN: ral-opt %s "-disc-ral-lower-math=inline-f32=" | FileCheck %s --check-prefix=LIBM
+// RUN: not ral-opt %s "-disc-ral-lower-math=inline-f32=exp,sin" 2>&1 | FileCheck %s --check-prefix=BAD
+// BAD: inline-f32 must name ops among exp, expm1, log, log1p, tanh; got 'exp,sin'
 
-// CHECK-DAG: func.func private @tanhf(f32) -> f32
+// CHECK-NOT: func.func private @tanhf
+// CHECK-NOT: func.func private @log1pf
 // CHECK-DAG: func.func private @erf(f64) -> f64
-// CHECK-DAG: func.func private @log1pf(f32) -> f32
 // CHECK-DAG: func.func private @expm1(f64) -> f64
 // CHECK-DAG: func.func private @atan2f(f32, f32) -> f32
 
 // CHECK-LABEL: func.func @libm
-// CHECK: call @tanhf(%{{.*}}) : (f32) -> f32
+// CHECK-NOT: call @tanhf
+// CHECK-NOT: call @log1pf
+// CHECK-NOT: math.exp {{.*}} : f32
+// The f32 ops become f64 arithmetic, rounded once.
+// CHECK: arith.extf %{{.*}} : f32 to f64
+// CHECK: arith.truncf %{{.*}} : f64 to f32
 // CHECK: call @erf(%{{.*}}) : (f64) -> f64
-// CHECK: call @log1pf(%{{.*}}) : (f32) -> f32
 // CHECK: call @expm1(%{{.*}}) : (f64) -> f64
 // CHECK: call @atan2f(%{{.*}}, %{{.*}}) : (f32, f32) -> f32
 // What LLVM lowers well stays.
-// CHECK: math.exp %{{.*}} : f32
 // CHECK: math.sqrt %{{.*}} : f64
+
+// LIBM-DAG: func.func private @tanhf(f32) -> f32
+// LIBM-DAG: func.func private @log1pf(f32) -> f32
+// LIBM-LABEL: func.func @libm
+// LIBM: call @tanhf(%{{.*}}) : (f32) -> f32
+// LIBM: call @erf(%{{.*}}) : (f64) -> f64
+// LIBM: call @log1pf(%{{.*}}) : (f32) -> f32
+// LIBM: call @expm1(%{{.*}}) : (f64) -> f64
+// LIBM: call @atan2f(%{{.*}}, %{{.*}}) : (f32, f32) -> f32
+// LIBM: math.exp %{{.*}} : f32
+// LIBM: math.sqrt %{{.*}} : f64
 func.func @libm(%a: f32, %b: f64) -> (f32, f64, f32, f64, f32, f32, f64) {
   %0 = math.tanh %a : f32
   %1 = math.erf %b : f64
@@ -29,12 +47,14 @@ func.func @libm(%a: f32, %b: f64) -> (f32, f64, f32, f64, f32, f32, f64) {
 }
 
 // CHECK-LABEL: func.func @half
-// CHECK-DAG: %[[H:.*]] = arith.extf %{{.*}} : f16 to f32
-// CHECK-DAG: %[[W:.*]] = arith.extf %{{.*}} : bf16 to f32
-// CHECK: %[[T:.*]] = call @tanhf(%[[W]])
-// CHECK: arith.truncf %[[T]] {{.*}}: f32 to bf16
-// CHECK: %[[E:.*]] = math.exp %[[H]] : f32
-// CHECK: arith.truncf %[[E]] {{.*}}: f32 to f16
+// CHECK-DAG: arith.extf %{{.*}} : f16 to f32
+// CHECK-DAG: arith.extf %{{.*}} : bf16 to f32
+// CHECK-NOT: call
+// CHECK-DAG: arith.truncf %{{.*}}: f32 to bf16
+// CHECK-DAG: arith.truncf %{{.*}}: f32 to f16
+// LIBM-LABEL: func.func @half
+// LIBM: %[[W:.*]] = arith.extf %{{.*}} : bf16 to f32
+// LIBM: %[[T:.*]] = call @tanhf(%[[W]])
 func.func @half(%a: bf16, %b: f16) -> (bf16, f16) {
   %0 = math.tanh %a : bf16
   %1 = math.exp %b : f16

@@ -48,6 +48,13 @@ cl::opt<bool> by_name("by-name",
                       cl::desc("Call RAL functions through ral_api_call(ctx, name, args) instead "
                                "of the import table"),
                       cl::init(false));
+cl::opt<std::string> inline_f32_math(
+    "inline-f32-math",
+    cl::desc("f32 math computed inline in f64 (vectorizable) instead of by libm calls: auto "
+             "(default: exp, expm1, log, log1p and tanh where the target has AVX2+FMA, else "
+             "expm1, log1p and tanh, where inline code is faster even with SSE2 only), all, none, "
+             "or a comma-separated list of those ops"),
+    cl::init("auto"));
 cl::opt<std::string> entry("entry", cl::desc("Entry function (default: main)"), cl::init("main"));
 cl::opt<std::string> module_name("name",
                                  cl::desc("Module name recorded in the .ralm (default: the input "
@@ -191,6 +198,15 @@ int main(int argc, char** argv) {
   options.entry_symbol = compiled.entry_symbol;
   options.device = device;
   options.by_name = by_name;
+  if (inline_f32_math == "auto")
+    options.inline_f32_math =
+        ral::compiler::targetHasWideVectors(mcpu) ? "exp,expm1,log,log1p,tanh" : "expm1,log1p,tanh";
+  else if (inline_f32_math == "all")
+    options.inline_f32_math = "exp,expm1,log,log1p,tanh";
+  else if (inline_f32_math == "none")
+    options.inline_f32_math = "";
+  else
+    options.inline_f32_math = inline_f32_math;
   mlir::disc_ral::buildCompilePipeline(pm, options);
   if (mlir::failed(pm.run(*module))) return 1;
 
