@@ -1,9 +1,9 @@
 #!/usr/bin/python3
 """f32 math computed inline (ral-compile --inline-f32-math) against libm calls.
 
-For exp, log and tanh over 2^20 floats (one elementwise loop each) and the softmax example over
+For exp, log, tanh and erf over 2^20 floats (one elementwise loop each) and the softmax example over
 256x4096, each module is compiled twice for the same target — every candidate op inline, and
-every one by libm (expf, logf, tanhf) — and both run with ral-run --benchmark, alternately, in
+every one by libm (expf, logf, tanhf, erff) — and both run with ral-run --benchmark, alternately, in
 the same script. Reported: the best latency of each and libm / inline (> 1: inline is faster),
 for --mcpu=generic (SSE2 only, the default target) and --mcpu=native.
 
@@ -60,7 +60,7 @@ def main():
     matrix = os.path.join(work, "m.npy")
     np.save(matrix, rng.standard_normal((256, 4096)).astype(np.float32))
     cases = []
-    for op in ("exp", "log", "tanh"):
+    for op in ("exp", "log", "tanh", "erf"):
         source = os.path.join(work, op + ".mlir")
         with open(source, "w") as f:
             f.write(ELEMENTWISE.replace("OP", op))

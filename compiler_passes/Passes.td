@@ -76,13 +76,13 @@ def LowerMathPass : Pass<"disc-ral-lower-math", "::mlir::ModuleOp"> {
     small arguments (log1p as log(1 + x), expm1 as exp(x) - 1) become calls of the C library's
     functions, which a module's host library may import. The rest (exp, log, sqrt, sin, cos,
     pow, abs, ceil, floor, ...) go to LLVM's intrinsics in disc-ral-to-llvm. The f32 ops named
-    in `inline-f32` (any of exp, expm1, log, log1p, tanh; all by default) are first expanded
+    in `inline-f32` (any of exp, expm1, log, log1p, tanh, erf; all by default) are first expanded
     inline, computed in f64 and rounded once, so loops over them vectorize instead of calling
     libm per element.
   }];
   let options = [
-    Option<"inlineF32", "inline-f32", "std::string", /*default=*/"\"exp,expm1,log,log1p,tanh\"",
-           "f32 ops to expand inline (comma-separated: exp, expm1, log, log1p, tanh; empty: none)">,
+    Option<"inlineF32", "inline-f32", "std::string", /*default=*/"\"exp,expm1,log,log1p,tanh,erf\"",
+           "f32 ops to expand inline (comma-separated: exp, expm1, log, log1p, tanh, erf; empty: none)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect", "::mlir::math::MathDialect",

@@ -1,7 +1,7 @@
 // disc-ral-lower-math: every math op on every float type gets a lowering with a known accuracy.
 //
 // f16/bf16 ops run in f32 and round once, so their error stays within one unit in the last place.
-// f32 exp, expm1, log, log1p and tanh are inlined, computed in f64 (math_approximations.h), so
+// f32 exp, expm1, log, log1p, tanh and erf are inlined, computed in f64 (math_approximations.h), so
 // loops over them vectorize. Other ops on f32/f64 without an LLVM intrinsic, and f64 log1p/expm1
 // (which MLIR's LLVM lowering computes as log(1 + x) and exp(x) - 1, losing every digit for small
 // x), call the C library:
@@ -105,7 +105,7 @@ class LowerMathPass : public impl::LowerMathPassBase<LowerMathPass> {
     RewritePatternSet inline_math(ctx);
     if (failed(populateF32MathApproximations(inline_math, inlineF32))) {
       module.emitError() << "disc-ral-lower-math: inline-f32 must name ops among exp, expm1, "
-                            "log, log1p, tanh; got '"
+                            "log, log1p, tanh, erf; got '"
                          << inlineF32 << "'";
       return signalPassFailure();
     }

@@ -1,4 +1,4 @@
-// Inline f32 exp, expm1, log, log1p and tanh, computed in f64 and rounded once to f32.
+// Inline f32 exp, expm1, log, log1p, tanh and erf, computed in f64 and rounded once to f32.
 //
 // Why f64: a polynomial in double precision has errors around 1e-10 relative here, far below
 // f32's half unit (3e-8), so the single rounding at the end gives results within 0.5 ulp plus a
@@ -13,10 +13,14 @@
 //   log(x)   = e * ln 2 + 2 atanh(s),  x = 2^e * m, m in [sqrt(1/2), sqrt(2)), s = (m-1)/(m+1)
 //   log1p(x) = log(1 + x) * x / ((1 + x) - 1)   (corrects the rounding of 1 + x)
 //   tanh(x)  = sign(x) * t / (t + 2),  t = expm1(2|x|), |x| capped at 20 (tanh rounds to 1)
+//   erf(x)   = x * P(x^2) (Taylor) for |x| <= 1; else sign(x) (1 - e^(-x^2) erfcx(|x|)), erfcx
+//              (= e^(x^2) erfc(x), smooth) by a Chebyshev series on [1, 4] fitted when the pass
+//              runs; |x| capped at 4 (erf rounds to +-1 from 3.92 on)
 // Special values (NaN, infinities, zeros and their signs, arguments outside the domain) are
 // selected explicitly at the end.
 #include "compiler_passes/math_approximations.h"
 
+#include <array>
 #include <cmath>
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -107,6 +111,26 @@ class F64 {
     return select(cmp(arith::CmpFPredicate::OEQ, k, c(0.0)), em, scaled);
   }
 
+  // erf x for any f64 x (NaN aside).
+  Value erf(Value x) {
+    // |x| <= 1: 2/sqrt(pi) * sum (-1)^n x^(2n+1) / (n! (2n+1)), to n = 12 (error below 2e-11).
+    std::array<double, 13> taylor;
+    double factorial = 1.0;
+    for (int n = 0; n < 13; ++n) {
+      if (n > 0) factorial *= n;
+      taylor[n] = (n % 2 ? -2.0 : 2.0) / std::sqrt(M_PI) / (factorial * (2 * n + 1));
+    }
+    Value small = mul(x, poly(mul(x, x), taylor));
+    // 1 < |x| <= 4: 1 - e^(-a^2) erfcx(a).
+    Value neg = cmp(arith::CmpFPredicate::OLT, x, c(0.0));
+    Value a = clamp(select(neg, sub(c(0.0), x), x), 1.0, 4.0);
+    Value g = chebyshev(a, 1.0, 4.0, erfcxCoefficients());
+    Value big = sub(c(1.0), mul(exp(sub(c(0.0), mul(a, a))), g));
+    big = select(neg, sub(c(0.0), big), big);
+    Value in_small = cmp(arith::CmpFPredicate::OLE, select(neg, sub(c(0.0), x), x), c(1.0));
+    return select(in_small, small, big);
+  }
+
   // ln x for a positive, finite, normal f64 x (every f32 is normal as an f64).
   Value log(Value x) {
     Type i64 = b_.getI64Type();
@@ -130,6 +154,40 @@ class F64 {
   }
 
  private:
+  static constexpr int kErfcxTerms = 16;
+  // Chebyshev coefficients of erfcx on [1, 4] (relative error of the series below 4e-11),
+  // computed once from the C library's erfc.
+  static const std::array<double, kErfcxTerms>& erfcxCoefficients() {
+    static const std::array<double, kErfcxTerms> coefficients = [] {
+      std::array<double, kErfcxTerms> f, c;
+      const int n = kErfcxTerms;
+      for (int k = 0; k < n; ++k) {
+        const double a = 2.5 + 1.5 * std::cos(M_PI * (k + 0.5) / n);
+        f[k] = std::erfc(a) * std::exp(a * a);
+      }
+      for (int j = 0; j < n; ++j) {
+        double sum = 0;
+        for (int k = 0; k < n; ++k) sum += f[k] * std::cos(M_PI * j * (k + 0.5) / n);
+        c[j] = 2.0 * sum / n;
+      }
+      return c;
+    }();
+    return coefficients;
+  }
+  // sum' c_j T_j(t) at t = (2a - lo - hi) / (hi - lo), by Clenshaw's recurrence.
+  template <size_t N>
+  Value chebyshev(Value a, double lo, double hi, const std::array<double, N>& coeffs) {
+    Value t = mul(sub(a, c((lo + hi) / 2)), c(2.0 / (hi - lo)));
+    Value t2 = add(t, t);
+    Value b1 = c(coeffs[N - 1]), b2 = c(0.0);
+    for (size_t j = N - 2; j >= 1; --j) {
+      Value b0 = muladd(t2, b1, sub(c(coeffs[j]), b2));
+      b2 = b1;
+      b1 = b0;
+    }
+    return muladd(t, b1, sub(c(coeffs[0] / 2), b2));
+  }
+
   // x = k ln 2 + r with k integral and |r| <= ln(2)/2 (ln 2 split so k * ln2_hi is exact).
   // Returns k as f64, k as i64, and r.
   struct Reduced {
@@ -194,6 +252,8 @@ Value log1pF32(F64& f, Value x) {
   return f.select(f.cmp(arith::CmpFPredicate::OLT, x, f.c(-1.0)), f.c(NAN), y);
 }
 
+Value erfF32(F64& f, Value x) { return f.erf(x); }
+
 Value tanhF32(F64& f, Value x) {
   Value a = f.clamp(f.select(f.cmp(arith::CmpFPredicate::OLT, x, f.c(0.0)), f.sub(f.c(0.0), x), x),
                     0.0, 20.0);
@@ -223,6 +283,8 @@ LogicalResult populateF32MathApproximations(RewritePatternSet& patterns, llvm::S
       patterns.add<F32ViaF64<math::Log1pOp>>(ctx, &log1pF32);
     else if (name == "tanh")
       patterns.add<F32ViaF64<math::TanhOp>>(ctx, &tanhF32);
+    else if (name == "erf")
+      patterns.add<F32ViaF64<math::ErfOp>>(ctx, &erfF32);
     else
       return failure();
   }

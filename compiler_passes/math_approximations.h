@@ -1,4 +1,4 @@
-// Inline f32 math for disc-ral-lower-math: exp, expm1, log, log1p and tanh on scalar f32,
+// Inline f32 math for disc-ral-lower-math: exp, expm1, log, log1p, tanh and erf on scalar f32,
 // computed in f64 and rounded once (within 0.5 ulp plus ~1e-10 relative; every special value
 // exact). Used instead of libm calls so that loops over them vectorize.
 #ifndef RAL_COMPILER_PASSES_MATH_APPROXIMATIONS_H_
@@ -12,7 +12,7 @@ namespace mlir {
 namespace disc_ral {
 
 // The ops these patterns expand.
-inline constexpr const char* kInlineF32Ops[] = {"exp", "expm1", "log", "log1p", "tanh"};
+inline constexpr const char* kInlineF32Ops[] = {"exp", "expm1", "log", "log1p", "tanh", "erf"};
 
 // Adds the patterns of the ops named in `ops` (comma-separated, from kInlineF32Ops); fails on any
 // other name.

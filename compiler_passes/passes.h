@@ -44,7 +44,7 @@ struct PipelineOptions {
   std::string device = "cpu";              // device of library calls and host functions
   bool by_name = false;                    // call ral_api_call(ctx, name, args) instead
   // f32 ops computed inline (disc-ral-lower-math's inline-f32), not by libm calls.
-  std::string inline_f32_math = "exp,expm1,log,log1p,tanh";
+  std::string inline_f32_math = "exp,expm1,log,log1p,tanh,erf";
 };
 // Tensor programs to buffers, RAL passes, linalg -> loops, scf -> cf, and everything -> LLVM.
 void buildCompilePipeline(OpPassManager& pm, const PipelineOptions& options);

@@ -91,8 +91,8 @@ struct PipelineCLOptions : public PassPipelineOptions<PipelineCLOptions> {
                        llvm::cl::init(false)};
   Option<std::string> inline_f32_math{
       *this, "inline-f32-math",
-      llvm::cl::desc("f32 ops computed inline (any of exp,expm1,log,log1p,tanh)"),
-      llvm::cl::init("exp,expm1,log,log1p,tanh")};
+      llvm::cl::desc("f32 ops computed inline (any of exp,expm1,log,log1p,tanh,erf)"),
+      llvm::cl::init("exp,expm1,log,log1p,tanh,erf")};
 };
 
 }  // namespace

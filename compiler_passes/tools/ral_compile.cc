@@ -51,9 +51,9 @@ cl::opt<bool> by_name("by-name",
 cl::opt<std::string> inline_f32_math(
     "inline-f32-math",
     cl::desc("f32 math computed inline in f64 (vectorizable) instead of by libm calls: auto "
-             "(default: exp, expm1, log, log1p and tanh where the target has AVX2+FMA, else "
-             "expm1, log1p and tanh, where inline code is faster even with SSE2 only), all, none, "
-             "or a comma-separated list of those ops"),
+             "(default: exp, expm1, log, log1p, tanh and erf where the target has AVX2+FMA, "
+             "else expm1, log1p, tanh and erf, where inline code is faster even with SSE2 "
+             "only), all, none, or a comma-separated list of those ops"),
     cl::init("auto"));
 cl::opt<std::string> entry("entry", cl::desc("Entry function (default: main)"), cl::init("main"));
 cl::opt<std::string> module_name("name",
@@ -199,10 +199,11 @@ int main(int argc, char** argv) {
   options.device = device;
   options.by_name = by_name;
   if (inline_f32_math == "auto")
-    options.inline_f32_math =
-        ral::compiler::targetHasWideVectors(mcpu) ? "exp,expm1,log,log1p,tanh" : "expm1,log1p,tanh";
+    options.inline_f32_math = ral::compiler::targetHasWideVectors(mcpu)
+                                  ? "exp,expm1,log,log1p,tanh,erf"
+                                  : "expm1,log1p,tanh,erf";
   else if (inline_f32_math == "all")
-    options.inline_f32_math = "exp,expm1,log,log1p,tanh";
+    options.inline_f32_math = "exp,expm1,log,log1p,tanh,erf";
   else if (inline_f32_math == "none")
     options.inline_f32_math = "";
   else
