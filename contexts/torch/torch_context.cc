@@ -93,7 +93,8 @@ Status TorchExecutionContext::bindInputs(const std::vector<at::Tensor>& inputs) 
   const std::vector<TensorSignature>& sigs = module.inputs();
   if (inputs.size() != sigs.size()) {
     std::string expected;
-    for (const TensorSignature& s : sigs) expected += (expected.empty() ? "" : ", ") + s.typeString();
+    for (const TensorSignature& s : sigs)
+      expected += (expected.empty() ? "" : ", ") + s.typeString();
     return invalidArgument("module '", module.name(), "' takes ", sigs.size(), " input(s) (",
                            expected, "), got ", inputs.size());
   }
@@ -151,6 +152,8 @@ Status TorchExecutionContext::bindInputs(const std::vector<at::Tensor>& inputs) 
                            sig.layoutString(), ": ", e.what_without_backtrace());
       }
       bound = &copies_[i];
+    } else if (copies_[i].defined()) {
+      copies_[i] = at::Tensor();  // an earlier run's copy: not this input
     }
     Binding& b = bindings_[i];
     const c10::IntArrayRef strides = bound->strides();

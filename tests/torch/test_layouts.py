@@ -151,3 +151,15 @@ def test_bad_inputs_after_copies_leave_the_module_usable():
     with pytest.raises(RuntimeError, match="expected rank 2"):
         m(torch.randn(2, 3, 4).transpose(0, 2))
     torch.testing.assert_close(m(x).double(), softmax64(x))
+
+
+def test_a_copy_is_not_mistaken_for_a_later_input():
+    # passthrough returns its input: after a run that copied its input, a run that binds the
+    # caller's tensor as it is must return a view of that tensor, not of the earlier copy.
+    m = compiled("passthrough")
+    for _ in range(3):
+        y = m(torch.randn(3, 2).t())
+        x = torch.randn(2, 3)
+        out = m(x)
+        assert out.data_ptr() == x.data_ptr() and torch.equal(out, x)
+        assert torch.equal(m(y.t().contiguous().t()), y)
