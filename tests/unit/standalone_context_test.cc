@@ -49,6 +49,13 @@ struct Tensor {
   }
 };
 
+// Options whose CPU driver counts its allocations in `counters`.
+StandaloneContext::Options countingOptions(std::shared_ptr<AllocationCounters> counters) {
+  StandaloneContext::Options options;
+  options.cpu_driver_factory = countingCpuDriverFactory(std::move(counters));
+  return options;
+}
+
 std::vector<float> values(const DLTensor& t) {
   int64_t n = 1;
   for (int d = 0; d < t.ndim; ++d) n *= t.shape[d];
@@ -76,9 +83,7 @@ std::vector<float> iota(size_t n, float start) {
 
 TEST(StandaloneContextTest, IdentityOutputIsTheModulesOwnBuffer) {
   auto counters = std::make_shared<AllocationCounters>();
-  StandaloneContext::Options options;
-  options.cpu_driver_factory = countingCpuDriverFactory(counters);
-  auto ctx = load("identity", options);
+  auto ctx = load("identity", countingOptions(counters));
   ASSERT_TRUE(ctx);
   Tensor x({2, 3}, {1, 2, 3, 4, 5, 6});
   auto out = ctx->run({&x.dl});
@@ -156,13 +161,11 @@ TEST(StandaloneContextTest, AddOfANonContiguousInput) {
 TEST(StandaloneContextTest, InputsInAnotherLayoutAreCopiedIntoTheModulesLayout) {
   // add_r2_rowmajor: input a is row-major, input b dense rows (strided<[?,1]>).
   auto counters = std::make_shared<AllocationCounters>();
-  StandaloneContext::Options options;
-  options.cpu_driver_factory = countingCpuDriverFactory(counters);
-  auto ctx = load("add_r2_rowmajor", options);
+  auto ctx = load("add_r2_rowmajor", countingOptions(counters));
   ASSERT_TRUE(ctx);
   EXPECT_EQ(ctx->module().inputs()[0].layoutString(), "row-major");
   EXPECT_EQ(ctx->module().inputs()[1].layoutString(), "strided<[?,1]>");
-  Tensor a_cols({2, 3}, {1, 4, 2, 5, 3, 6}, {1, 2});               // column-major: copied
+  Tensor a_cols({2, 3}, {1, 4, 2, 5, 3, 6}, {1, 2});                // column-major: copied
   Tensor b_rows({2, 3}, {10, 20, 30, -1, -1, 40, 50, 60}, {5, 1});  // rows 5 apart: as it is
   auto out = ctx->run({&a_cols.dl, &b_rows.dl});
   ASSERT_TRUE(out.ok()) << out.status();
@@ -195,8 +198,9 @@ TEST(StandaloneContextTest, StrictZeroCopyRefusesOtherLayoutsByName) {
                        "row-major (?x?xf32); strict zero-copy is on"))
       << bad.status();
   bad = ctx->run({&a.dl, &a_cols.dl});
-  EXPECT_TRUE(contains(bad.status().message(), "input 1 (2x3xf32) has strides [1,2] but the module "
-                                               "was compiled for layout strided<[?,1]>"))
+  EXPECT_TRUE(contains(bad.status().message(),
+                       "input 1 (2x3xf32) has strides [1,2] but the module "
+                       "was compiled for layout strided<[?,1]>"))
       << bad.status();
   // Views the layouts accept run; so do size-1 dimensions with any stride, and empty inputs.
   auto ok = ctx->run({&a.dl, &b_rows.dl});
@@ -209,9 +213,7 @@ TEST(StandaloneContextTest, StrictZeroCopyRefusesOtherLayoutsByName) {
 
 TEST(StandaloneContextTest, RebindingReplacesACopyAndOutOfMemoryIsAClearError) {
   auto counters = std::make_shared<AllocationCounters>();
-  StandaloneContext::Options options;
-  options.cpu_driver_factory = countingCpuDriverFactory(counters);
-  auto ctx = load("add_r2_rowmajor", options);
+  auto ctx = load("add_r2_rowmajor", countingOptions(counters));
   ASSERT_TRUE(ctx);
   Tensor a_cols({2, 3}, {1, 4, 2, 5, 3, 6}, {1, 2}), b({2, 3}, iota(6, 10));
   {
@@ -268,9 +270,7 @@ TEST(StandaloneContextTest, CompiledModulesReadEveryViewCorrectly) {
 
 TEST(StandaloneContextTest, OutputsThatAliasAnInputAreCopied) {
   auto counters = std::make_shared<AllocationCounters>();
-  StandaloneContext::Options options;
-  options.cpu_driver_factory = countingCpuDriverFactory(counters);
-  auto ctx = load("alias", options);
+  auto ctx = load("alias", countingOptions(counters));
   ASSERT_TRUE(ctx);
   Tensor x({5}, {1, 2, 3, 4, 5});
   auto out = ctx->run({&x.dl});
@@ -289,9 +289,7 @@ TEST(StandaloneContextTest, OutputsThatAliasAnInputAreCopied) {
 
 TEST(StandaloneContextTest, ModuleErrorMidRunThenNextExecutionIsCorrect) {
   auto counters = std::make_shared<AllocationCounters>();
-  StandaloneContext::Options options;
-  options.cpu_driver_factory = countingCpuDriverFactory(counters);
-  auto ctx = load("error", options);
+  auto ctx = load("error", countingOptions(counters));
   ASSERT_TRUE(ctx);
   int64_t v = -3;
   DLTensor x{};
@@ -396,9 +394,7 @@ TEST(StandaloneContextTest, BadInputsAreClearErrorsAndTheNextRunIsCorrect) {
 
 TEST(StandaloneContextTest, UntakenOutputsAndUnfreedTemporariesAreReleased) {
   auto counters = std::make_shared<AllocationCounters>();
-  StandaloneContext::Options options;
-  options.cpu_driver_factory = countingCpuDriverFactory(counters);
-  auto ctx = load("add_r1", options);
+  auto ctx = load("add_r1", countingOptions(counters));
   ASSERT_TRUE(ctx);
   Tensor a({3}, {1, 2, 3}), b({3}, {4, 5, 6});
   {
