@@ -143,4 +143,43 @@ def DiscRal_DeallocOp : DiscRal_Op<"dealloc"> {
   let assemblyFormat = "$ctx `,` $memref attr-dict `:` type($memref)";
 }
 
+def DiscRal_LaunchOp : DiscRal_Op<"launch"> {
+  let summary = "launch a kernel of this module through ral_kernel_launch";
+  let description = [{
+    ```mlir
+    disc_ral.launch %ctx, @ral_kernel_0 grid(%g, %c1, %c1) block(%rows, %c1, %c1)
+        args(%x, %y, %n) : memref<?x?xf32>, memref<?x?xf32>, index
+    ```
+    Runs `kernel` (a function of this module marked `disc_ral.kernel`) once per workgroup of
+    `grid`, each of `block` work items, with `args` copied at launch time. A grid with a zero
+    dimension launches nothing. `disc-ral-to-llvm` lowers it to `ral_kernel_launch` with the
+    kernel's executable and entry index, so the runtime loads the kernel once per device.
+  }];
+  let arguments = (ins DiscRal_ContextType:$ctx, FlatSymbolRefAttr:$kernel,
+                       Index:$grid_x, Index:$grid_y, Index:$grid_z,
+                       Index:$block_x, Index:$block_y, Index:$block_z,
+                       Variadic<AnyType>:$args);
+  let assemblyFormat = [{
+    $ctx `,` $kernel `grid` `(` $grid_x `,` $grid_y `,` $grid_z `)`
+    `block` `(` $block_x `,` $block_y `,` $block_z `)` `args` `(` $args `)` attr-dict
+    `:` type($args)
+  }];
+  let hasVerifier = 1;
+}
+
+def DiscRal_ConstantOp : DiscRal_Op<"constant", [Pure]> {
+  let summary = "a constant tensor stored in the module file";
+  let description = [{
+    ```mlir
+    %w = disc_ral.constant %ctx, 0 : memref<784x128xf32>
+    ```
+    Constant #`index` of the module's constants section (listed in the module attribute
+    `disc_ral.constants`), read through `ral_constant`: in place from the mapped file on the
+    CPU, uploaded once per context on a device. Identity layout; never written.
+  }];
+  let arguments = (ins DiscRal_ContextType:$ctx, ConfinedAttr<I64Attr, [IntNonNegative]>:$index);
+  let results = (outs AnyStaticShapeMemRef:$result);
+  let assemblyFormat = "$ctx `,` $index attr-dict `:` type($result)";
+}
+
 #endif  // RAL_COMPILER_PASSES_DISC_RAL_OPS_TD_

@@ -89,6 +89,78 @@ def LowerMathPass : Pass<"disc-ral-lower-math", "::mlir::ModuleOp"> {
   ];
 }
 
+def ModuleConstantsPass : Pass<"disc-ral-module-constants", "::mlir::ModuleOp"> {
+  let summary = "Large constant globals move into the module file's constants section";
+  let description = [{
+    A `memref.get_global` of a constant `memref.global` with a dense, non-splat initializer of
+    at least `min-bytes` bytes becomes `disc_ral.constant %ctx, i`: the data goes into the
+    module attribute `disc_ral.constants` (ral-compile writes it to the `.ralm` constants
+    section, 64-byte aligned) and the global is erased once unused. At run time `ral_constant`
+    returns the bytes in place from the mapped file on the CPU, and a copy uploaded once per
+    context on a device. Smaller or splat constants stay in the host library. Element types with
+    a RAL constant function: i1, i8, ui8, i16, i32, i64, f16, bf16, f32, f64.
+  }];
+  let options = [
+    Option<"minBytes", "min-bytes", "int64_t", /*default=*/"256",
+           "Smallest constant (in bytes) moved to the constants section">,
+  ];
+  let dependentDialects = ["::mlir::disc_ral::DiscRalDialect", "::mlir::memref::MemRefDialect"];
+}
+
+def FuseLoopsPass : Pass<"disc-ral-fuse-loops", "::mlir::ModuleOp"> {
+  let summary = "Linalg ops to parallel loops, fused where their iteration spaces agree";
+  let description = [{
+    Every linalg op on buffers becomes an `scf.parallel` nest (reduction dimensions as
+    `scf.for`). Each multi-dimensional `scf.parallel` is split into an outer loop over its first
+    dimension holding a loop over the others, and consecutive outer loops with the same bounds
+    are fused when that is provably safe: every buffer one of them writes and the other touches
+    is a fresh allocation indexed in its first dimension by the outer induction variable in
+    both, so iteration i of the fused loop reads exactly what iteration i wrote (a softmax
+    becomes one loop over rows). Side-effect-free ops between two loops move above the first.
+    Finally a reduction's accumulator (a load and store of one fresh buffer element around an
+    `scf.for` body) is kept in a register (`iter_args`) and its combining op marked
+    `reassoc`, so LLVM vectorizes the reduction; results then differ from a sequential sum only
+    by rounding.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
+  ];
+}
+
+def OutlineKernelsPass : Pass<"disc-ral-outline-kernels", "::mlir::ModuleOp"> {
+  let summary = "Outermost parallel loops become kernels launched through RAL";
+  let description = [{
+    Each outermost `scf.parallel` whose body only computes (no RAL op, no call, no allocation)
+    becomes a kernel: a function `@ral_kernel_<n>(%workgroup: !llvm.ptr, %args: !llvm.ptr)`
+    marked `disc_ral.kernel`, of the `ral_host_kernel` form (drivers/cpu/host_kernel.h). It
+    reads its captured values from `args` and runs the iterations of its workgroup: workgroup
+    g covers `block_x` consecutive iterations of the first dimension starting at g * block_x.
+    The host code computes the trip count and an estimate of the work per iteration, chooses
+    `block_x` so each workgroup has about `grain` units of work, and launches
+    `ceil(trips / block_x)` workgroups with `disc_ral.launch`. Constants used inside are
+    cloned into the kernel, so strides and sizes known at compile time stay known.
+  }];
+  let options = [
+    Option<"grain", "grain", "int64_t", /*default=*/"16384",
+           "Work per workgroup (innermost iterations) the launch aims at">,
+  ];
+  let dependentDialects = [
+    "::mlir::disc_ral::DiscRalDialect", "::mlir::arith::ArithDialect",
+    "::mlir::func::FuncDialect", "::mlir::LLVM::LLVMDialect", "::mlir::scf::SCFDialect",
+  ];
+}
+
+def ExpandArithPass : Pass<"disc-ral-expand-arith", "::mlir::ModuleOp"> {
+  let summary = "Arith ops LLVM cannot lower become basic arithmetic";
+  let description = [{
+    bf16 conversions become integer ops (LLVM would call compiler-rt, which a module cannot
+    import) and signed/unsigned ceil/floor divisions become plain divisions. Unlike upstream's
+    arith-expand, float min/max stay ops: LLVM has intrinsics for them and vectorizes their
+    reductions.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def DiscRalToLLVMPass : Pass<"disc-ral-to-llvm", "::mlir::ModuleOp"> {
   let summary = "Lower the module to the LLVM dialect and RAL ops to calls through the ABI";
   let description = [{

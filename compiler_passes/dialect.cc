@@ -5,6 +5,7 @@
 #include "llvm/ADT/TypeSwitch.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "mlir/IR/SymbolTable.h"
 #include "ral/memref.h"
 #include "ral/status.h"
 
@@ -92,6 +93,21 @@ LogicalResult AllocOp::verify() {
   if (static_cast<int64_t>(getDynamicSizes().size()) != type.getNumDynamicDims())
     return emitOpError("expects ") << type.getNumDynamicDims() << " dynamic sizes for " << type
                                    << ", got " << getDynamicSizes().size();
+  return success();
+}
+
+LogicalResult LaunchOp::verify() {
+  auto kernel = SymbolTable::lookupNearestSymbolFrom(*this, getKernelAttr());
+  if (!kernel) return emitOpError("kernel @") << getKernel() << " is not defined";
+  if (!kernel->hasAttr(kKernelAttr))
+    return emitOpError("@") << getKernel() << " is not marked '" << kKernelAttr << "'";
+  for (Value arg : getArgs()) {
+    Type t = arg.getType();
+    if (!isa<MemRefType, IndexType, IntegerType, FloatType>(t))
+      return emitOpError("kernel arguments are memrefs, integers, indices or floats; got ") << t;
+    if (auto m = dyn_cast<MemRefType>(t); m && !isStrided(m))
+      return emitOpError("memref arguments need a strided layout; got ") << t;
+  }
   return success();
 }
 

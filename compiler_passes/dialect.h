@@ -8,6 +8,8 @@
 //       : (memref<?x4xf32>, memref<4x8xf32>, memref<?x8xf32>, i1, i1) -> ()
 //   %m = disc_ral.alloc %ctx(%n) : memref<?x8xf32>
 //   disc_ral.dealloc %ctx, %m : memref<?x8xf32>
+//   disc_ral.launch %ctx, @ral_kernel_0 grid(%g, %c1, %c1) block(%r, %c1, %c1) args(%x) : ...
+//   %w = disc_ral.constant %ctx, 0 : memref<784x128xf32>
 //
 // Thread-safety: as for any MLIR dialect; ops are built and verified under their MLIRContext.
 #ifndef RAL_COMPILER_PASSES_DIALECT_H_
@@ -37,6 +39,15 @@ namespace disc_ral {
 //       attributes {disc_ral.custom_call = "ral_softmax", disc_ral.device = "cpu"}
 inline constexpr const char kCustomCallAttr[] = "disc_ral.custom_call";
 inline constexpr const char kCustomCallDeviceAttr[] = "disc_ral.device";
+// Marks a kernel function outlined by disc-ral-outline-kernels:
+//   func.func @ral_kernel_0(%workgroup: !llvm.ptr, %args: !llvm.ptr) attributes {disc_ral.kernel}
+// i.e. a `ral_host_kernel` (drivers/cpu/host_kernel.h) once lowered to LLVM.
+inline constexpr const char kKernelAttr[] = "disc_ral.kernel";
+// Module attribute: the constants section, [{name, value: dense elements}], index = position.
+inline constexpr const char kConstantsAttr[] = "disc_ral.constants";
+// Module attribute set by disc-ral-to-llvm: the kernel symbols of the module's host executable,
+// in entry order (entry i of executable 0).
+inline constexpr const char kHostKernelsAttr[] = "disc_ral.host_kernels";
 
 }  // namespace disc_ral
 }  // namespace mlir

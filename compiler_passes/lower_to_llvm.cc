@@ -30,6 +30,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Interfaces/DataLayoutInterfaces.h"
 #include "mlir/Transforms/DialectConversion.h"
 #include "ral/name_encoding.h"
 
@@ -68,6 +69,16 @@ std::string calleeName(Operation* op, StringRef device) {
   if (isa<SignalErrorOp>(op))
     return ral::encodeApiName("ral_signal_error", std::string_view(device.data(), device.size()),
                               {"pvoid", "i32", "pi8"}, {});
+  if (auto constant = dyn_cast<ConstantOp>(op))
+    return encodeCallName("ral_constant", device, {i64}, {constant.getType()});
+  // void ral_kernel_launch(ctx, i64 executable, i64 entry, i64 grid[3], i64 block[3],
+  //                        i64 shared_bytes, void** args, int64_t* arg_sizes, i64 count)
+  // (kernels/module_code.h): the pointer types are spelled out for the same reason.
+  if (isa<LaunchOp>(op))
+    return ral::encodeApiName("ral_kernel_launch", std::string_view(device.data(), device.size()),
+                              {"pvoid", "i64", "i64", "i64", "i64", "i64", "i64", "i64", "i64",
+                               "i64", "ppvoid", "pi64", "i64"},
+                              {});
   return "";
 }
 
@@ -297,6 +308,88 @@ class DeallocLowering : public RalOpLowering {
   }
 };
 
+// disc_ral.constant -> ral_constant(ctx, index): a descriptor of the constant's data.
+class ConstantLowering : public RalOpLowering {
+ public:
+  template <typename... A>
+  explicit ConstantLowering(A&&... a)
+      : RalOpLowering(ConstantOp::getOperationName(), std::forward<A>(a)...) {}
+  LogicalResult matchAndRewrite(Operation* op, ArrayRef<Value> operands,
+                                ConversionPatternRewriter& rewriter) const override {
+    auto constant = cast<ConstantOp>(op);
+    Type descriptor = getTypeConverter()->convertType(constant.getType());
+    Value index = i64Constant(rewriter, op->getLoc(), constant.getIndex());
+    rewriter.replaceOp(op, call(rewriter, op, operands[0], {index}, {descriptor}));
+    return success();
+  }
+};
+
+// disc_ral.launch -> ral_kernel_launch(ctx, 0, entry, grid, block, 0, args, sizes, count): the
+// kernel arguments are stored in one stack record, with a pointer and a byte size per argument.
+class LaunchLowering : public RalOpLowering {
+ public:
+  LaunchLowering(LLVMTypeConverter& converter, const CallEmitter& emitter, StringRef device,
+                 const llvm::StringMap<unsigned>& entries)
+      : RalOpLowering(LaunchOp::getOperationName(), converter, emitter, device),
+        entries_(entries) {}
+  LogicalResult matchAndRewrite(Operation* op, ArrayRef<Value> operands,
+                                ConversionPatternRewriter& rewriter) const override {
+    auto launch = cast<LaunchOp>(op);
+    Location loc = op->getLoc();
+    MLIRContext* mctx = op->getContext();
+    Type ptr = ptrType(mctx);
+    Type i64 = rewriter.getI64Type();
+    ValueRange args = ValueRange(operands).drop_front(7);
+    SmallVector<Type> types;
+    for (Value a : args) types.push_back(a.getType());
+    const auto count = static_cast<int32_t>(args.size());
+    auto stack_slot = [&](Type type) {
+      Value one = i64Constant(rewriter, loc, 1);
+      auto slot = rewriter.create<LLVM::AllocaOp>(loc, ptr, type, one, 0);
+      slot->setAttr(kHoistAttr, rewriter.getUnitAttr());
+      return slot.getResult();
+    };
+    Value argv, sizes;
+    if (count == 0) {
+      argv = sizes = rewriter.create<LLVM::ZeroOp>(loc, ptr);
+    } else {
+      auto record = LLVM::LLVMStructType::getLiteral(mctx, types);
+      Value storage = stack_slot(record);
+      argv = stack_slot(LLVM::LLVMArrayType::get(ptr, count));
+      sizes = stack_slot(LLVM::LLVMArrayType::get(i64, count));
+      DataLayout layout = DataLayout::closest(op);
+      for (int32_t k = 0; k < count; ++k) {
+        Value field =
+            rewriter.create<LLVM::GEPOp>(loc, ptr, record, storage, ArrayRef<LLVM::GEPArg>{0, k});
+        rewriter.create<LLVM::StoreOp>(loc, args[k], field);
+        Value slot = rewriter.create<LLVM::GEPOp>(loc, ptr, LLVM::LLVMArrayType::get(ptr, count),
+                                                  argv, ArrayRef<LLVM::GEPArg>{0, k});
+        rewriter.create<LLVM::StoreOp>(loc, field, slot);
+        Value size_slot = rewriter.create<LLVM::GEPOp>(
+            loc, ptr, LLVM::LLVMArrayType::get(i64, count), sizes, ArrayRef<LLVM::GEPArg>{0, k});
+        const auto bytes = static_cast<int64_t>(layout.getTypeSize(types[k]));
+        rewriter.create<LLVM::StoreOp>(loc, i64Constant(rewriter, loc, bytes), size_slot);
+      }
+    }
+    auto entry = entries_.find(launch.getKernel());
+    if (entry == entries_.end())
+      return rewriter.notifyMatchFailure(op, "kernel without an entry index");
+    SmallVector<Value> values{i64Constant(rewriter, loc, 0),
+                              i64Constant(rewriter, loc, entry->second)};
+    for (Value dim : ValueRange(operands).slice(1, 6)) values.push_back(dim);
+    values.push_back(i64Constant(rewriter, loc, 0));
+    values.push_back(argv);
+    values.push_back(sizes);
+    values.push_back(i64Constant(rewriter, loc, count));
+    call(rewriter, op, operands[0], values, {});
+    rewriter.eraseOp(op);
+    return success();
+  }
+
+ private:
+  const llvm::StringMap<unsigned>& entries_;
+};
+
 // disc_ral.signal_error -> ral_signal_error(ctx, code, message); the message is a string global
 // (`messages` maps each message to its symbol).
 class SignalErrorLowering : public RalOpLowering {
@@ -358,6 +451,19 @@ class DiscRalToLLVMPass : public impl::DiscRalToLLVMPassBase<DiscRalToLLVMPass> 
       return WalkResult::advance();
     });
     if (names.wasInterrupted()) return signalPassFailure();
+    // Entry i of the host executable is the i-th kernel launched; kernels stay exported.
+    llvm::StringMap<unsigned> kernel_entries;
+    SmallVector<Attribute> kernel_names;
+    module.walk([&](LaunchOp launch) {
+      if (kernel_entries.try_emplace(launch.getKernel(), kernel_names.size()).second)
+        kernel_names.push_back(StringAttr::get(ctx, launch.getKernel()));
+    });
+    llvm::StringSet<> kernels;
+    for (func::FuncOp f : module.getOps<func::FuncOp>())
+      if (f->hasAttr(kKernelAttr)) {
+        kernels.insert(f.getName());
+        f->removeAttr(kKernelAttr);
+      }
     emitGlobals(module, table);
     const llvm::StringMap<std::string> messages = emitMessages(module);
 
@@ -376,6 +482,8 @@ class DiscRalToLLVMPass : public impl::DiscRalToLLVMPassBase<DiscRalToLLVMPass> 
     patterns.add<RecvInputLowering, SendOutputLowering, DispatchLowering, AllocLowering,
                  DeallocLowering>(converter, emitter, StringRef(device));
     patterns.add<SignalErrorLowering>(converter, emitter, StringRef(device), messages);
+    patterns.add<ConstantLowering>(converter, emitter, StringRef(device));
+    patterns.add<LaunchLowering>(converter, emitter, StringRef(device), kernel_entries);
     LLVMConversionTarget target(*ctx);
     target.addLegalOp<ModuleOp>();
     if (failed(applyFullConversion(module, target, std::move(patterns))))
@@ -385,7 +493,8 @@ class DiscRalToLLVMPass : public impl::DiscRalToLLVMPassBase<DiscRalToLLVMPass> 
     casts.addPass(createReconcileUnrealizedCastsPass());
     if (failed(runPipeline(casts, module))) return signalPassFailure();
 
-    if (failed(finishFunctions(module, entry_name, with_ctx))) return signalPassFailure();
+    if (failed(finishFunctions(module, entry_name, with_ctx, kernels))) return signalPassFailure();
+    if (!kernel_names.empty()) module->setAttr(kHostKernelsAttr, ArrayAttr::get(ctx, kernel_names));
     SmallVector<Attribute> import_names;
     if (!byName)
       for (const std::string& n : table.names) import_names.push_back(StringAttr::get(ctx, n));
@@ -462,7 +571,8 @@ class DiscRalToLLVMPass : public impl::DiscRalToLLVMPassBase<DiscRalToLLVMPass> 
   // Exports the entry, makes other functions internal, hoists the call storage into entry
   // blocks and tests the error flag after every call that can set it.
   LogicalResult finishFunctions(ModuleOp module, const std::string& entry_name,
-                                const llvm::StringSet<>& with_ctx) {
+                                const llvm::StringSet<>& with_ctx,
+                                const llvm::StringSet<>& kernels) {
     MLIRContext* ctx = &getContext();
     auto entry = module.lookupSymbol<LLVM::LLVMFuncOp>(entry_name);
     if (!entry) return module.emitError() << "entry function @" << entry_name << " was lost";
@@ -488,6 +598,8 @@ class DiscRalToLLVMPass : public impl::DiscRalToLLVMPassBase<DiscRalToLLVMPass> 
       if (f.getName() == entrySymbol.getValue()) {
         // The wrapper returns right after its one call: nothing to check.
         if (wrapped) continue;
+      } else if (kernels.contains(f.getName())) {
+        // Looked up by name when the module is loaded; it makes no RAL call.
       } else {
         f.setLinkageAttr(LLVM::LinkageAttr::get(ctx, LLVM::Linkage::Internal));
       }

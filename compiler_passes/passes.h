@@ -3,7 +3,12 @@
 //   disc-ral-bufferize                  tensor-level programs (linalg, tensor, TOSA) -> buffers
 //   disc-ral-inject-execution-context   func @main(args) -> results  =>  func @main(%ctx)
 //   disc-ral-lower-to-library-calls     matmul / custom calls -> dispatch; alloc -> RAL memory
+//   disc-ral-module-constants           large constant globals -> the module's constants section
 //   disc-ral-lower-math                 f16/bf16 math in f32; libm for what LLVM cannot lower
+//   disc-ral-fuse-loops                 linalg -> parallel loops, fused row-wise; reductions in
+//                                       registers
+//   disc-ral-outline-kernels            outermost parallel loops -> kernels + disc_ral.launch
+//   disc-ral-expand-arith               bf16 conversions, ceil/floor divisions -> basic arithmetic
 //   disc-ral-to-llvm                    RAL ops -> import-table (or ral_api_call) calls; the
 //                                       whole module to the LLVM dialect
 //
@@ -45,6 +50,8 @@ struct PipelineOptions {
   bool by_name = false;                    // call ral_api_call(ctx, name, args) instead
   // f32 ops computed inline (disc-ral-lower-math's inline-f32), not by libm calls.
   std::string inline_f32_math = "exp,expm1,log,log1p,tanh,erf";
+  bool kernels = true;               // outline parallel loops into kernels
+  int64_t constant_min_bytes = 256;  // smaller constants stay in the host library
 };
 // Tensor programs to buffers, RAL passes, linalg -> loops, scf -> cf, and everything -> LLVM.
 void buildCompilePipeline(OpPassManager& pm, const PipelineOptions& options);

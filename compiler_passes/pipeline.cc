@@ -57,18 +57,22 @@ void buildCompilePipeline(OpPassManager& pm, const PipelineOptions& options) {
   LowerToLibraryCallsPassOptions library;
   library.device = options.device;
   pm.addPass(createLowerToLibraryCallsPass(library));
+  ModuleConstantsPassOptions constants;
+  constants.minBytes = options.constant_min_bytes;
+  pm.addPass(createModuleConstantsPass(constants));
   LowerMathPassOptions math;
   math.inlineF32 = options.inline_f32_math;
   pm.addPass(createLowerMathPass(math));
+  if (options.kernels) {
+    pm.addPass(createFuseLoopsPass());
+    pm.addPass(createOutlineKernelsPass());
+  }
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   // Views (subview, expand/collapse_shape, ...) become explicit offset and stride arithmetic.
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createConvertSCFToCFPass());
-  // bf16 conversions become integer ops: LLVM would call compiler-rt, which modules cannot.
-  arith::ArithExpandOpsPassOptions expand;
-  expand.includeBf16 = true;
-  pm.addNestedPass<func::FuncOp>(arith::createArithExpandOpsPass(expand));
+  pm.addPass(createExpandArithPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   DiscRalToLLVMPassOptions to_llvm;
@@ -89,6 +93,13 @@ struct PipelineCLOptions : public PassPipelineOptions<PipelineCLOptions> {
                              llvm::cl::init("cpu")};
   Option<bool> by_name{*this, "by-name", llvm::cl::desc("Call RAL functions by name"),
                        llvm::cl::init(false)};
+  Option<bool> kernels{*this, "kernels",
+                       llvm::cl::desc("Outline parallel loops into kernels launched through RAL"),
+                       llvm::cl::init(true)};
+  Option<int64_t> constant_min_bytes{
+      *this, "constant-min-bytes",
+      llvm::cl::desc("Smallest constant moved to the module's constants section"),
+      llvm::cl::init(256)};
   Option<std::string> inline_f32_math{
       *this, "inline-f32-math",
       llvm::cl::desc("f32 ops computed inline (any of exp,expm1,log,log1p,tanh,erf)"),
@@ -101,7 +112,7 @@ void registerPasses() {
   registerDiscRalPasses();
   PassPipelineRegistration<PipelineCLOptions>(
       "ral-compile-pipeline",
-      "The ral-compile pipeline: tensors to buffers, RAL passes, linalg -> loops, scf -> cf, "
+      "The ral-compile pipeline: tensors to buffers, RAL passes, loops -> kernels, scf -> cf, "
       "everything -> LLVM",
       [](OpPassManager& pm, const PipelineCLOptions& cl) {
         PipelineOptions options;
@@ -110,6 +121,8 @@ void registerPasses() {
         options.device = cl.device;
         options.by_name = cl.by_name;
         options.inline_f32_math = cl.inline_f32_math;
+        options.kernels = cl.kernels;
+        options.constant_min_bytes = cl.constant_min_bytes;
         buildCompilePipeline(pm, options);
       });
 }

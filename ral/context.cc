@@ -20,9 +20,16 @@ Context::Context(const ContextType* execution_type, const Registry* registry)
     : execution_type_(execution_type), registry_(registry) {}
 
 Context::~Context() {
-  // Executions and resources may hold device memory: release them before the drivers.
+  // Executions, resources and uploaded constants may hold device memory: release them before
+  // the drivers.
   pool_.clear();
   resources_.clear();
+  for (int k = 0; k < kNumDeviceKinds; ++k) {
+    if (!constants_[k] || k == static_cast<int>(DeviceKind::kCpu)) continue;
+    Driver* d = drivers_[k].load();
+    for (size_t i = 0; d != nullptr && i < module_->constants().size(); ++i)
+      if (void* p = constants_[k][i].load()) (void)d->deallocate(p);
+  }
   for (auto& d : owned_drivers_) d.reset();
 }
 
@@ -104,6 +111,78 @@ std::shared_ptr<Context::ResourceSlot> Context::resourceSlot(const ResourceKey& 
   auto& slot = resources_[key];
   if (!slot) slot = std::make_shared<ResourceSlot>();
   return slot;
+}
+
+Status Context::setModule(std::shared_ptr<const Module> module) {
+  if (module == nullptr) return invalidArgument("setModule: no module given");
+  std::lock_guard<std::mutex> lock(module_mutex_);
+  if (module_ != nullptr) return failedPrecondition("this context already runs a module");
+  const size_t executables = module->executables().size();
+  const size_t constants = module->constants().size();
+  for (int k = 0; k < kNumDeviceKinds; ++k) {
+    executables_[k] = std::make_unique<std::atomic<Executable*>[]>(executables);
+    constants_[k] = std::make_unique<std::atomic<void*>[]>(constants);
+  }
+  module_ = std::move(module);
+  return Status();
+}
+
+StatusOr<Executable*> Context::moduleExecutable(DeviceKind kind, uint32_t index) {
+  const int k = static_cast<int>(kind);
+  if (k < 0 || k >= kNumDeviceKinds) return invalidArgument("invalid device kind ", k);
+  if (module_ == nullptr) return failedPrecondition("no module is set on this context");
+  const auto& all = module_->executables();
+  if (index >= all.size())
+    return outOfRange("module '", module_->name(), "' has ", all.size(),
+                      " executables; executable #", index, " does not exist");
+  if (Executable* e = executables_[k][index].load(std::memory_order_acquire)) return e;
+  RAL_ASSIGN_OR_RETURN(Driver * driver, this->driver(kind));
+  std::lock_guard<std::mutex> lock(module_mutex_);
+  if (Executable* e = executables_[k][index].load(std::memory_order_acquire)) return e;
+  const ExecutableRef& ref = all[index];
+  ExecutableSpec spec = ref.spec();
+  // Drivers cache by name and may outlive one module: the key names this module's code.
+  spec.name = internal::strCat(module_->name(), "/", ref.name, "@", module_->hostLibraryChecksum());
+  auto loaded = driver->load(spec);
+  if (!loaded.ok())
+    return loaded.status().withContext(internal::strCat("loading executable '", ref.name,
+                                                        "' of module '", module_->name(), "' on ",
+                                                        deviceKindName(kind)));
+  executables_[k][index].store(*loaded, std::memory_order_release);
+  return *loaded;
+}
+
+StatusOr<void*> Context::moduleConstant(DeviceKind kind, uint32_t index) {
+  const int k = static_cast<int>(kind);
+  if (k < 0 || k >= kNumDeviceKinds) return invalidArgument("invalid device kind ", k);
+  if (module_ == nullptr) return failedPrecondition("no module is set on this context");
+  const auto& all = module_->constants();
+  if (index >= all.size())
+    return outOfRange("module '", module_->name(), "' has ", all.size(), " constants; constant #",
+                      index, " does not exist");
+  const ConstantRef& ref = all[index];
+  // Host code reads the module's bytes in place; generated code never writes to a constant.
+  if (kind == DeviceKind::kCpu) return const_cast<void*>(ref.data);
+  if (void* p = constants_[k][index].load(std::memory_order_acquire)) return p;
+  RAL_ASSIGN_OR_RETURN(Driver * driver, this->driver(kind));
+  std::lock_guard<std::mutex> lock(module_mutex_);
+  if (void* p = constants_[k][index].load(std::memory_order_acquire)) return p;
+  auto fail = [&](const Status& s) {
+    return s.withContext(internal::strCat("uploading constant '", ref.name, "' (", ref.size,
+                                          " bytes) to ", deviceKindName(kind)));
+  };
+  auto memory = driver->allocate(ref.size > 0 ? ref.size : 1, 64, MemoryKind::kDevice);
+  if (!memory.ok()) return fail(memory.status());
+  if (ref.size > 0) {
+    Status copied = driver->copy(*memory, ref.data, ref.size, CopyKind::kHostToDevice);
+    if (copied.ok()) copied = driver->synchronize();
+    if (!copied.ok()) {
+      (void)driver->deallocate(*memory);
+      return fail(copied);
+    }
+  }
+  constants_[k][index].store(*memory, std::memory_order_release);
+  return *memory;
 }
 
 ExecutionHandle Context::acquireExecution() {

@@ -1,6 +1,7 @@
 // Context: everything one loaded module shares across its executions in one host (DESIGN.md §3):
 // drivers (created lazily, on first use), a typed resource cache, API resolution for
-// ral_api_call and import tables, and a pool of ExecutionContexts. Thread-safe.
+// ral_api_call and import tables, the module's executables and constants as each device sees
+// them ("load if not loaded", once per device), and a pool of ExecutionContexts. Thread-safe.
 #ifndef RAL_CONTEXT_H_
 #define RAL_CONTEXT_H_
 
@@ -21,6 +22,7 @@
 #include "ral/context_type.h"
 #include "ral/driver.h"
 #include "ral/execution_context.h"
+#include "ral/module.h"
 #include "ral/registry.h"
 #include "ral/status.h"
 
@@ -102,6 +104,18 @@ class Context {
                           std::forward<Make>(make));
   }
 
+  // ---- the module's executables and constants
+  // The module this context runs. Hosts set it once, before the first execution; the context
+  // keeps it alive.
+  Status setModule(std::shared_ptr<const Module> module);
+  const Module* module() const { return module_.get(); }
+  // Executable `index` of the module, loaded on the `kind` driver on first use; later calls are
+  // a lock-free array lookup (generated code launches by index, never by name).
+  StatusOr<Executable*> moduleExecutable(DeviceKind kind, uint32_t index);
+  // Constant `index` of the module as device `kind` addresses it: the module's own bytes on the
+  // CPU (read-only, in the mapped file), a copy in device memory, made once, elsewhere.
+  StatusOr<void*> moduleConstant(DeviceKind kind, uint32_t index);
+
   // ---- executions
   // A reset ExecutionContext from the pool (created when the pool is empty).
   ExecutionHandle acquireExecution();
@@ -158,6 +172,12 @@ class Context {
 
   std::mutex pool_mutex_;
   std::vector<std::unique_ptr<ExecutionContext>> pool_;
+
+  std::shared_ptr<const Module> module_;
+  std::mutex module_mutex_;  // serializes first loads and uploads
+  // Per device kind, one slot per module executable / constant (null until first use).
+  std::unique_ptr<std::atomic<Executable*>[]> executables_[kNumDeviceKinds];
+  std::unique_ptr<std::atomic<void*>[]> constants_[kNumDeviceKinds];
 };
 
 template <typename T, typename Make>

@@ -98,6 +98,11 @@ ExecutableSpec ExecutableRef::spec() const {
   s.format = format;
   s.data = data;
   s.size = size;
+  if (format == ExecutableFormat::kHostFunction) {
+    // The driver takes function pointers; without a loaded library there are none.
+    s.data = host_functions.empty() ? nullptr : host_functions.data();
+    s.size = host_functions.size() * sizeof(void*);
+  }
   s.entries = entries;
   return s;
 }
@@ -301,6 +306,26 @@ Status Module::openHostLibrary() {
                              table[i].name ? table[i].name : "(null)",
                              "' but the module file lists '", imports_[i], "'");
   import_table_ = table;
+  return resolveHostKernels();
+}
+
+Status Module::resolveHostKernels() {
+  for (ExecutableRef& e : executables_) {
+    if (e.format != ExecutableFormat::kHostFunction) continue;
+    std::string expected;
+    for (const EntryPoint& entry : e.entries) expected.append(entry.name).push_back('\0');
+    if (e.size != expected.size() || std::memcmp(e.data, expected.data(), e.size) != 0)
+      return invalidArgument("host executable '", e.name,
+                             "' does not hold the symbol names of its entries");
+    e.host_functions.clear();
+    for (const EntryPoint& entry : e.entries) {
+      void* fn = dlsym(library_, entry.name.c_str());
+      if (fn == nullptr)
+        return notFound("host executable '", e.name, "' entry '", entry.name,
+                        "' is not defined by the host library");
+      e.host_functions.push_back(fn);
+    }
+  }
   return Status();
 }
 

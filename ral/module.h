@@ -36,13 +36,16 @@ struct ConstantRef {
   size_t size = 0;
 };
 
-// A device executable inside the loaded file.
+// A device executable inside the loaded file. A `host` executable's data is the NUL-terminated
+// names of its entries' symbols in the host library, in entry order; loading the library resolves
+// them into `host_functions` (ral_host_kernel pointers, drivers/cpu/host_kernel.h).
 struct ExecutableRef {
   std::string name;
   ExecutableFormat format = ExecutableFormat::kHostFunction;
   const void* data = nullptr;
   size_t size = 0;
   std::vector<EntryPoint> entries;
+  std::vector<void*> host_functions;
   // What Driver::load() takes; valid while the module lives.
   ExecutableSpec spec() const;
 };
@@ -100,6 +103,7 @@ class Module {
                                                        const LoadOptions& options);
   Status parse();
   Status openHostLibrary();
+  Status resolveHostKernels();
 
   std::string source_;
   // The file bytes: a read-only mapping or an owned 64-byte aligned copy.

@@ -20,19 +20,25 @@
 // CHECK: outputs (2):
 // CHECK-NEXT: 0: ?x?xf32
 // CHECK-NEXT: 1: 5xi32
-// CHECK: imports (7):
+// CHECK: imports (8):
 // CHECK-NEXT: ral_recv_input___cpu___pvoid_i64___m2df32
 // Inputs compiled for a static layout are checked; a mismatch signals an error.
 // CHECK-NEXT: ral_signal_error___cpu___pvoid_i32_pi8___void
 // CHECK-NEXT: ral_alloc___cpu___pvoid_i64___pvoid
 // CHECK-NEXT: ral_gemm___cpu___pvoid_m2df32_m2df32_m2df32_i1_i1___void
+// The fill of %k is a kernel.
+// CHECK-NEXT: ral_kernel_launch___cpu___pvoid_i64_i64_i64_i64_i64_i64_i64_i64_i64_ppvoid_pi64_i64___void
 // CHECK-NEXT: ral_dealloc___cpu___pvoid_pvoid___void
 // CHECK-NEXT: ral_send_output___cpu___pvoid_i64_m2df32___void
 // CHECK-NEXT: ral_send_output___cpu___pvoid_i64_m1di32___void
+// CHECK: executables (1):
+// CHECK-NEXT: host_kernels: host, 13 bytes, entries: ral_kernel_0 (0x0x0)
 
-// LLVM-DAG: @ral_imports = {{.*}}global [7 x { ptr, ptr }]
-// LLVM-DAG: @ral_import_count = {{.*}}constant i32 7
+// LLVM-DAG: @ral_imports = {{.*}}global [8 x { ptr, ptr }]
+// LLVM-DAG: @ral_import_count = {{.*}}constant i32 8
 // LLVM-DAG: define {{.*}}void @ral_entry(ptr
+// Kernels are exported: the loader finds them by name.
+// LLVM-DAG: define void @ral_kernel_0(ptr
 
 // BYNAME: imports (0):
 

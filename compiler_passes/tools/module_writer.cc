@@ -11,6 +11,19 @@ Status writeModuleFile(const CompiledModule& module, const std::string& path) {
   for (const TensorSignature& s : module.inputs) builder.addInput(s);
   for (const TensorSignature& s : module.outputs) builder.addOutput(s);
   for (const std::string& name : module.imports) builder.addImport(name);
+  if (!module.host_kernels.empty()) {
+    // A host executable holds its entries' symbol names (ral/module.h, ExecutableRef).
+    ExecutableDef kernels;
+    kernels.name = kHostKernelsExecutable;
+    kernels.format = ExecutableFormat::kHostFunction;
+    for (const std::string& symbol : module.host_kernels) {
+      kernels.entries.push_back(EntryPoint{symbol, Dim3{0, 0, 0}});
+      kernels.data.insert(kernels.data.end(), symbol.begin(), symbol.end());
+      kernels.data.push_back(0);
+    }
+    builder.addExecutable(std::move(kernels));
+  }
+  for (const ConstantDef& c : module.constants) builder.addConstant(c);
   return builder.writeFile(path);
 }
 

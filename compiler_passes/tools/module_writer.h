@@ -20,7 +20,14 @@ struct CompiledModule {
   std::vector<TensorSignature> outputs;
   std::vector<uint8_t> host_library;  // the shared object
   std::vector<std::string> imports;   // the ral_imports names, in table order
+  // Symbols of the host library's kernels (entries of the `host` executable, in launch index
+  // order); empty: the module has no kernels.
+  std::vector<std::string> host_kernels;
+  std::vector<ConstantDef> constants;  // the constants section, in ral_constant index order
 };
+
+// Name of the executable holding a module's host kernels (executable #0).
+inline constexpr const char kHostKernelsExecutable[] = "host_kernels";
 
 Status writeModuleFile(const CompiledModule& module, const std::string& path);
 

@@ -55,6 +55,15 @@ cl::opt<std::string> inline_f32_math(
              "else expm1, log1p, tanh and erf, where inline code is faster even with SSE2 "
              "only), all, none, or a comma-separated list of those ops"),
     cl::init("auto"));
+cl::opt<bool> kernels("kernels",
+                      cl::desc("Run parallel loops as kernels on the device's workgroups "
+                               "(default true; false keeps them sequential host loops)"),
+                      cl::init(true));
+cl::opt<int64_t> constant_min_bytes(
+    "constant-min-bytes",
+    cl::desc("Constants of at least this many bytes go to the module's constants section "
+             "(default 256)"),
+    cl::init(256));
 cl::opt<std::string> entry("entry", cl::desc("Entry function (default: main)"), cl::init("main"));
 cl::opt<std::string> module_name("name",
                                  cl::desc("Module name recorded in the .ralm (default: the input "
@@ -70,6 +79,31 @@ cl::opt<std::string> mcpu("mcpu",
                           cl::desc("Target CPU: generic (default, portable), native, or an LLVM "
                                    "CPU name"),
                           cl::init("generic"));
+
+// A dense constant as RAL stores it: row-major, little-endian, one byte per i1.
+ral::ConstantDef constantOf(mlir::StringAttr name, mlir::DenseElementsAttr value) {
+  ral::ConstantDef c;
+  c.name = name.str();
+  auto type = mlir::cast<mlir::ShapedType>(value.getType());
+  c.dtype = mlir::disc_ral::elementDType(type.getElementType());
+  c.shape.assign(type.getShape().begin(), type.getShape().end());
+  const size_t width = ral::dtypeSize(c.dtype);
+  c.data.reserve(width * static_cast<size_t>(type.getNumElements()));
+  auto append = [&](const llvm::APInt& bits) {
+    for (size_t byte = 0; byte < width; ++byte)
+      c.data.push_back(static_cast<uint8_t>(
+          bits.getBitWidth() > 8 * byte
+              ? bits.extractBitsAsZExtValue(std::min<unsigned>(8, bits.getBitWidth() - 8 * byte),
+                                            8 * byte)
+              : 0));
+  };
+  if (mlir::isa<mlir::FloatType>(type.getElementType())) {
+    for (const llvm::APFloat& v : value.getValues<llvm::APFloat>()) append(v.bitcastToAPInt());
+  } else {
+    for (const llvm::APInt& v : value.getValues<llvm::APInt>()) append(v);
+  }
+  return c;
+}
 
 int fail(const llvm::Twine& message) {
   llvm::errs() << "ral-compile: error: " << message << "\n";
@@ -198,6 +232,8 @@ int main(int argc, char** argv) {
   options.entry_symbol = compiled.entry_symbol;
   options.device = device;
   options.by_name = by_name;
+  options.kernels = kernels;
+  options.constant_min_bytes = constant_min_bytes;
   if (inline_f32_math == "auto")
     options.inline_f32_math = ral::compiler::targetHasWideVectors(mcpu)
                                   ? "exp,expm1,log,log1p,tanh,erf"
@@ -215,6 +251,19 @@ int main(int argc, char** argv) {
     for (mlir::Attribute a : imports)
       compiled.imports.push_back(mlir::cast<mlir::StringAttr>(a).str());
     (*module)->removeAttr(mlir::disc_ral::kImportsAttr);
+  }
+  if (auto names = (*module)->getAttrOfType<mlir::ArrayAttr>(mlir::disc_ral::kHostKernelsAttr)) {
+    for (mlir::Attribute a : names)
+      compiled.host_kernels.push_back(mlir::cast<mlir::StringAttr>(a).str());
+    (*module)->removeAttr(mlir::disc_ral::kHostKernelsAttr);
+  }
+  if (auto constants = (*module)->getAttrOfType<mlir::ArrayAttr>(mlir::disc_ral::kConstantsAttr)) {
+    for (mlir::Attribute a : constants) {
+      auto entry = mlir::cast<mlir::DictionaryAttr>(a);
+      compiled.constants.push_back(constantOf(entry.getAs<mlir::StringAttr>("name"),
+                                              entry.getAs<mlir::DenseElementsAttr>("value")));
+    }
+    (*module)->removeAttr(mlir::disc_ral::kConstantsAttr);
   }
 
   if (emit == "mlir") {

@@ -343,6 +343,7 @@ StatusOr<std::shared_ptr<StandaloneContext>> StandaloneContext::create(
     RAL_RETURN_IF_ERROR(
         ctx->setDriverFactory(DeviceKind::kCpu, std::move(options.cpu_driver_factory)));
   RAL_RETURN_IF_ERROR(module->link(*ctx));
+  RAL_RETURN_IF_ERROR(ctx->setModule(module));
   auto driver = ctx->driver(DeviceKind::kCpu);
   if (!driver.ok()) return driver.status().withContext("the standalone context needs a CPU driver");
   ctx->host_driver_ = *driver;

@@ -382,6 +382,7 @@ StatusOr<std::shared_ptr<TorchContext>> TorchContext::create(std::shared_ptr<Mod
   ctx->uses_cuda_ = uses_cuda;
   RAL_RETURN_IF_ERROR(ctx->setDriverFactory(DeviceKind::kCpu, torchCpuDriverFactory()));
   RAL_RETURN_IF_ERROR(module->link(*ctx));
+  RAL_RETURN_IF_ERROR(ctx->setModule(module));
   auto driver = ctx->driver<TorchCpuDriver>();
   if (!driver.ok()) return driver.status().withContext("the torch context needs a CPU driver");
   ctx->cpu_allocator_ = &(*driver)->memory();

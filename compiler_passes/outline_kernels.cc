@@ -1,0 +1,215 @@
+// disc-ral-outline-kernels: outermost parallel loops become host kernels launched through
+// ral_kernel_launch (Passes.td has the contract).
+//
+//   scf.parallel (%i) = (%lb) to (%ub) step (%s) { body(%i, captures) }
+// becomes, in the host function,
+//   %trips = ceildiv(%ub - %lb, %s); %work = <estimated work of one iteration>
+//   %rows  = max(1, ceildiv(grain, %work)); %groups = ceildiv(%trips, %rows)
+//   disc_ral.launch %ctx, @ral_kernel_N grid(%groups, 1, 1) block(%rows, 1, 1)
+//       args(%lb, %ub, %s, captures...)
+// and the kernel, a ral_host_kernel(const ral_host_workgroup* wg, void* const* args):
+//   %g = wg->group_id[0]; %rows = wg->block[0]; captures = *args[k]
+//   %lo = %lb + %g * %rows * %s;  %hi = min(%ub, %lo + %rows * %s)
+//   scf.parallel (%i) = (%lo) to (%hi) step (%s) { body }
+#include "compiler_passes/dialect.h"
+#include "compiler_passes/loop_analysis.h"
+#include "compiler_passes/passes.h"
+#include "mlir/Conversion/LLVMCommon/TypeConverter.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/CallInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
+
+namespace mlir {
+namespace disc_ral {
+
+#define GEN_PASS_DEF_OUTLINEKERNELSPASS
+#include "compiler_passes/Passes.h.inc"
+
+namespace {
+
+// Offsets in ral_host_workgroup (drivers/cpu/host_kernel.h): uint32_t grid[3], block[3],
+// group_id[3], ...
+constexpr int32_t kBlockXOffset = 12;
+constexpr int32_t kGroupXOffset = 24;
+
+bool isKernelArgType(Type t) {
+  if (auto m = dyn_cast<MemRefType>(t)) return isStrided(m) && !m.getMemorySpace();
+  return isa<IndexType, IntegerType, FloatType>(t);
+}
+
+// A loop that can run as workgroups on any thread: it only loads, stores and computes (no RAL
+// op, no call; collectAccesses rejects anything else that touches memory).
+bool canOutline(scf::ParallelOp loop) {
+  if (loop.getNumReductions() != 0 || loop.getNumLoops() != 1) return false;
+  if (!collectAccesses(loop)) return false;
+  WalkResult walk = loop.getBody()->walk([&](Operation* op) {
+    if (isa<CallOpInterface>(op)) return WalkResult::interrupt();
+    if (op->getDialect() && op->getDialect()->getNamespace() == "disc_ral")
+      return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return !walk.wasInterrupted();
+}
+
+Value ceilDiv(OpBuilder& b, Location loc, Value x, Value y) {
+  return b.create<arith::CeilDivSIOp>(loc, x, y);
+}
+
+// Host-side estimate of the innermost iterations one iteration of `block` runs: the sum over
+// its loops of trips * work of their bodies; loops whose bounds depend on the iteration count 1.
+Value estimateWork(OpBuilder& b, Location loc, Block& block, Operation* outer) {
+  Value one = b.create<arith::ConstantIndexOp>(loc, 1);
+  Value total;
+  auto invariant = [&](ValueRange values) {
+    return llvm::all_of(
+        values, [&](Value v) { return !outer->isAncestor(v.getParentRegion()->getParentOp()); });
+  };
+  auto add = [&](Value w) { total = total ? b.create<arith::AddIOp>(loc, total, w) : w; };
+  for (Operation& op : block) {
+    if (auto f = dyn_cast<scf::ForOp>(&op)) {
+      Value inner = estimateWork(b, loc, *f.getBody(), outer);
+      if (!invariant({f.getLowerBound(), f.getUpperBound(), f.getStep()})) {
+        add(inner);
+        continue;
+      }
+      Value span = b.create<arith::SubIOp>(loc, f.getUpperBound(), f.getLowerBound());
+      Value trips = b.create<arith::MaxSIOp>(loc, ceilDiv(b, loc, span, f.getStep()), one);
+      add(b.create<arith::MulIOp>(loc, trips, inner));
+    } else if (auto p = dyn_cast<scf::ParallelOp>(&op)) {
+      Value inner = estimateWork(b, loc, *p.getBody(), outer);
+      for (unsigned d = 0; d < p.getNumLoops(); ++d) {
+        if (!invariant({p.getLowerBound()[d], p.getUpperBound()[d], p.getStep()[d]})) continue;
+        Value span = b.create<arith::SubIOp>(loc, p.getUpperBound()[d], p.getLowerBound()[d]);
+        Value trips = b.create<arith::MaxSIOp>(loc, ceilDiv(b, loc, span, p.getStep()[d]), one);
+        inner = b.create<arith::MulIOp>(loc, trips, inner);
+      }
+      add(inner);
+    }
+  }
+  return total ? b.create<arith::MaxSIOp>(loc, total, one).getResult() : one;
+}
+
+class OutlineKernelsPass : public impl::OutlineKernelsPassBase<OutlineKernelsPass> {
+ public:
+  using OutlineKernelsPassBase::OutlineKernelsPassBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SymbolTable symbols(module);
+    LLVMTypeConverter converter(&getContext());
+    for (func::FuncOp f : llvm::to_vector(module.getOps<func::FuncOp>())) {
+      if (f.isExternal() || f->hasAttr(kKernelAttr)) continue;
+      if (f.getNumArguments() == 0 || !isa<ContextType>(f.getArgument(0).getType())) continue;
+      SmallVector<scf::ParallelOp> loops;
+      f.walk([&](scf::ParallelOp p) {
+        if (!p->getParentOfType<scf::ParallelOp>() && canOutline(p)) loops.push_back(p);
+      });
+      for (scf::ParallelOp loop : loops)
+        if (failed(outline(loop, f.getArgument(0), symbols, converter))) return signalPassFailure();
+    }
+  }
+
+ private:
+  LogicalResult outline(scf::ParallelOp loop, Value ctx, SymbolTable& symbols,
+                        const LLVMTypeConverter& converter) {
+    MLIRContext* mctx = &getContext();
+    Location loc = loop.getLoc();
+    // Values the kernel needs: bounds, then what the body uses from outside. Constants are
+    // cloned into the kernel instead.
+    SetVector<Value> used;
+    used.insert(loop.getLowerBound()[0]);
+    used.insert(loop.getUpperBound()[0]);
+    used.insert(loop.getStep()[0]);
+    getUsedValuesDefinedAbove(loop.getRegion(), used);
+    SmallVector<Value> captures;
+    SmallVector<Operation*> cloned_constants;
+    for (Value v : used) {
+      if (Operation* def = v.getDefiningOp(); def && def->hasTrait<OpTrait::ConstantLike>()) {
+        cloned_constants.push_back(def);
+        continue;
+      }
+      if (!isKernelArgType(v.getType())) return success();  // stays host code
+      captures.push_back(v);
+    }
+
+    // The kernel: void(const ral_host_workgroup*, void* const*).
+    OpBuilder b(mctx);
+    b.setInsertionPointToEnd(getOperation().getBody());
+    Type ptr = LLVM::LLVMPointerType::get(mctx);
+    auto kernel = b.create<func::FuncOp>(loc, "ral_kernel_" + std::to_string(next_++),
+                                         b.getFunctionType({ptr, ptr}, {}));
+    symbols.insert(kernel);
+    kernel->setAttr(kKernelAttr, b.getUnitAttr());
+    Block* entry = kernel.addEntryBlock();
+    b.setInsertionPointToStart(entry);
+    Value wg = entry->getArgument(0), argv = entry->getArgument(1);
+    Type i8 = b.getI8Type(), i32 = b.getI32Type(), i64 = b.getI64Type();
+    auto field = [&](int32_t offset) {
+      Value p = b.create<LLVM::GEPOp>(loc, ptr, i8, wg, ArrayRef<LLVM::GEPArg>{offset});
+      Value v = b.create<LLVM::LoadOp>(loc, i32, p);
+      return b.create<arith::IndexCastUIOp>(loc, b.getIndexType(), v).getResult();
+    };
+    Value group = field(kGroupXOffset);
+    Value rows = field(kBlockXOffset);
+    IRMapping mapping;
+    SmallVector<Value> inside;
+    for (auto [k, v] : llvm::enumerate(captures)) {
+      Value slot = b.create<LLVM::GEPOp>(loc, ptr, ptr, argv,
+                                         ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(k)});
+      Value p = b.create<LLVM::LoadOp>(loc, ptr, slot);
+      Type t = v.getType();
+      Value value;
+      if (isa<IndexType>(t)) {
+        value = b.create<arith::IndexCastOp>(loc, t, b.create<LLVM::LoadOp>(loc, i64, p));
+      } else if (isa<MemRefType>(t)) {
+        Value d = b.create<LLVM::LoadOp>(loc, converter.convertType(t), p);
+        value = b.create<UnrealizedConversionCastOp>(loc, t, d).getResult(0);
+      } else {
+        value = b.create<LLVM::LoadOp>(loc, t, p);
+      }
+      inside.push_back(value);
+    }
+    for (Operation* c : cloned_constants) mapping.map(c->getResult(0), b.clone(*c)->getResult(0));
+    for (auto [k, v] : llvm::enumerate(captures)) mapping.map(v, inside[k]);
+    Value lb = mapping.lookup(loop.getLowerBound()[0]);
+    Value ub = mapping.lookup(loop.getUpperBound()[0]);
+    Value step = mapping.lookup(loop.getStep()[0]);
+    Value chunk = b.create<arith::MulIOp>(loc, rows, step);
+    Value lo = b.create<arith::AddIOp>(loc, lb, b.create<arith::MulIOp>(loc, group, chunk));
+    Value hi = b.create<arith::MinSIOp>(loc, ub, b.create<arith::AddIOp>(loc, lo, chunk));
+    auto part = b.create<scf::ParallelOp>(loc, ValueRange{lo}, ValueRange{hi}, ValueRange{step});
+    mapping.map(loop.getInductionVars()[0], part.getInductionVars()[0]);
+    b.setInsertionPointToStart(part.getBody());
+    for (Operation& op : loop.getBody()->without_terminator()) b.clone(op, mapping);
+    b.setInsertionPointAfter(part);
+    b.create<func::ReturnOp>(loc);
+
+    // The launch.
+    b.setInsertionPoint(loop);
+    Value one = b.create<arith::ConstantIndexOp>(loc, 1);
+    Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
+    Value span = b.create<arith::SubIOp>(loc, loop.getUpperBound()[0], loop.getLowerBound()[0]);
+    Value trips = b.create<arith::MaxSIOp>(loc, ceilDiv(b, loc, span, loop.getStep()[0]), zero);
+    Value work = estimateWork(b, loc, *loop.getBody(), loop);
+    Value grain_v = b.create<arith::ConstantIndexOp>(loc, grain);
+    Value per_group = b.create<arith::MaxSIOp>(loc, ceilDiv(b, loc, grain_v, work), one);
+    // Never more rows per workgroup than there are rows (a block must fit the driver's limits).
+    per_group = b.create<arith::MinSIOp>(loc, per_group, b.create<arith::MaxSIOp>(loc, trips, one));
+    Value groups = ceilDiv(b, loc, trips, per_group);
+    b.create<LaunchOp>(loc, ctx, FlatSymbolRefAttr::get(kernel), groups, one, one, per_group, one,
+                       one, captures);
+    loop.erase();
+    return success();
+  }
+
+  int next_ = 0;
+};
+
+}  // namespace
+}  // namespace disc_ral
+}  // namespace mlir

@@ -1,0 +1,76 @@
+// What generated code calls to reach the module's own executables and constants
+// (DESIGN.md §2, "Generated kernels are launched through RAL", "Constants live in the module").
+// Each device registers the two RAL functions with its own device name and stream:
+//
+//   void ral_kernel_launch(ctx, int64_t executable, int64_t entry,
+//                          int64_t grid_x, grid_y, grid_z, block_x, block_y, block_z,
+//                          int64_t shared_bytes, void** args, int64_t* arg_sizes, int64_t count)
+//       ral_kernel_launch___<dev>___pvoid_i64_i64_i64_i64_i64_i64_i64_i64_i64_ppvoid_pi64_i64___void
+//     Launches entry `entry` of the module's executable #`executable`, loading it on the device
+//     first if this Context has not yet (Context::moduleExecutable). `args[i]` points to argument
+//     i of `arg_sizes[i]` bytes, as in cuLaunchKernel. A grid with a zero dimension launches
+//     nothing; a negative or oversized dimension, an empty block, an unknown executable or entry
+//     fail the execution with an error naming them.
+//
+//   MemRef<T, N> ral_constant(ctx, int64_t index)
+//       ral_constant___<dev>___pvoid_i64___m<N>d<T>
+//     Constant #`index` of the module as a dense row-major view on the device: the module file's
+//     bytes on the CPU, a copy uploaded once per Context elsewhere. Its element type and rank
+//     must be those the module file records.
+//
+// Thread-safe: executions of one Context may launch and fetch concurrently.
+#ifndef RAL_KERNELS_MODULE_CODE_H_
+#define RAL_KERNELS_MODULE_CODE_H_
+
+#include <cstdint>
+
+#include "ral/context.h"
+#include "ral/driver.h"
+#include "ral/execution_context.h"
+#include "ral/memref.h"
+#include "ral/status.h"
+
+namespace ral::kernels {
+
+struct LaunchRequest {
+  int64_t executable, entry;
+  int64_t grid[3], block[3];
+  int64_t shared_bytes;
+  void** args;
+  const int64_t* arg_sizes;
+  int64_t count;
+};
+
+// Checks `request` and launches it on the `kind` driver of the execution's Context, on `stream`.
+Status launchModuleKernel(ExecutionContext* ctx, DeviceKind kind, Stream* stream,
+                          const LaunchRequest& request);
+
+// The data of constant `index` on `kind`, after checking its element type and rank.
+StatusOr<void*> moduleConstantData(ExecutionContext* ctx, DeviceKind kind, int64_t index,
+                                   DType dtype, int rank, const int64_t** shape);
+
+template <typename T, int N>
+MemRef<T, N> moduleConstant(ExecutionContext* ctx, DeviceKind kind, int64_t index) {
+  const int64_t* shape = nullptr;
+  auto data = moduleConstantData(ctx, kind, index, kDTypeOf<T>, N, &shape);
+  if (!data.ok()) {
+    ctx->signalError(data.status());
+    return MemRef<T, N>{};
+  }
+  MemRef<T, N> m{};
+  m.allocated = m.aligned = static_cast<T*>(*data);
+  m.offset = 0;
+  if constexpr (N > 0) {
+    int64_t stride = 1;
+    for (int d = N - 1; d >= 0; --d) {
+      m.sizes[d] = shape[d];
+      m.strides[d] = stride;
+      stride *= shape[d];
+    }
+  }
+  return m;
+}
+
+}  // namespace ral::kernels
+
+#endif  // RAL_KERNELS_MODULE_CODE_H_
