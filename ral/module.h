@@ -80,6 +80,8 @@ class Module {
   const ConstantRef* findConstant(std::string_view name) const;
   const ExecutableRef* findExecutable(std::string_view name) const;
   size_t hostLibrarySize() const { return host_library_size_; }
+  // The host library's bytes (inside the loaded file; valid while the module lives).
+  const uint8_t* hostLibraryData() const { return host_library_; }
   // moduleChecksum() of the host library (verified on load).
   uint64_t hostLibraryChecksum() const { return host_library_checksum_; }
   size_t fileSize() const { return size_; }
