@@ -10,7 +10,9 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
 #include "mlir/Transforms/Passes.h"
 
 namespace mlir {
@@ -217,6 +219,34 @@ void promoteAccumulators(func::FuncOp f) {
   }
 }
 
+// Loads of a fresh buffer at indices fixed in a loop, which nothing in the loop may write, move
+// out of it; then what depends only on them (a row's mean, 1/sqrt(variance)) follows. LLVM could
+// not do this itself: it cannot tell that the buffer is not the one the loop stores to.
+void hoistInvariantLoads(func::FuncOp f) {
+  SmallVector<LoopLikeOpInterface> loops;
+  f.walk<WalkOrder::PostOrder>([&](LoopLikeOpInterface loop) {
+    if (isa<scf::ForOp, scf::ParallelOp>(loop)) loops.push_back(loop);
+  });
+  for (LoopLikeOpInterface loop : loops) {
+    auto accesses = collectAccesses(loop);
+    if (!accesses) continue;
+    Block& body = loop->getRegion(0).front();
+    for (Operation& op : llvm::make_early_inc_range(body)) {
+      auto load = dyn_cast<memref::LoadOp>(&op);
+      if (!load || !isFreshAllocation(viewRoot(load.getMemRef()))) continue;
+      if (!llvm::all_of(load->getOperands(),
+                        [&](Value v) { return loop.isDefinedOutsideOfLoop(v); }))
+        continue;
+      if (llvm::any_of(*accesses, [&](const MemoryAccess& a) {
+            return a.write && mayAlias(a.memref, load.getMemRef());
+          }))
+        continue;
+      loop.moveOutOfLoop(load);
+    }
+    moveLoopInvariantCode(loop);
+  }
+}
+
 class FuseLoopsPass : public impl::FuseLoopsPassBase<FuseLoopsPass> {
  public:
   void runOnOperation() override {
@@ -241,6 +271,7 @@ class FuseLoopsPass : public impl::FuseLoopsPassBase<FuseLoopsPass> {
       });
       for (Block* block : blocks) fuseSiblings(*block);
       promoteAccumulators(f);
+      hoistInvariantLoads(f);
     }
   }
 };
