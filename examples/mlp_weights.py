@@ -10,17 +10,16 @@ The weights follow the closed-form formulas of mlp_demo_data.py, so no data file
 import argparse
 import os
 
+import sys
+
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mlp_demo_data  # noqa: E402
 
 
 def weights():
-    r, c = np.meshgrid(np.arange(128), np.arange(256), indexing="ij")
-    w1 = (np.sin(0.37 * r + 0.11 * c) / np.sqrt(128)).astype(np.float32)
-    b1 = (0.05 * np.cos(np.arange(256))).astype(np.float32)
-    r, c = np.meshgrid(np.arange(256), np.arange(10), indexing="ij")
-    w2 = (np.cos(0.23 * r - 0.7 * c) / np.sqrt(256)).astype(np.float32)
-    b2 = (0.1 * np.arange(10) - 0.5).astype(np.float32)
-    return {"w1": w1, "b1": b1, "w2": w2, "b2": b2}
+    return dict(zip(("w1", "b1", "w2", "b2"), mlp_demo_data.weights()))
 
 
 def global_op(name, a):

@@ -71,6 +71,33 @@ MemRef<T, N> moduleConstant(ExecutionContext* ctx, DeviceKind kind, int64_t inde
   return m;
 }
 
+// The two RAL functions for device kind K: launches go to the execution's stream (the CPU runs
+// them before returning, so host code may read the results at once).
+template <DeviceKind K>
+void kernelLaunch(ExecutionContext* ctx, int64_t executable, int64_t entry, int64_t gx, int64_t gy,
+                  int64_t gz, int64_t bx, int64_t by, int64_t bz, int64_t shared, void** args,
+                  int64_t* sizes, int64_t count) {
+  const LaunchRequest r{executable, entry, {gx, gy, gz}, {bx, by, bz}, shared, args, sizes, count};
+  Stream* stream = K == DeviceKind::kCpu ? nullptr : static_cast<Stream*>(ctx->stream());
+  RAL_SIGNAL_IF_ERROR(ctx, launchModuleKernel(ctx, K, stream, r));
+}
+
+template <DeviceKind K, typename T, int N>
+MemRef<T, N> constant(ExecutionContext* ctx, int64_t index) {
+  return moduleConstant<T, N>(ctx, K, index);
+}
+
 }  // namespace ral::kernels
+
+// Registers ral_kernel_launch and ral_constant (every kernel data type, ranks 0-6) for the device
+// named by `kModuleCodeDevice` (a constexpr string) of kind `kModuleCodeKind`, which the
+// including file defines in the namespace where it uses this, once per device.
+#define RAL_REGISTER_MODULE_CODE()                                                                \
+  RAL_API("ral_kernel_launch", kModuleCodeDevice, ::ral::kernels::kernelLaunch<kModuleCodeKind>); \
+  RAL_KERNEL_DATA_TYPES(RAL_MODULE_CODE_CONSTANTS_OF_TYPE_)
+#define RAL_MODULE_CODE_CONSTANT_(T, N) \
+  RAL_API("ral_constant", kModuleCodeDevice, ::ral::kernels::constant<kModuleCodeKind, T, N>);
+#define RAL_MODULE_CODE_CONSTANTS_OF_TYPE_(T) \
+  RAL_MODULE_CODE_CONSTANT_(T, 0) RAL_KERNEL_RANKS_1_TO_6(RAL_MODULE_CODE_CONSTANT_, T)
 
 #endif  // RAL_KERNELS_MODULE_CODE_H_

@@ -1,6 +1,5 @@
 // ral_kernel_launch and ral_constant for device "vulkan" (kernels/module_code.h): launches are
-// queued on the execution's stream (ExecutionContext::stream(), null: the driver's default
-// stream); constants are uploaded to device memory once per Context.
+// queued on the execution's stream; constants are uploaded once per Context.
 #include "kernels/module_code.h"
 
 #include "kernels/kernel_types.h"
@@ -9,23 +8,9 @@
 namespace ral::kernels::vulkan {
 namespace {
 
-void kernelLaunch(ExecutionContext* ctx, int64_t executable, int64_t entry, int64_t gx, int64_t gy,
-                  int64_t gz, int64_t bx, int64_t by, int64_t bz, int64_t shared, void** args,
-                  int64_t* sizes, int64_t count) {
-  const LaunchRequest r{executable, entry, {gx, gy, gz}, {bx, by, bz}, shared, args, sizes, count};
-  RAL_SIGNAL_IF_ERROR(
-      ctx, launchModuleKernel(ctx, DeviceKind::kVulkan, static_cast<Stream*>(ctx->stream()), r));
-}
-RAL_API("ral_kernel_launch", "vulkan", kernelLaunch);
-
-template <typename T, int N>
-MemRef<T, N> constant(ExecutionContext* ctx, int64_t index) {
-  return moduleConstant<T, N>(ctx, DeviceKind::kVulkan, index);
-}
-#define RAL_REGISTER_CONSTANT_RANK(T, N) RAL_API("ral_constant", "vulkan", constant<T, N>);
-#define RAL_REGISTER_CONSTANT(T) \
-  RAL_REGISTER_CONSTANT_RANK(T, 0) RAL_KERNEL_RANKS_1_TO_6(RAL_REGISTER_CONSTANT_RANK, T)
-RAL_KERNEL_DATA_TYPES(RAL_REGISTER_CONSTANT)
+constexpr char kModuleCodeDevice[] = "vulkan";
+constexpr DeviceKind kModuleCodeKind = DeviceKind::kVulkan;
+RAL_REGISTER_MODULE_CODE()
 
 }  // namespace
 }  // namespace ral::kernels::vulkan
