@@ -152,6 +152,8 @@ void fuseSiblings(Block& block) {
 // Keeps a reduction's accumulator in a register: inside `loop`, the one load and the one store
 // of fresh buffer element m[idx] (idx invariant) become an iter_arg.
 bool promoteAccumulator(scf::ForOp loop) {
+  auto accesses = collectAccesses(loop);
+  if (!accesses) return false;
   Block* body = loop.getBody();
   for (Operation& op : *body) {
     auto load = dyn_cast<memref::LoadOp>(&op);
@@ -159,21 +161,19 @@ bool promoteAccumulator(scf::ForOp loop) {
     if (llvm::any_of(load.getIndices(), [&](Value v) { return !loop.isDefinedOutsideOfLoop(v); }))
       continue;
     Value m = load.getMemRef();
+    // Besides the load, exactly one access may touch m: a store of the same element, later in
+    // the same block.
     memref::StoreOp store;
     bool other_access = false;
-    loop.getBody()->walk([&](Operation* inner) {
-      if (inner == load) return;
-      for (Value operand : inner->getOperands()) {
-        if (!isa<MemRefType>(operand.getType()) || !mayAlias(operand, m)) continue;
-        auto s = dyn_cast<memref::StoreOp>(inner);
-        if (s && !store && s->getBlock() == body && s.getMemRef() == m &&
-            s.getIndices() == load.getIndices() && operand == s.getMemRef()) {
-          store = s;
-        } else {
-          other_access = true;
-        }
-      }
-    });
+    for (const MemoryAccess& a : *accesses) {
+      if (a.op == load || !mayAlias(a.memref, m)) continue;
+      auto s = dyn_cast<memref::StoreOp>(a.op);
+      if (s && !store && s->getBlock() == body && s.getMemRef() == m &&
+          s.getIndices() == load.getIndices())
+        store = s;
+      else
+        other_access = true;
+    }
     if (other_access || !store || !load->isBeforeInBlock(store)) continue;
 
     IRRewriter rewriter(loop.getContext());

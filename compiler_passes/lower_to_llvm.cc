@@ -82,6 +82,47 @@ std::string calleeName(Operation* op, StringRef device) {
   return "";
 }
 
+// A stack slot of `type`, moved to the function's entry block after the conversion (so a call in a
+// loop reuses it).
+Value hoistedStackSlot(OpBuilder& b, Location loc, Type type) {
+  Value one = b.create<LLVM::ConstantOp>(loc, b.getI64Type(), b.getI64IntegerAttr(1));
+  auto slot = b.create<LLVM::AllocaOp>(loc, ptrType(b.getContext()), type, one, 0);
+  slot->setAttr(kHoistAttr, b.getUnitAttr());
+  return slot.getResult();
+}
+
+// Arguments passed as `void** args`: one stack record with a field per slot type, `values` stored
+// in the first fields (i1 as a zero-extended byte, a C++ bool), and an array of field pointers.
+struct PackedArgs {
+  LLVM::LLVMStructType record;
+  Value storage;
+  Value argv;
+  Value field(OpBuilder& b, Location loc, int32_t k) const {
+    return b.create<LLVM::GEPOp>(loc, ptrType(b.getContext()), record, storage,
+                                 ArrayRef<LLVM::GEPArg>{0, k});
+  }
+};
+PackedArgs packArgs(OpBuilder& b, Location loc, ArrayRef<Type> slots, ValueRange values) {
+  MLIRContext* mctx = b.getContext();
+  Type ptr = ptrType(mctx);
+  const auto count = static_cast<int32_t>(slots.size());
+  auto array = LLVM::LLVMArrayType::get(ptr, count);
+  PackedArgs packed{LLVM::LLVMStructType::getLiteral(mctx, slots), Value(), Value()};
+  packed.storage = hoistedStackSlot(b, loc, packed.record);
+  packed.argv = hoistedStackSlot(b, loc, array);
+  for (int32_t k = 0; k < count; ++k) {
+    Value field = packed.field(b, loc, k);
+    if (k < static_cast<int32_t>(values.size())) {
+      Value v = values[k];
+      if (v.getType().isInteger(1)) v = b.create<LLVM::ZExtOp>(loc, b.getI8Type(), v);
+      b.create<LLVM::StoreOp>(loc, v, field);
+    }
+    Value slot = b.create<LLVM::GEPOp>(loc, ptr, array, packed.argv, ArrayRef<LLVM::GEPArg>{0, k});
+    b.create<LLVM::StoreOp>(loc, field, slot);
+  }
+  return packed;
+}
+
 // The names a module calls, in order of first use; index i is slot i of ral_imports.
 struct ImportTable {
   std::vector<std::string> names;
@@ -103,40 +144,16 @@ class CallEmitter {
                           TypeRange results) const {
     MLIRContext* mctx = b.getContext();
     Type ptr = ptrType(mctx);
-    Type i64 = IntegerType::get(mctx, 64);
     // A C++ bool is one byte holding 0 or 1: i1 values travel as zero-extended i8.
     Type i8 = IntegerType::get(mctx, 8);
     auto slot_type = [&](Type t) { return t.isInteger(1) ? i8 : t; };
     SmallVector<Type> slots{ptr};
     for (Value a : args) slots.push_back(slot_type(a.getType()));
     for (Type r : results) slots.push_back(slot_type(r));
-    const auto num_slots = static_cast<int32_t>(slots.size());
-    auto record = LLVM::LLVMStructType::getLiteral(mctx, slots);
-    auto array = LLVM::LLVMArrayType::get(ptr, num_slots);
-
-    auto stack_slot = [&](Type type) {
-      Value one = b.create<LLVM::ConstantOp>(loc, i64, b.getI64IntegerAttr(1));
-      auto op = b.create<LLVM::AllocaOp>(loc, ptr, type, one, 0);
-      op->setAttr(kHoistAttr, b.getUnitAttr());
-      return op.getResult();
-    };
-    Value storage = stack_slot(record);
-    Value argv = stack_slot(array);
     SmallVector<Value> values{ctx};
     values.append(args.begin(), args.end());
-    auto field_of = [&](int32_t k) {
-      return b.create<LLVM::GEPOp>(loc, ptr, record, storage, ArrayRef<LLVM::GEPArg>{0, k});
-    };
-    for (int32_t k = 0; k < num_slots; ++k) {
-      Value field = field_of(k);
-      if (k < static_cast<int32_t>(values.size())) {
-        Value v = values[k];
-        if (v.getType().isInteger(1)) v = b.create<LLVM::ZExtOp>(loc, i8, v);
-        b.create<LLVM::StoreOp>(loc, v, field);
-      }
-      Value slot = b.create<LLVM::GEPOp>(loc, ptr, array, argv, ArrayRef<LLVM::GEPArg>{0, k});
-      b.create<LLVM::StoreOp>(loc, field, slot);
-    }
+    const PackedArgs packed = packArgs(b, loc, slots, values);
+    Value argv = packed.argv;
 
     auto slot = table_.index.find(name);
     // Every name was interned before the conversion; a miss is a bug in this pass.
@@ -163,7 +180,7 @@ class CallEmitter {
     SmallVector<Value> out;
     for (size_t j = 0; j < results.size(); ++j) {
       const auto k = static_cast<int32_t>(values.size() + j);
-      Value v = b.create<LLVM::LoadOp>(loc, slots[k], field_of(k));
+      Value v = b.create<LLVM::LoadOp>(loc, slots[k], packed.field(b, loc, k));
       if (results[j].isInteger(1)) v = b.create<LLVM::TruncOp>(loc, results[j], v);
       out.push_back(v);
     }
@@ -343,32 +360,19 @@ class LaunchLowering : public RalOpLowering {
     SmallVector<Type> types;
     for (Value a : args) types.push_back(a.getType());
     const auto count = static_cast<int32_t>(args.size());
-    auto stack_slot = [&](Type type) {
-      Value one = i64Constant(rewriter, loc, 1);
-      auto slot = rewriter.create<LLVM::AllocaOp>(loc, ptr, type, one, 0);
-      slot->setAttr(kHoistAttr, rewriter.getUnitAttr());
-      return slot.getResult();
-    };
     Value argv, sizes;
     if (count == 0) {
       argv = sizes = rewriter.create<LLVM::ZeroOp>(loc, ptr);
     } else {
-      auto record = LLVM::LLVMStructType::getLiteral(mctx, types);
-      Value storage = stack_slot(record);
-      argv = stack_slot(LLVM::LLVMArrayType::get(ptr, count));
-      sizes = stack_slot(LLVM::LLVMArrayType::get(i64, count));
+      argv = packArgs(rewriter, loc, types, args).argv;
+      auto size_array = LLVM::LLVMArrayType::get(i64, count);
+      sizes = hoistedStackSlot(rewriter, loc, size_array);
       DataLayout layout = DataLayout::closest(op);
       for (int32_t k = 0; k < count; ++k) {
-        Value field =
-            rewriter.create<LLVM::GEPOp>(loc, ptr, record, storage, ArrayRef<LLVM::GEPArg>{0, k});
-        rewriter.create<LLVM::StoreOp>(loc, args[k], field);
-        Value slot = rewriter.create<LLVM::GEPOp>(loc, ptr, LLVM::LLVMArrayType::get(ptr, count),
-                                                  argv, ArrayRef<LLVM::GEPArg>{0, k});
-        rewriter.create<LLVM::StoreOp>(loc, field, slot);
-        Value size_slot = rewriter.create<LLVM::GEPOp>(
-            loc, ptr, LLVM::LLVMArrayType::get(i64, count), sizes, ArrayRef<LLVM::GEPArg>{0, k});
+        Value slot =
+            rewriter.create<LLVM::GEPOp>(loc, ptr, size_array, sizes, ArrayRef<LLVM::GEPArg>{0, k});
         const auto bytes = static_cast<int64_t>(layout.getTypeSize(types[k]));
-        rewriter.create<LLVM::StoreOp>(loc, i64Constant(rewriter, loc, bytes), size_slot);
+        rewriter.create<LLVM::StoreOp>(loc, i64Constant(rewriter, loc, bytes), slot);
       }
     }
     auto entry = entries_.find(launch.getKernel());

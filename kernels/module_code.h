@@ -22,6 +22,8 @@
 #ifndef RAL_KERNELS_MODULE_CODE_H_
 #define RAL_KERNELS_MODULE_CODE_H_
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 
 #include "ral/context.h"
@@ -57,18 +59,9 @@ MemRef<T, N> moduleConstant(ExecutionContext* ctx, DeviceKind kind, int64_t inde
     ctx->signalError(data.status());
     return MemRef<T, N>{};
   }
-  MemRef<T, N> m{};
-  m.allocated = m.aligned = static_cast<T*>(*data);
-  m.offset = 0;
-  if constexpr (N > 0) {
-    int64_t stride = 1;
-    for (int d = N - 1; d >= 0; --d) {
-      m.sizes[d] = shape[d];
-      m.strides[d] = stride;
-      stride *= shape[d];
-    }
-  }
-  return m;
+  std::array<int64_t, N> sizes{};
+  std::copy_n(shape, N, sizes.begin());
+  return makeMemRef<T, N>(static_cast<T*>(*data), sizes);
 }
 
 // The two RAL functions for device kind K: launches go to the execution's stream (the CPU runs

@@ -89,14 +89,13 @@ ral::ConstantDef constantOf(mlir::StringAttr name, mlir::DenseElementsAttr value
   c.shape.assign(type.getShape().begin(), type.getShape().end());
   const size_t width = ral::dtypeSize(c.dtype);
   c.data.reserve(width * static_cast<size_t>(type.getNumElements()));
+  // Little-endian bytes of each element, zero-extended to the element's storage size.
   auto append = [&](const llvm::APInt& bits) {
+    const llvm::APInt wide = bits.zextOrTrunc(static_cast<unsigned>(8 * width));
     for (size_t byte = 0; byte < width; ++byte)
-      c.data.push_back(static_cast<uint8_t>(
-          bits.getBitWidth() > 8 * byte
-              ? bits.extractBitsAsZExtValue(std::min<unsigned>(8, bits.getBitWidth() - 8 * byte),
-                                            8 * byte)
-              : 0));
+      c.data.push_back(static_cast<uint8_t>(wide.extractBitsAsZExtValue(8, 8 * byte)));
   };
+
   if (mlir::isa<mlir::FloatType>(type.getElementType())) {
     for (const llvm::APFloat& v : value.getValues<llvm::APFloat>()) append(v.bitcastToAPInt());
   } else {
