@@ -1,13 +1,26 @@
-// Inline f32 exp, expm1, log, log1p, tanh and erf, computed in f64 and rounded once to f32.
+// Inline f32 exp, expm1, log, log1p, tanh and erf: straight-line arithmetic, integer bit
+// operations and selects, no call, so LLVM vectorizes the loops around them (16 lanes with
+// AVX-512) where a libm call would be made once per element.
 //
-// Why f64: a polynomial in double precision has errors around 1e-10 relative here, far below
-// f32's half unit (3e-8), so the single rounding at the end gives results within 0.5 ulp plus a
-// hair, subnormal results and overflow to infinity included (f64's exponent range covers every
-// f32 result, so no special scaling is needed). The code is straight-line arithmetic, integer
-// bit operations and selects: no call, so LLVM vectorizes the loops around it (two or four f64
-// lanes per instruction), where a libm call would be made once per element.
+// By default they are computed in f32 (within about 1 ulp, checked by
+// test/e2e/math_accuracy.py); each also has a variant computed in f64 and rounded once ("exp.f64"
+// etc. in the op list: within 0.5 ulp, at half the vector width and with conversions).
 //
-// The reductions:
+// f32 reductions (polynomials are Chebyshev interpolants fitted when the pass runs, from the C
+// library's double functions; F32Polynomials lists their errors):
+//   exp(x)   = 2^k e^r,  k = round(x / ln 2), |r| <= ln(2)/2 (Cody-Waite, ln 2 split in two),
+//              2^k built from integer bits as 2^k1 2^k2 so subnormal results round once
+//   expm1(x) = 2^k (1 + r + q) - 1, q = r^2 P(r), summed so that 2^k - 1 + 2^k r comes first
+//   log(x)   = k ln 2 + log(m),  x = 2^k m, m in [sqrt(1/2), sqrt(2)), log(1 + f) =
+//              f - f^2/2 + s (f^2/2 + z P(z)), s = f / (2 + f), z = s^2 (f and k ln2_hi exact)
+//   log1p(x) = log(u) + c / u, u = 1 + x rounded, c its exact rounding error
+//   tanh(x)  = x + x Q(x^2) for |x| <= 0.9, else sign(x) (1 - 2 / (e^(2|x|) + 1))
+//   erf(x)   = x + x Q(x^2) for |x| <= 1, else sign(x) (1 - erfc(|x|)), erfc by one of two
+//              polynomials in |x| on [1, 2.2] and [2.2, 3.92] (erf rounds to +-1 beyond)
+//
+// f64 reductions (polynomial errors near 1e-10 relative, far below f32's half unit, so the single
+// rounding at the end gives results within 0.5 ulp plus a hair; f64's exponent range covers every
+// f32 result, so no special scaling is needed):
 //   exp(x)   = 2^k * e^r,  k = round(x / ln 2), |r| <= ln(2)/2, e^r by its Taylor series
 //   expm1(x) = 2^k * expm1(r) + (2^k - 1)   (expm1(r) directly when k = 0: no cancellation)
 //   log(x)   = e * ln 2 + 2 atanh(s),  x = 2^e * m, m in [sqrt(1/2), sqrt(2)), s = (m-1)/(m+1)
@@ -22,6 +35,7 @@
 
 #include <array>
 #include <cmath>
+#include <vector>
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -205,6 +219,248 @@ class F64 {
   Location loc_;
 };
 
+// Monomial coefficients, in u = x - (lo + hi) / 2 (in x itself where `centred` is false, for
+// intervals starting at 0), of the polynomial of degree `degree` that interpolates f at the
+// Chebyshev nodes of [lo, hi]: within a small factor of the best uniform approximation of that
+// degree. Computed in double when the pass runs (f is a C library function, accurate to about
+// 1e-16), so no coefficient is a magic literal.
+template <typename F>
+std::vector<double> chebyshevFit(F f, double lo, double hi, int degree, bool centred = true) {
+  const int n = degree + 1;
+  const double mid = (lo + hi) / 2, half = (hi - lo) / 2;
+  std::vector<double> values(n), cheb(n), mono(n, 0.0);
+  for (int k = 0; k < n; ++k) values[k] = f(mid + half * std::cos(M_PI * (k + 0.5) / n));
+  for (int j = 0; j < n; ++j) {
+    double sum = 0;
+    for (int k = 0; k < n; ++k) sum += values[k] * std::cos(M_PI * j * (k + 0.5) / n);
+    cheb[j] = (j == 0 ? 1.0 : 2.0) * sum / n;
+  }
+  // T_j in powers of t = u / half: T_0 = 1, T_1 = t, T_{j+1} = 2t T_j - T_{j-1}.
+  std::vector<double> prev(n, 0.0), cur(n, 0.0);
+  prev[0] = 1.0;
+  if (n > 1) cur[1] = 1.0;
+  for (int j = 0; j < n; ++j) {
+    const std::vector<double>& t_j = j == 0 ? prev : cur;
+    for (int i = 0; i < n; ++i) mono[i] += cheb[j] * t_j[i];
+    if (j >= 1) {
+      std::vector<double> next(n, 0.0);
+      for (int i = 0; i + 1 < n; ++i) next[i + 1] = 2 * cur[i];
+      for (int i = 0; i < n; ++i) next[i] -= prev[i];
+      prev = cur;
+      cur = next;
+    }
+  }
+  double scale = 1.0;
+  for (int i = 0; i < n; ++i, scale /= half) mono[i] *= scale;
+  if (!centred) {
+    // p(x - mid) expanded in x (synthetic division by x - mid, repeated).
+    for (int i = 0; i < n; ++i)
+      for (int j = n - 2; j >= i; --j) mono[j] -= mid * mono[j + 1];
+  }
+  return mono;
+}
+
+// The polynomials of the f32 functions, fitted once per process.
+struct F32Polynomials {
+  // (expm1(r) - r) / r^2 on |r| <= 0.35 (a little over ln(2)/2): expm1(r) = r + r^2 P(r), relative
+  // error below 1e-9.
+  std::vector<double> expm1 = chebyshevFit(
+      [](double r) {
+        if (std::fabs(r) < 1e-3) return 0.5 + r / 6 + r * r / 24 + r * r * r / 120;
+        return (std::expm1(r) - r) / (r * r);
+      },
+      -0.35, 0.35, 5);
+  // log(1+f) = f - f^2/2 + s (f^2/2 + z P(z)), s = f / (2 + f), z = s^2 <= 0.0295 (|f| <= 0.415):
+  // z P(z) = 2 atanh(s) / s - 2, relative error of the sum below 1e-10.
+  std::vector<double> log = chebyshevFit(
+      [](double z) {
+        const double s = std::sqrt(z);
+        return (2 * std::atanh(s) / s - 2) / z;
+      },
+      0.0, 0.0296, 4, /*centred=*/false);
+  // tanh(x) = x + x Q(x^2) for |x| <= 0.9: relative error 1e-9.
+  std::vector<double> tanh = chebyshevFit(
+      [](double z) {
+        const double x = std::sqrt(z);
+        return std::tanh(x) / x - 1;
+      },
+      0.0, kTanhSmall* kTanhSmall, 7, /*centred=*/false);
+  // erf(x) = x + x Q(x^2) for |x| <= 1: relative error 1.3e-9.
+  std::vector<double> erf_small = chebyshevFit(
+      [](double z) {
+        const double x = std::sqrt(z);
+        return std::erf(x) / x - 1;
+      },
+      0.0, 1.0, 6, /*centred=*/false);
+  // erfc on [1, 2.2] and [2.2, 3.92] (erf rounds to 1 in f32 beyond): absolute errors 4e-9 and
+  // 1e-8, against erf's half unit of 3e-8 there.
+  std::vector<double> erfc_mid =
+      chebyshevFit([](double x) { return std::erfc(x); }, 1.0, kErfSplit, 9);
+  std::vector<double> erfc_tail =
+      chebyshevFit([](double x) { return std::erfc(x); }, kErfSplit, kErfMax, 9);
+
+  static constexpr double kErfSplit = 2.2, kErfMax = 3.92, kTanhSmall = 0.9;
+  static const F32Polynomials& get() {
+    static const F32Polynomials polynomials;
+    return polynomials;
+  }
+};
+
+// Emits f32 scalar arithmetic (and i32 bit operations) at one location.
+class F32 {
+ public:
+  F32(OpBuilder& b, Location loc) : b_(b), loc_(loc) {}
+
+  Value c(double v) {
+    return b_.create<arith::ConstantOp>(loc_, b_.getF32FloatAttr(static_cast<float>(v)));
+  }
+  Value ci(int32_t v) { return b_.create<arith::ConstantOp>(loc_, b_.getI32IntegerAttr(v)); }
+  Value add(Value a, Value b) { return b_.create<arith::AddFOp>(loc_, a, b); }
+  Value sub(Value a, Value b) { return b_.create<arith::SubFOp>(loc_, a, b); }
+  Value mul(Value a, Value b) { return b_.create<arith::MulFOp>(loc_, a, b); }
+  Value div(Value a, Value b) { return b_.create<arith::DivFOp>(loc_, a, b); }
+  Value neg(Value a) { return b_.create<arith::NegFOp>(loc_, a); }
+  // a * b + c, fused where the target has FMA. Where exactness matters (the reductions, products
+  // by powers of two) the product is exact either way; elsewhere the extra rounding without FMA
+  // is a fraction of an ulp.
+  Value fma(Value a, Value b, Value c) {
+    auto contract = arith::FastMathFlagsAttr::get(b_.getContext(), arith::FastMathFlags::contract);
+    Value p = b_.create<arith::MulFOp>(loc_, a, b, contract);
+    return b_.create<arith::AddFOp>(loc_, p, c, contract);
+  }
+  Value cmp(arith::CmpFPredicate pred, Value a, Value b) {
+    return b_.create<arith::CmpFOp>(loc_, pred, a, b);
+  }
+  Value select(Value cond, Value a, Value b) {
+    return b_.create<arith::SelectOp>(loc_, cond, a, b);
+  }
+  Value toBits(Value v) { return b_.create<arith::BitcastOp>(loc_, b_.getI32Type(), v); }
+  Value fromBits(Value v) { return b_.create<arith::BitcastOp>(loc_, b_.getF32Type(), v); }
+  Value addi(Value a, Value b) { return b_.create<arith::AddIOp>(loc_, a, b); }
+  Value subi(Value a, Value b) { return b_.create<arith::SubIOp>(loc_, a, b); }
+  Value andi(Value a, Value b) { return b_.create<arith::AndIOp>(loc_, a, b); }
+  Value shl(Value a, int32_t n) { return b_.create<arith::ShLIOp>(loc_, a, ci(n)); }
+  Value ashr(Value a, int32_t n) { return b_.create<arith::ShRSIOp>(loc_, a, ci(n)); }
+  Value abs(Value a) { return b_.create<math::AbsFOp>(loc_, a); }
+  // v limited to [lo, hi]; NaN stays NaN.
+  Value clamp(Value v, double lo, double hi) {
+    v = select(cmp(arith::CmpFPredicate::OLT, v, c(lo)), c(lo), v);
+    return select(cmp(arith::CmpFPredicate::OGT, v, c(hi)), c(hi), v);
+  }
+  // Horner with FMA: coeffs[0] + u * (coeffs[1] + u * (...)).
+  Value poly(Value u, const std::vector<double>& coeffs) {
+    Value r = c(coeffs.back());
+    for (int i = static_cast<int>(coeffs.size()) - 2; i >= 0; --i) r = fma(r, u, c(coeffs[i]));
+    return r;
+  }
+  // Like poly, each coefficient chosen per element between two polynomials of one degree.
+  Value poly2(Value u, Value first, const std::vector<double>& a, const std::vector<double>& b) {
+    auto coeff = [&](size_t i) { return select(first, c(a[i]), c(b[i])); };
+    Value r = coeff(a.size() - 1);
+    for (int i = static_cast<int>(a.size()) - 2; i >= 0; --i) r = fma(r, u, coeff(i));
+    return r;
+  }
+  // 2^k for an integer k in [-126, 127].
+  Value pow2(Value k) { return fromBits(shl(addi(k, ci(127)), 23)); }
+
+  // x = k ln 2 + r, k integral, |r| <= ln(2)/2 plus rounding. 1.5 * 2^23 + v has round(v) in
+  // its low mantissa bits (|v| < 2^22): k without fptosi, which SSE2 lacks for vectors.
+  // ln 2 = ln2_hi + ln2_lo, ln2_hi with 9 bits, so k ln2_hi is exact for |k| < 2^15 and so is
+  // x - k ln2_hi (Sterbenz); the rounding of k ln2_lo is below 1e-9 relative to e^r.
+  struct Reduced {
+    Value k, k_int, r;
+  };
+  Reduced reduceByLn2(Value x) {
+    constexpr double kMagic = 12582912.0;  // 1.5 * 2^23
+    const double ln2_hi = 0.693359375, ln2_lo = M_LN2 - 0.693359375;
+    Value m = add(mul(x, c(M_LOG2E)), c(kMagic));
+    Value k = sub(m, c(kMagic));
+    Value k_int = subi(toBits(m), ci(0x4B400000));  // the bits of kMagic
+    Value r = fma(neg(k), c(ln2_hi), x);
+    r = fma(neg(k), c(ln2_lo), r);
+    return {k, k_int, r};
+  }
+
+  // e^x for x in [-104, 89] (0 and inf at the ends, subnormal results rounded once).
+  Value exp(Value x) {
+    auto [k, k_int, r] = reduceByLn2(x);
+    // e^r = 1 + t, t = r + r^2 P(r); 2^k (1 + t) as one FMA, so 1 + t is never rounded.
+    Value t = fma(mul(r, r), poly(r, F32Polynomials::get().expm1), r);
+    // 2^k as 2^k1 * 2^k2, both normal for k in [-150, 128]; 2^k1 (1 + t) is normal, so the
+    // second product rounds at most once more, to a subnormal or infinity where the result is
+    // one.
+    Value k1 = ashr(k_int, 1);
+    Value s1 = pow2(k1);
+    return mul(fma(t, s1, s1), pow2(subi(k_int, k1)));
+  }
+
+  // e^x - 1 for x in [-20, 89] (-1 and inf at the ends).
+  Value expm1(Value x) {
+    auto [k, k_int, r] = reduceByLn2(x);
+    Value q = mul(mul(r, r), poly(r, F32Polynomials::get().expm1));  // expm1(r) = r + q
+    // 2^k (1 + r + q) - 1 = 2 h (r + q) + (2h - 1) with h = 2^(k-1): 2h - 1 + 2hr first (exact
+    // where it matters: 1 + 2r for k = 1, which would otherwise lose a bit), then 2hq; the
+    // final doubling is exact and overflows only where e^x does.
+    Value h = pow2(subi(k_int, ci(1)));
+    Value lead = fma(h, r, sub(h, c(0.5)));
+    return mul(fma(h, q, lead), c(2.0));
+  }
+
+  // log(u) + c / u for a positive normal u with its exponent lowered by `extra` (an integer in
+  // f32), c a correction no larger than half an ulp of u (log1p's rounding of 1 + x; 0 for log).
+  Value logCore(Value u, Value correction, Value extra) {
+    // u = 2^k m, m in [sqrt(1/2), sqrt(2)), by integer operations on the bits.
+    Value bits = addi(toBits(u), ci(0x3F800000 - 0x3F3504F3));
+    Value k_int = subi(ashr(bits, 23), ci(127));
+    Value m = fromBits(addi(andi(bits, ci(0x007FFFFF)), ci(0x3F3504F3)));
+    Value k = add(b_.create<arith::SIToFPOp>(loc_, b_.getF32Type(), k_int), extra);
+    Value f = sub(m, c(1.0));  // exact
+    Value s = div(f, add(f, c(2.0)));
+    Value z = mul(s, s);
+    Value r = mul(z, poly(z, F32Polynomials::get().log));
+    Value hfsq = mul(mul(f, f), c(0.5));
+    // ln2_hi has 16 bits: k ln2_hi is exact.
+    const double ln2_hi = 0.693145751953125, ln2_lo = M_LN2 - 0.693145751953125;
+    // Smallest terms first; f and k ln2_hi carry the bulk and are added last.
+    Value small = fma(s, add(hfsq, r), fma(k, c(ln2_lo), correction));
+    return fma(k, c(ln2_hi), add(sub(small, hfsq), f));
+  }
+
+  // erf x for any x (NaN aside).
+  Value erf(Value x) {
+    const F32Polynomials& p = F32Polynomials::get();
+    Value a = abs(x);
+    Value z = mul(x, x);
+    Value small = fma(x, poly(z, p.erf_small), x);
+    // 1 < |x| < 3.92: 1 - erfc(|x|), erfc from one of two polynomials in |x| - centre.
+    Value ac = clamp(a, 1.0, F32Polynomials::kErfMax);
+    Value first = cmp(arith::CmpFPredicate::OLT, ac, c(F32Polynomials::kErfSplit));
+    const double mid1 = (1.0 + F32Polynomials::kErfSplit) / 2;
+    const double mid2 = (F32Polynomials::kErfSplit + F32Polynomials::kErfMax) / 2;
+    Value u = sub(ac, select(first, c(mid1), c(mid2)));
+    Value big = sub(c(1.0), poly2(u, first, p.erfc_mid, p.erfc_tail));
+    big = select(cmp(arith::CmpFPredicate::OGE, a, c(F32Polynomials::kErfMax)), c(1.0), big);
+    big = select(cmp(arith::CmpFPredicate::OLT, x, c(0.0)), neg(big), big);
+    return select(cmp(arith::CmpFPredicate::OLE, a, c(1.0)), small, big);
+  }
+
+  // tanh x for any x (NaN aside).
+  Value tanh(Value x) {
+    Value a = abs(x);
+    Value small = fma(x, poly(mul(x, x), F32Polynomials::get().tanh), x);
+    // |x| > 0.9: 1 - 2 / (e^(2|x|) + 1); |x| capped at 10, where tanh rounds to 1. (Closer to 0,
+    // the rounding errors of e^(2|x|) and of the division would add up to over 1 ulp.)
+    Value e = exp(mul(clamp(a, F32Polynomials::kTanhSmall, 10.0), c(2.0)));
+    Value big = sub(c(1.0), div(c(2.0), add(e, c(1.0))));
+    big = select(cmp(arith::CmpFPredicate::OLT, x, c(0.0)), neg(big), big);
+    return select(cmp(arith::CmpFPredicate::OLE, a, c(F32Polynomials::kTanhSmall)), small, big);
+  }
+
+ private:
+  OpBuilder& b_;
+  Location loc_;
+};
+
 constexpr double kInf = HUGE_VAL;
 
 // Rewrites a scalar f32 op: its operand widened to f64, `compute` on it, rounded back.
@@ -229,21 +485,21 @@ class F32ViaF64 : public OpRewritePattern<Op> {
   Compute compute_;
 };
 
-Value expF32(F64& f, Value x) { return f.exp(f.clamp(x, -104.0, 89.0)); }
+Value expViaF64(F64& f, Value x) { return f.exp(f.clamp(x, -104.0, 89.0)); }
 
-Value expm1F32(F64& f, Value x) {
+Value expm1ViaF64(F64& f, Value x) {
   Value y = f.expm1(f.clamp(x, -104.0, 89.0));
   return f.select(f.cmp(arith::CmpFPredicate::OEQ, x, f.c(0.0)), x, y);  // keeps -0
 }
 
-Value logF32(F64& f, Value x) {
+Value logViaF64(F64& f, Value x) {
   Value y = f.log(x);
   y = f.select(f.cmp(arith::CmpFPredicate::OEQ, x, f.c(kInf)), x, y);
   y = f.select(f.cmp(arith::CmpFPredicate::OEQ, x, f.c(0.0)), f.c(-kInf), y);
   return f.select(f.cmp(arith::CmpFPredicate::OLT, x, f.c(0.0)), f.c(NAN), y);
 }
 
-Value log1pF32(F64& f, Value x) {
+Value log1pViaF64(F64& f, Value x) {
   Value u = f.add(f.c(1.0), x);  // exact unless |x| < 2^-29, where the factor below corrects it
   Value corrected = f.mul(f.log(u), f.div(x, f.sub(u, f.c(1.0))));
   Value y = f.select(f.cmp(arith::CmpFPredicate::OEQ, u, f.c(1.0)), x, corrected);
@@ -252,9 +508,9 @@ Value log1pF32(F64& f, Value x) {
   return f.select(f.cmp(arith::CmpFPredicate::OLT, x, f.c(-1.0)), f.c(NAN), y);
 }
 
-Value erfF32(F64& f, Value x) { return f.erf(x); }
+Value erfViaF64(F64& f, Value x) { return f.erf(x); }
 
-Value tanhF32(F64& f, Value x) {
+Value tanhViaF64(F64& f, Value x) {
   Value a = f.clamp(f.select(f.cmp(arith::CmpFPredicate::OLT, x, f.c(0.0)), f.sub(f.c(0.0), x), x),
                     0.0, 20.0);
   Value t = f.expm1(f.add(a, a));
@@ -265,6 +521,61 @@ Value tanhF32(F64& f, Value x) {
                            f.sub(f.c(0.0), magnitude), magnitude));
 }
 
+// Rewrites a scalar f32 op: `compute` on its operand in f32; NaN in, NaN out.
+template <typename Op>
+class F32Inline : public OpRewritePattern<Op> {
+ public:
+  using Compute = Value (*)(F32&, Value x);
+  F32Inline(MLIRContext* context, Compute compute)
+      : OpRewritePattern<Op>(context), compute_(compute) {}
+
+  LogicalResult matchAndRewrite(Op op, PatternRewriter& rewriter) const override {
+    if (!op.getType().isF32()) return failure();
+    F32 f(rewriter, op.getLoc());
+    Value x = op.getOperand();
+    Value y = compute_(f, x);
+    rewriter.replaceOpWithNewOp<arith::SelectOp>(op, f.cmp(arith::CmpFPredicate::UNO, x, x), x, y);
+    return success();
+  }
+
+ private:
+  Compute compute_;
+};
+
+Value expF32(F32& f, Value x) { return f.exp(f.clamp(x, -104.0, 89.0)); }
+
+Value expm1F32(F32& f, Value x) {
+  Value y = f.expm1(f.clamp(x, -20.0, 89.0));
+  return f.select(f.cmp(arith::CmpFPredicate::OEQ, x, f.c(0.0)), x, y);  // keeps -0
+}
+
+Value logF32(F32& f, Value x) {
+  // Subnormal x: scaled by 2^23 into the normal range first.
+  Value subnormal = f.cmp(arith::CmpFPredicate::OLT, x, f.c(0x1p-126));
+  Value u = f.select(subnormal, f.mul(x, f.c(0x1p23)), x);
+  Value y = f.logCore(u, f.c(0.0), f.select(subnormal, f.c(-23.0), f.c(0.0)));
+  y = f.select(f.cmp(arith::CmpFPredicate::OEQ, x, f.c(kInf)), x, y);
+  y = f.select(f.cmp(arith::CmpFPredicate::OEQ, x, f.c(0.0)), f.c(-kInf), y);
+  return f.select(f.cmp(arith::CmpFPredicate::OLT, x, f.c(0.0)), f.c(NAN), y);
+}
+
+Value log1pF32(F32& f, Value x) {
+  // log1p(x) = log(u) + c/u, u = 1 + x rounded, c its rounding error (exact: Fast2Sum with the
+  // larger operand first).
+  Value u = f.add(f.c(1.0), x);
+  Value c = f.select(f.cmp(arith::CmpFPredicate::OLT, x, f.c(1.0)), f.sub(x, f.sub(u, f.c(1.0))),
+                     f.sub(f.c(1.0), f.sub(u, x)));
+  Value y = f.logCore(u, f.div(c, u), f.c(0.0));
+  y = f.select(f.cmp(arith::CmpFPredicate::OEQ, x, f.c(0.0)), x, y);  // keeps -0
+  y = f.select(f.cmp(arith::CmpFPredicate::OEQ, x, f.c(kInf)), x, y);
+  y = f.select(f.cmp(arith::CmpFPredicate::OEQ, x, f.c(-1.0)), f.c(-kInf), y);
+  return f.select(f.cmp(arith::CmpFPredicate::OLT, x, f.c(-1.0)), f.c(NAN), y);
+}
+
+Value erfF32(F32& f, Value x) { return f.erf(x); }
+
+Value tanhF32(F32& f, Value x) { return f.tanh(x); }
+
 }  // namespace
 
 LogicalResult populateF32MathApproximations(RewritePatternSet& patterns, llvm::StringRef ops) {
@@ -273,18 +584,26 @@ LogicalResult populateF32MathApproximations(RewritePatternSet& patterns, llvm::S
   ops.split(names, ',', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
   for (llvm::StringRef name : names) {
     name = name.trim();
+    // "<op>.f64": the variant computed in f64 (0.5 ulp, half the vector width).
+    const bool via_f64 = name.consume_back(".f64");
     if (name == "exp")
-      patterns.add<F32ViaF64<math::ExpOp>>(ctx, &expF32);
+      via_f64 ? patterns.add<F32ViaF64<math::ExpOp>>(ctx, &expViaF64)
+              : patterns.add<F32Inline<math::ExpOp>>(ctx, &expF32);
     else if (name == "expm1")
-      patterns.add<F32ViaF64<math::ExpM1Op>>(ctx, &expm1F32);
+      via_f64 ? patterns.add<F32ViaF64<math::ExpM1Op>>(ctx, &expm1ViaF64)
+              : patterns.add<F32Inline<math::ExpM1Op>>(ctx, &expm1F32);
     else if (name == "log")
-      patterns.add<F32ViaF64<math::LogOp>>(ctx, &logF32);
+      via_f64 ? patterns.add<F32ViaF64<math::LogOp>>(ctx, &logViaF64)
+              : patterns.add<F32Inline<math::LogOp>>(ctx, &logF32);
     else if (name == "log1p")
-      patterns.add<F32ViaF64<math::Log1pOp>>(ctx, &log1pF32);
+      via_f64 ? patterns.add<F32ViaF64<math::Log1pOp>>(ctx, &log1pViaF64)
+              : patterns.add<F32Inline<math::Log1pOp>>(ctx, &log1pF32);
     else if (name == "tanh")
-      patterns.add<F32ViaF64<math::TanhOp>>(ctx, &tanhF32);
+      via_f64 ? patterns.add<F32ViaF64<math::TanhOp>>(ctx, &tanhViaF64)
+              : patterns.add<F32Inline<math::TanhOp>>(ctx, &tanhF32);
     else if (name == "erf")
-      patterns.add<F32ViaF64<math::ErfOp>>(ctx, &erfF32);
+      via_f64 ? patterns.add<F32ViaF64<math::ErfOp>>(ctx, &erfViaF64)
+              : patterns.add<F32Inline<math::ErfOp>>(ctx, &erfF32);
     else
       return failure();
   }

@@ -1,7 +1,9 @@
-// disc-ral-lower-math: f16/bf16 math runs in f32; f32 exp/expm1/log/log1p/tanh are expanded
-// inline in f64 (no call, so loops vectorize); other ops LLVM cannot lower (and f64 log1p/expm1,
-// which its lowering gets wrong for small x) call libm; f64 -> bf16 truncation rounds to odd first.
+// disc-ral-lower-math: f16/bf16 math runs in f32; f32 exp/expm1/log/log1p/tanh/erf are expanded
+// inline in f32 (or in f64 as "<op>.f64"; no call either way, so loops vectorize); other ops LLVM
+// cannot lower (and f64 log1p/expm1, which its lowering gets wrong for small x) call libm; f64 ->
+// bf16 truncation rounds to odd first.
 // RUN: ral-opt %s -disc-ral-lower-math | FileCheck %s
+// RUN: ral-opt %s "-disc-ral-lower-math=inline-f32=exp.f64,tanh.f64,log1p" | FileCheck %s --check-prefix=F64
 // RUN: ral-opt %s "-disc-ral-lower-math=inline-f32=" | FileCheck %s --check-prefix=LIBM
 // RUN: not ral-opt %s "-disc-ral-lower-math=inline-f32=exp,sin" 2>&1 | FileCheck %s --check-prefix=BAD
 // BAD: inline-f32 must name ops among exp, expm1, log, log1p, tanh, erf; got 'exp,sin'
@@ -16,14 +18,20 @@
 // CHECK-NOT: call @tanhf
 // CHECK-NOT: call @log1pf
 // CHECK-NOT: math.exp {{.*}} : f32
-// The f32 ops become f64 arithmetic, rounded once.
-// CHECK: arith.extf %{{.*}} : f32 to f64
-// CHECK: arith.truncf %{{.*}} : f64 to f32
+// The f32 ops become f32 arithmetic and bit operations.
+// CHECK-NOT: f32 to f64
+// CHECK: arith.bitcast %{{.*}} : f32 to i32
 // CHECK: call @erf(%{{.*}}) : (f64) -> f64
 // CHECK: call @expm1(%{{.*}}) : (f64) -> f64
 // CHECK: call @atan2f(%{{.*}}, %{{.*}}) : (f32, f32) -> f32
 // What LLVM lowers well stays.
 // CHECK: math.sqrt %{{.*}} : f64
+
+// F64-NOT: call @tanhf
+// F64-NOT: call @log1pf
+// F64-LABEL: func.func @libm
+// F64: arith.extf %{{.*}} : f32 to f64
+// F64: arith.truncf %{{.*}} : f64 to f32
 
 // LIBM-DAG: func.func private @tanhf(f32) -> f32
 // LIBM-DAG: func.func private @log1pf(f32) -> f32
