@@ -342,6 +342,7 @@ class F32 {
   Value shl(Value a, int32_t n) { return b_.create<arith::ShLIOp>(loc_, a, ci(n)); }
   Value ashr(Value a, int32_t n) { return b_.create<arith::ShRSIOp>(loc_, a, ci(n)); }
   Value abs(Value a) { return b_.create<math::AbsFOp>(loc_, a); }
+  Value copysign(Value a, Value sign) { return b_.create<math::CopySignOp>(loc_, a, sign); }
   // v limited to [lo, hi]; NaN stays NaN.
   Value clamp(Value v, double lo, double hi) {
     v = select(cmp(arith::CmpFPredicate::OLT, v, c(lo)), c(lo), v);
@@ -381,7 +382,8 @@ class F32 {
     return {k, k_int, r};
   }
 
-  // e^x for x in [-104, 89] (0 and inf at the ends, subnormal results rounded once).
+  // e^x for x in [-104, 89] (0 and inf at the ends, subnormal results rounded once); NaN gives
+  // NaN (r is NaN, whatever the integer bits of k).
   Value exp(Value x) {
     auto [k, k_int, r] = reduceByLn2(x);
     // e^r = 1 + t, t = r + r^2 P(r); 2^k (1 + t) as one FMA, so 1 + t is never rounded.
@@ -426,7 +428,7 @@ class F32 {
     return fma(k, c(ln2_hi), add(sub(small, hfsq), f));
   }
 
-  // erf x for any x (NaN aside).
+  // erf x for any x; NaN gives NaN (every step carries it: clamps and selects keep it).
   Value erf(Value x) {
     const F32Polynomials& p = F32Polynomials::get();
     Value a = abs(x);
@@ -440,11 +442,11 @@ class F32 {
     Value u = sub(ac, select(first, c(mid1), c(mid2)));
     Value big = sub(c(1.0), poly2(u, first, p.erfc_mid, p.erfc_tail));
     big = select(cmp(arith::CmpFPredicate::OGE, a, c(F32Polynomials::kErfMax)), c(1.0), big);
-    big = select(cmp(arith::CmpFPredicate::OLT, x, c(0.0)), neg(big), big);
+    big = copysign(big, x);
     return select(cmp(arith::CmpFPredicate::OLE, a, c(1.0)), small, big);
   }
 
-  // tanh x for any x (NaN aside).
+  // tanh x for any x; NaN gives NaN (as erf).
   Value tanh(Value x) {
     Value a = abs(x);
     Value small = fma(x, poly(mul(x, x), F32Polynomials::get().tanh), x);
@@ -452,7 +454,7 @@ class F32 {
     // the rounding errors of e^(2|x|) and of the division would add up to over 1 ulp.)
     Value e = exp(mul(clamp(a, F32Polynomials::kTanhSmall, 10.0), c(2.0)));
     Value big = sub(c(1.0), div(c(2.0), add(e, c(1.0))));
-    big = select(cmp(arith::CmpFPredicate::OLT, x, c(0.0)), neg(big), big);
+    big = copysign(big, x);
     return select(cmp(arith::CmpFPredicate::OLE, a, c(F32Polynomials::kTanhSmall)), small, big);
   }
 
@@ -521,25 +523,28 @@ Value tanhViaF64(F64& f, Value x) {
                            f.sub(f.c(0.0), magnitude), magnitude));
 }
 
-// Rewrites a scalar f32 op: `compute` on its operand in f32; NaN in, NaN out.
+// Rewrites a scalar f32 op: `compute` on its operand in f32; NaN in, NaN out (by a final select
+// unless `compute` already carries NaN through, which saves two instructions per vector).
 template <typename Op>
 class F32Inline : public OpRewritePattern<Op> {
  public:
   using Compute = Value (*)(F32&, Value x);
-  F32Inline(MLIRContext* context, Compute compute)
-      : OpRewritePattern<Op>(context), compute_(compute) {}
+  F32Inline(MLIRContext* context, Compute compute, bool propagates_nan)
+      : OpRewritePattern<Op>(context), compute_(compute), propagates_nan_(propagates_nan) {}
 
   LogicalResult matchAndRewrite(Op op, PatternRewriter& rewriter) const override {
     if (!op.getType().isF32()) return failure();
     F32 f(rewriter, op.getLoc());
     Value x = op.getOperand();
     Value y = compute_(f, x);
-    rewriter.replaceOpWithNewOp<arith::SelectOp>(op, f.cmp(arith::CmpFPredicate::UNO, x, x), x, y);
+    if (!propagates_nan_) y = f.select(f.cmp(arith::CmpFPredicate::UNO, x, x), x, y);
+    rewriter.replaceOp(op, y);
     return success();
   }
 
  private:
   Compute compute_;
+  bool propagates_nan_;
 };
 
 Value expF32(F32& f, Value x) { return f.exp(f.clamp(x, -104.0, 89.0)); }
@@ -588,22 +593,22 @@ LogicalResult populateF32MathApproximations(RewritePatternSet& patterns, llvm::S
     const bool via_f64 = name.consume_back(".f64");
     if (name == "exp")
       via_f64 ? patterns.add<F32ViaF64<math::ExpOp>>(ctx, &expViaF64)
-              : patterns.add<F32Inline<math::ExpOp>>(ctx, &expF32);
+              : patterns.add<F32Inline<math::ExpOp>>(ctx, &expF32, /*propagates_nan=*/true);
     else if (name == "expm1")
       via_f64 ? patterns.add<F32ViaF64<math::ExpM1Op>>(ctx, &expm1ViaF64)
-              : patterns.add<F32Inline<math::ExpM1Op>>(ctx, &expm1F32);
+              : patterns.add<F32Inline<math::ExpM1Op>>(ctx, &expm1F32, /*propagates_nan=*/false);
     else if (name == "log")
       via_f64 ? patterns.add<F32ViaF64<math::LogOp>>(ctx, &logViaF64)
-              : patterns.add<F32Inline<math::LogOp>>(ctx, &logF32);
+              : patterns.add<F32Inline<math::LogOp>>(ctx, &logF32, /*propagates_nan=*/false);
     else if (name == "log1p")
       via_f64 ? patterns.add<F32ViaF64<math::Log1pOp>>(ctx, &log1pViaF64)
-              : patterns.add<F32Inline<math::Log1pOp>>(ctx, &log1pF32);
+              : patterns.add<F32Inline<math::Log1pOp>>(ctx, &log1pF32, /*propagates_nan=*/false);
     else if (name == "tanh")
       via_f64 ? patterns.add<F32ViaF64<math::TanhOp>>(ctx, &tanhViaF64)
-              : patterns.add<F32Inline<math::TanhOp>>(ctx, &tanhF32);
+              : patterns.add<F32Inline<math::TanhOp>>(ctx, &tanhF32, /*propagates_nan=*/true);
     else if (name == "erf")
       via_f64 ? patterns.add<F32ViaF64<math::ErfOp>>(ctx, &erfViaF64)
-              : patterns.add<F32Inline<math::ErfOp>>(ctx, &erfF32);
+              : patterns.add<F32Inline<math::ErfOp>>(ctx, &erfF32, /*propagates_nan=*/true);
     else
       return failure();
   }
