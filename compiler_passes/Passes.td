@@ -102,7 +102,8 @@ def ModuleConstantsPass : Pass<"disc-ral-module-constants", "::mlir::ModuleOp"> 
   }];
   let options = [
     Option<"minBytes", "min-bytes", "int64_t", /*default=*/"256",
-           "Smallest constant (in bytes) moved to the constants section">,
+           "Smallest constant (in bytes) moved to the constants section; 0 moves every "
+           "constant global, splats too (device kernels cannot read host-library data)">,
   ];
   let dependentDialects = ["::mlir::disc_ral::DiscRalDialect", "::mlir::memref::MemRefDialect"];
 }
@@ -139,15 +140,33 @@ def OutlineKernelsPass : Pass<"disc-ral-outline-kernels", "::mlir::ModuleOp"> {
     `block_x` so each workgroup has about `grain` units of work, and launches
     `ceil(trips / block_x)` workgroups with `disc_ral.launch`. Constants used inside are
     cloned into the kernel, so strides and sizes known at compile time stay known.
+
+    With `device=vulkan`, each such loop becomes a SPIR-V kernel instead (spirv_kernels.h): a
+    `spirv.module @ral_kernel_<n>` marked `disc_ral.kernel`, one invocation per iteration
+    (grid-stride), buffers as bindings, scalars and dynamic layouts as push constants. A loop
+    that cannot run on the device, and any host code left reading or writing memory, is an
+    error: a Vulkan module runs every loop over device memory on the device.
   }];
   let options = [
     Option<"grain", "grain", "int64_t", /*default=*/"16384",
-           "Work per workgroup (innermost iterations) the launch aims at">,
+           "Work per workgroup (innermost iterations) the launch aims at (cpu)">,
+    Option<"device", "device", "std::string", /*default=*/"\"cpu\"",
+           "Device the kernels are for: cpu (host functions) or vulkan (SPIR-V)">,
   ];
   let dependentDialects = [
     "::mlir::disc_ral::DiscRalDialect", "::mlir::arith::ArithDialect",
     "::mlir::func::FuncDialect", "::mlir::LLVM::LLVMDialect", "::mlir::scf::SCFDialect",
+    "::mlir::gpu::GPUDialect", "::mlir::memref::MemRefDialect", "::mlir::spirv::SPIRVDialect",
   ];
+}
+
+def SerializeKernelsPass : Pass<"disc-ral-serialize-kernels", "::mlir::ModuleOp"> {
+  let summary = "SPIR-V kernel modules become binaries in a module attribute";
+  let description = [{
+    Each `spirv.module` marked `disc_ral.kernel` is serialized and removed; the module attribute
+    `disc_ral.device_kernels` lists `{name, format = "spirv", data, workgroup}` per kernel, in
+    executable order, for ral-compile to store in the `.ralm`.
+  }];
 }
 
 def ExpandArithPass : Pass<"disc-ral-expand-arith", "::mlir::ModuleOp"> {

@@ -98,7 +98,18 @@ LogicalResult AllocOp::verify() {
 
 LogicalResult LaunchOp::verify() {
   auto kernel = SymbolTable::lookupNearestSymbolFrom(*this, getKernelAttr());
-  if (!kernel) return emitOpError("kernel @") << getKernel() << " is not defined";
+  if (!kernel) {
+    // Serialized already (disc-ral-serialize-kernels): listed by name on the module.
+    auto module = (*this)->getParentOfType<ModuleOp>();
+    auto serialized = module ? module->getAttrOfType<ArrayAttr>(kDeviceKernelsAttr) : nullptr;
+    if (serialized && llvm::any_of(serialized, [&](Attribute a) {
+          auto d = dyn_cast<DictionaryAttr>(a);
+          auto name = d ? d.getAs<StringAttr>("name") : nullptr;
+          return name && name.getValue() == getKernel();
+        }))
+      return success();
+    return emitOpError("kernel @") << getKernel() << " is not defined";
+  }
   if (!kernel->hasAttr(kKernelAttr))
     return emitOpError("@") << getKernel() << " is not marked '" << kKernelAttr << "'";
   for (Value arg : getArgs()) {

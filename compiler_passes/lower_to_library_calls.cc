@@ -3,6 +3,7 @@
 // Ops that have a RAL kernel become disc_ral.dispatch:
 //   linalg.matmul       (f16/bf16/f32/f64 memrefs) -> "ral_gemm"(a, b, c, false, false)
 //   linalg.batch_matmul                            -> "ral_batch_gemm"(a, b, c, false, false)
+//   (device vulkan: f32 only; the others stay linalg and become kernels)
 //   call @f where @f has {disc_ral.custom_call = "target"} -> "target"(args...)
 // and memref.alloc / memref.dealloc become disc_ral.alloc / disc_ral.dealloc, so buffers come
 // from the host context (an output buffer is handed to the host without a copy). memref.copy
@@ -198,6 +199,8 @@ class LowerToLibraryCallsPass : public impl::LowerToLibraryCallsPassBase<LowerTo
     if (!isKernelElement(element) || cast<MemRefType>(a.getType()).getElementType() != element ||
         cast<MemRefType>(b.getType()).getElementType() != element)
       return success();
+    // Vulkan's GEMM is f32 only; other types become generated kernels there.
+    if (device == "vulkan" && !element.isF32()) return success();
     // The kernels assume the output does not alias an input.
     Value root = rootBuffer(c);
     if (rootBuffer(a) == root || rootBuffer(b) == root) return success();

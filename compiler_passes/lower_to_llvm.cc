@@ -51,23 +51,26 @@ constexpr char kHoistAttr[] = "disc_ral.hoist";
 
 Type ptrType(MLIRContext* ctx) { return LLVM::LLVMPointerType::get(ctx); }
 
-// The encoded name of the RAL function a disc_ral op calls; empty for other ops.
+// The encoded name of the RAL function a disc_ral op calls; empty for other ops. The host glue
+// (inputs, outputs, host memory, errors) is the host context's, named for "cpu" whatever the
+// device; kernel launches and constants are the device's (`device`).
 std::string calleeName(Operation* op, StringRef device) {
   MLIRContext* ctx = op->getContext();
+  const StringRef host = "cpu";
   Type i64 = IntegerType::get(ctx, 64);
   if (auto recv = dyn_cast<RecvInputOp>(op))
-    return encodeCallName("ral_recv_input", device, {i64}, {recv.getType()});
+    return encodeCallName("ral_recv_input", host, {i64}, {recv.getType()});
   if (auto send = dyn_cast<SendOutputOp>(op))
-    return encodeCallName("ral_send_output", device, {i64, send.getValue().getType()}, {});
+    return encodeCallName("ral_send_output", host, {i64, send.getValue().getType()}, {});
   if (auto dispatch = dyn_cast<DispatchOp>(op))
     return encodeCallName(dispatch.getCallTargetName(), dispatch.getDevice(),
                           dispatch.getArgs().getTypes(), dispatch.getResultTypes());
-  if (isa<AllocOp>(op)) return encodeCallName("ral_alloc", device, {i64}, {ptrType(ctx)});
-  if (isa<DeallocOp>(op)) return encodeCallName("ral_dealloc", device, {ptrType(ctx)}, {});
+  if (isa<AllocOp>(op)) return encodeCallName("ral_alloc", host, {i64}, {ptrType(ctx)});
+  if (isa<DeallocOp>(op)) return encodeCallName("ral_dealloc", host, {ptrType(ctx)}, {});
   // void ral_signal_error(ctx, int32_t code, const char* message): LLVM's opaque pointers cannot
   // say `const char*` (pi8), so this one name is spelled out.
   if (isa<SignalErrorOp>(op))
-    return ral::encodeApiName("ral_signal_error", std::string_view(device.data(), device.size()),
+    return ral::encodeApiName("ral_signal_error", std::string_view(host.data(), host.size()),
                               {"pvoid", "i32", "pi8"}, {});
   if (auto constant = dyn_cast<ConstantOp>(op))
     return encodeCallName("ral_constant", device, {i64}, {constant.getType()});
@@ -341,12 +344,18 @@ class ConstantLowering : public RalOpLowering {
   }
 };
 
-// disc_ral.launch -> ral_kernel_launch(ctx, 0, entry, grid, block, 0, args, sizes, count): the
-// kernel arguments are stored in one stack record, with a pointer and a byte size per argument.
+// Where a kernel lives in the module file.
+struct KernelRef {
+  unsigned executable = 0;
+  unsigned entry = 0;
+};
+
+// disc_ral.launch -> ral_kernel_launch(ctx, executable, entry, grid, block, 0, args, sizes, count):
+// the kernel arguments are stored in one stack record, with a pointer and a byte size per argument.
 class LaunchLowering : public RalOpLowering {
  public:
   LaunchLowering(LLVMTypeConverter& converter, const CallEmitter& emitter, StringRef device,
-                 const llvm::StringMap<unsigned>& entries)
+                 const llvm::StringMap<KernelRef>& entries)
       : RalOpLowering(LaunchOp::getOperationName(), converter, emitter, device),
         entries_(entries) {}
   LogicalResult matchAndRewrite(Operation* op, ArrayRef<Value> operands,
@@ -378,8 +387,8 @@ class LaunchLowering : public RalOpLowering {
     auto entry = entries_.find(launch.getKernel());
     if (entry == entries_.end())
       return rewriter.notifyMatchFailure(op, "kernel without an entry index");
-    SmallVector<Value> values{i64Constant(rewriter, loc, 0),
-                              i64Constant(rewriter, loc, entry->second)};
+    SmallVector<Value> values{i64Constant(rewriter, loc, entry->second.executable),
+                              i64Constant(rewriter, loc, entry->second.entry)};
     for (Value dim : ValueRange(operands).slice(1, 6)) values.push_back(dim);
     values.push_back(i64Constant(rewriter, loc, 0));
     values.push_back(argv);
@@ -391,7 +400,7 @@ class LaunchLowering : public RalOpLowering {
   }
 
  private:
-  const llvm::StringMap<unsigned>& entries_;
+  const llvm::StringMap<KernelRef>& entries_;
 };
 
 // disc_ral.signal_error -> ral_signal_error(ctx, code, message); the message is a string global
@@ -455,11 +464,18 @@ class DiscRalToLLVMPass : public impl::DiscRalToLLVMPassBase<DiscRalToLLVMPass> 
       return WalkResult::advance();
     });
     if (names.wasInterrupted()) return signalPassFailure();
-    // Entry i of the host executable is the i-th kernel launched; kernels stay exported.
-    llvm::StringMap<unsigned> kernel_entries;
+    // Executables: device kernel i (disc_ral.device_kernels) is #i, entry 0; then the host
+    // executable, whose entry j is the j-th host kernel launched. Host kernels stay exported.
+    llvm::StringMap<KernelRef> kernel_refs;
+    unsigned device_kernels = 0;
+    if (auto serialized = module->getAttrOfType<ArrayAttr>(kDeviceKernelsAttr))
+      for (Attribute a : serialized)
+        kernel_refs[cast<DictionaryAttr>(a).getAs<StringAttr>("name").getValue()] =
+            KernelRef{device_kernels++, 0};
     SmallVector<Attribute> kernel_names;
     module.walk([&](LaunchOp launch) {
-      if (kernel_entries.try_emplace(launch.getKernel(), kernel_names.size()).second)
+      const KernelRef host{device_kernels, static_cast<unsigned>(kernel_names.size())};
+      if (kernel_refs.try_emplace(launch.getKernel(), host).second)
         kernel_names.push_back(StringAttr::get(ctx, launch.getKernel()));
     });
     llvm::StringSet<> kernels;
@@ -487,7 +503,7 @@ class DiscRalToLLVMPass : public impl::DiscRalToLLVMPassBase<DiscRalToLLVMPass> 
                  DeallocLowering>(converter, emitter, StringRef(device));
     patterns.add<SignalErrorLowering>(converter, emitter, StringRef(device), messages);
     patterns.add<ConstantLowering>(converter, emitter, StringRef(device));
-    patterns.add<LaunchLowering>(converter, emitter, StringRef(device), kernel_entries);
+    patterns.add<LaunchLowering>(converter, emitter, StringRef(device), kernel_refs);
     LLVMConversionTarget target(*ctx);
     target.addLegalOp<ModuleOp>();
     if (failed(applyFullConversion(module, target, std::move(patterns))))

@@ -50,7 +50,7 @@ class ModuleConstantsPass : public impl::ModuleConstantsPassBase<ModuleConstants
       if (!global || !global.getConstant()) continue;
       auto value = dyn_cast_or_null<DenseElementsAttr>(global.getConstantInitValue());
       MemRefType type = global.getType();
-      if (!value || value.isSplat() || !type.getLayout().isIdentity() ||
+      if (!value || (value.isSplat() && minBytes > 0) || !type.getLayout().isIdentity() ||
           !hasConstantApi(type.getElementType()) || storedBytes(type) < minBytes)
         continue;
       auto f = get->getParentOfType<func::FuncOp>();

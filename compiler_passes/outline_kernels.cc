@@ -14,11 +14,16 @@
 #include "compiler_passes/dialect.h"
 #include "compiler_passes/loop_analysis.h"
 #include "compiler_passes/passes.h"
+#include "compiler_passes/spirv_kernels.h"
 #include "mlir/Conversion/LLVMCommon/TypeConverter.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SPIRV/IR/SPIRVDialect.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/CallInterfaces.h"
@@ -102,9 +107,18 @@ class OutlineKernelsPass : public impl::OutlineKernelsPassBase<OutlineKernelsPas
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
     LLVMTypeConverter converter(&getContext());
+    if (device != "cpu" && device != "vulkan") {
+      module.emitError() << "disc-ral-outline-kernels: no kernels for device '" << device
+                         << "' (cpu or vulkan)";
+      return signalPassFailure();
+    }
     for (func::FuncOp f : llvm::to_vector(module.getOps<func::FuncOp>())) {
       if (f.isExternal() || f->hasAttr(kKernelAttr)) continue;
       if (f.getNumArguments() == 0 || !isa<ContextType>(f.getArgument(0).getType())) continue;
+      if (device == "vulkan") {
+        if (failed(outlineDevice(f, symbols))) return signalPassFailure();
+        continue;
+      }
       SmallVector<scf::ParallelOp> loops;
       f.walk([&](scf::ParallelOp p) {
         if (!p->getParentOfType<scf::ParallelOp>() && canOutline(p)) loops.push_back(p);
@@ -115,6 +129,28 @@ class OutlineKernelsPass : public impl::OutlineKernelsPassBase<OutlineKernelsPas
   }
 
  private:
+  // Every outermost loop of `f` becomes a SPIR-V kernel; host code must not touch memory after
+  // that (it would race with the queued kernels, and device memory need not be mapped).
+  LogicalResult outlineDevice(func::FuncOp f, SymbolTable& symbols) {
+    SmallVector<scf::ParallelOp> loops;
+    f.walk([&](scf::ParallelOp p) {
+      if (!p->getParentOfType<scf::ParallelOp>()) loops.push_back(p);
+    });
+    for (scf::ParallelOp loop : loops) {
+      const std::string name = "ral_kernel_" + std::to_string(next_++);
+      if (failed(outlineSpirvKernel(loop, f.getArgument(0), name, symbols))) return failure();
+    }
+    WalkResult host = f.walk([&](Operation* op) {
+      if (!isa<memref::LoadOp, memref::StoreOp, memref::CopyOp, linalg::LinalgOp>(op))
+        return WalkResult::advance();
+      op->emitError(
+          "would run on the host over device memory: with device 'vulkan' every "
+          "access of a buffer runs in a kernel, and this one is not in an outlined loop");
+      return WalkResult::interrupt();
+    });
+    return failure(host.wasInterrupted());
+  }
+
   LogicalResult outline(scf::ParallelOp loop, Value ctx, SymbolTable& symbols,
                         const LLVMTypeConverter& converter) {
     MLIRContext* mctx = &getContext();

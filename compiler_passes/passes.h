@@ -8,6 +8,8 @@
 //   disc-ral-fuse-loops                 linalg -> parallel loops, fused row-wise; reductions in
 //                                       registers
 //   disc-ral-outline-kernels            outermost parallel loops -> kernels + disc_ral.launch
+//                                       (host functions, or SPIR-V modules for vulkan)
+//   disc-ral-serialize-kernels          SPIR-V kernel modules -> binaries on the module
 //   disc-ral-expand-arith               bf16 conversions, ceil/floor divisions -> basic arithmetic
 //   disc-ral-to-llvm                    RAL ops -> import-table (or ral_api_call) calls; the
 //                                       whole module to the LLVM dialect
@@ -46,8 +48,9 @@ inline constexpr const char kEntryAttr[] = "disc_ral.entry";
 struct PipelineOptions {
   std::string entry = "main";              // the MLIR function that becomes the module entry
   std::string entry_symbol = "ral_entry";  // its exported C symbol
-  std::string device = "cpu";              // device of library calls and host functions
-  bool by_name = false;                    // call ral_api_call(ctx, name, args) instead
+  std::string device =
+      "cpu";             // device of library calls and kernels (cpu, vulkan); host glue is cpu
+  bool by_name = false;  // call ral_api_call(ctx, name, args) instead
   // f32 ops computed inline (disc-ral-lower-math's inline-f32), not by libm calls.
   std::string inline_f32_math = "exp,expm1,log,log1p,tanh,erf";
   bool kernels = true;               // outline parallel loops into kernels

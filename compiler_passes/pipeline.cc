@@ -16,6 +16,7 @@
 #include "mlir/Dialect/ControlFlow/Transforms/BufferDeallocationOpInterfaceImpl.h"
 #include "mlir/Dialect/ControlFlow/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Index/IR/IndexDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -31,6 +32,7 @@
 #include "mlir/Dialect/SCF/IR/ValueBoundsOpInterfaceImpl.h"
 #include "mlir/Dialect/SCF/Transforms/BufferDeallocationOpInterfaceImpl.h"
 #include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/SPIRV/IR/SPIRVDialect.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/IR/TensorInferTypeOpInterfaceImpl.h"
 #include "mlir/Dialect/Tensor/IR/ValueBoundsOpInterfaceImpl.h"
@@ -58,14 +60,18 @@ void buildCompilePipeline(OpPassManager& pm, const PipelineOptions& options) {
   library.device = options.device;
   pm.addPass(createLowerToLibraryCallsPass(library));
   ModuleConstantsPassOptions constants;
-  constants.minBytes = options.constant_min_bytes;
+  // Device kernels read constants from device memory only: every constant goes to the module.
+  constants.minBytes = options.device == "vulkan" ? 0 : options.constant_min_bytes;
   pm.addPass(createModuleConstantsPass(constants));
   LowerMathPassOptions math;
   math.inlineF32 = options.inline_f32_math;
   pm.addPass(createLowerMathPass(math));
   if (options.kernels) {
     pm.addPass(createFuseLoopsPass());
-    pm.addPass(createOutlineKernelsPass());
+    OutlineKernelsPassOptions outline;
+    outline.device = options.device == "vulkan" ? "vulkan" : "cpu";
+    pm.addPass(createOutlineKernelsPass(outline));
+    if (options.device == "vulkan") pm.addPass(createSerializeKernelsPass());
   }
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   // Views (subview, expand/collapse_shape, ...) become explicit offset and stride arithmetic.
@@ -89,7 +95,8 @@ struct PipelineCLOptions : public PassPipelineOptions<PipelineCLOptions> {
                             llvm::cl::init("main")};
   Option<std::string> entry_symbol{*this, "entry-symbol", llvm::cl::desc("Exported entry symbol"),
                                    llvm::cl::init("ral_entry")};
-  Option<std::string> device{*this, "device", llvm::cl::desc("Device of library calls"),
+  Option<std::string> device{*this, "device",
+                             llvm::cl::desc("Device of library calls and kernels (cpu, vulkan)"),
                              llvm::cl::init("cpu")};
   Option<bool> by_name{*this, "by-name", llvm::cl::desc("Call RAL functions by name"),
                        llvm::cl::init(false)};
@@ -132,7 +139,7 @@ void registerDialects(DialectRegistry& registry) {
                   affine::AffineDialect, index::IndexDialect, linalg::LinalgDialect,
                   memref::MemRefDialect, math::MathDialect, scf::SCFDialect, LLVM::LLVMDialect,
                   tensor::TensorDialect, bufferization::BufferizationDialect, tosa::TosaDialect,
-                  ub::UBDialect>();
+                  ub::UBDialect, gpu::GPUDialect, spirv::SPIRVDialect>();
   // What one-shot bufferization, buffer deallocation and TOSA's lowering ask of each dialect's
   // ops; mlir-opt gets these from registerAllDialects, ral-compile only from here.
   arith::registerBufferDeallocationOpInterfaceExternalModels(registry);

@@ -11,6 +11,7 @@ Status writeModuleFile(const CompiledModule& module, const std::string& path) {
   for (const TensorSignature& s : module.inputs) builder.addInput(s);
   for (const TensorSignature& s : module.outputs) builder.addOutput(s);
   for (const std::string& name : module.imports) builder.addImport(name);
+  for (const ExecutableDef& exe : module.device_executables) builder.addExecutable(exe);
   if (!module.host_kernels.empty()) {
     // A host executable holds its entries' symbol names (ral/module.h, ExecutableRef).
     ExecutableDef kernels;

@@ -23,10 +23,13 @@ struct CompiledModule {
   // Symbols of the host library's kernels (entries of the `host` executable, in launch index
   // order); empty: the module has no kernels.
   std::vector<std::string> host_kernels;
+  // Device kernels (SPIR-V, ...), executables 0..n-1 in launch index order; the host
+  // executable, when there is one, follows them.
+  std::vector<ExecutableDef> device_executables;
   std::vector<ConstantDef> constants;  // the constants section, in ral_constant index order
 };
 
-// Name of the executable holding a module's host kernels (executable #0).
+// Name of the executable holding a module's host kernels (after the device executables).
 inline constexpr const char kHostKernelsExecutable[] = "host_kernels";
 
 Status writeModuleFile(const CompiledModule& module, const std::string& path);

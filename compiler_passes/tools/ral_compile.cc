@@ -1,6 +1,7 @@
 // ral-compile: MLIR in, RAL module (.ralm) out.
 //
-//   ral-compile model.mlir -o model.ralm [--device=cpu] [--by-name] [--entry=main] [--name=model]
+//   ral-compile model.mlir -o model.ralm [--device=cpu|vulkan] [--by-name] [--entry=main]
+//   [--name=model]
 //               [--emit=ralm|mlir|llvm] [-O=3] [--mcpu=generic|native|<cpu>]
 //
 // The signature (dtype and static/dynamic dims of each input and output) comes from the entry
@@ -42,7 +43,10 @@ namespace {
 cl::opt<std::string> input_path(cl::Positional, cl::desc("<model.mlir>"), cl::Required);
 cl::opt<std::string> output_path("o", cl::desc("Output file (default: <input>.ralm)"),
                                  cl::value_desc("path"));
-cl::opt<std::string> device("device", cl::desc("Device of the module's RAL calls (cpu)"),
+cl::opt<std::string> device("device",
+                            cl::desc("Device the module's loops and library calls run on: cpu "
+                                     "(default) or vulkan (SPIR-V kernels; inputs and outputs "
+                                     "stay host tensors)"),
                             cl::init("cpu"));
 cl::opt<bool> by_name("by-name",
                       cl::desc("Call RAL functions through ral_api_call(ctx, name, args) instead "
@@ -118,7 +122,6 @@ bool signatureOf(mlir::Type type, ral::TensorSignature* sig) {
   if (!mlir::disc_ral::isBindableMemRef(type)) return false;
   auto memref = mlir::cast<mlir::MemRefType>(type);
   sig->dtype = mlir::disc_ral::elementDType(memref.getElementType());
-  sig->device = ral::DeviceKind::kCpu;
   for (int64_t d : memref.getShape())
     sig->dims.push_back(mlir::ShapedType::isDynamic(d) ? ral::kDynamicDim : d);
   // The layout contract: hosts bind views this layout accepts and re-lay out the others.
@@ -180,8 +183,11 @@ bool checkHostSymbols(const std::vector<uint8_t>& library,
 int main(int argc, char** argv) {
   llvm::InitLLVM init(argc, argv);
   cl::ParseCommandLineOptions(argc, argv, "ral-compile: compiles an MLIR model to a RAL module\n");
-  if (device != "cpu")
-    return fail("--device=" + device + " is not supported: this build generates CPU code only");
+  if (device != "cpu" && device != "vulkan")
+    return fail("--device=" + device +
+                " is not supported: this build generates code for cpu and vulkan");
+  if (device != "cpu" && !kernels)
+    return fail("--device=" + device + " runs every loop as a kernel; --kernels=false is cpu only");
   if (emit != "ralm" && emit != "mlir" && emit != "llvm")
     return fail("--emit must be ralm, mlir or llvm, got '" + emit + "'");
   if (opt_level < 0 || opt_level > 3) return fail("-O must be 0..3");
@@ -214,13 +220,18 @@ int main(int argc, char** argv) {
   compiled.name =
       module_name.empty() ? llvm::sys::path::stem(input_path).str() : module_name.getValue();
   compiled.entry_symbol = "ral_entry";
+  // Inputs and outputs live where the code runs; a host copies its tensors there.
+  const ral::DeviceKind data_device =
+      device == "vulkan" ? ral::DeviceKind::kVulkan : ral::DeviceKind::kCpu;
   if (auto f = module->lookupSymbol<mlir::func::FuncOp>(entry)) {
     for (mlir::Type t : f.getFunctionType().getInputs()) {
       ral::TensorSignature sig;
+      sig.device = data_device;
       if (signatureOf(t, &sig)) compiled.inputs.push_back(std::move(sig));
     }
     for (mlir::Type t : f.getFunctionType().getResults()) {
       ral::TensorSignature sig;
+      sig.device = data_device;
       if (signatureOf(t, &sig)) compiled.outputs.push_back(std::move(sig));
     }
   }
@@ -255,6 +266,23 @@ int main(int argc, char** argv) {
     for (mlir::Attribute a : names)
       compiled.host_kernels.push_back(mlir::cast<mlir::StringAttr>(a).str());
     (*module)->removeAttr(mlir::disc_ral::kHostKernelsAttr);
+  }
+  if (auto kernels =
+          (*module)->getAttrOfType<mlir::ArrayAttr>(mlir::disc_ral::kDeviceKernelsAttr)) {
+    for (mlir::Attribute a : kernels) {
+      auto entry = mlir::cast<mlir::DictionaryAttr>(a);
+      ral::ExecutableDef exe;
+      exe.name = entry.getAs<mlir::StringAttr>("name").str();
+      exe.format = ral::ExecutableFormat::kSpirv;
+      llvm::StringRef bytes = entry.getAs<mlir::StringAttr>("data").getValue();
+      exe.data.assign(bytes.begin(), bytes.end());
+      llvm::ArrayRef<int64_t> wg = entry.getAs<mlir::DenseI64ArrayAttr>("workgroup").asArrayRef();
+      exe.entries.push_back(ral::EntryPoint{
+          exe.name, ral::Dim3{static_cast<uint32_t>(wg[0]), static_cast<uint32_t>(wg[1]),
+                              static_cast<uint32_t>(wg[2])}});
+      compiled.device_executables.push_back(std::move(exe));
+    }
+    (*module)->removeAttr(mlir::disc_ral::kDeviceKernelsAttr);
   }
   if (auto constants = (*module)->getAttrOfType<mlir::ArrayAttr>(mlir::disc_ral::kConstantsAttr)) {
     for (mlir::Attribute a : constants) {

@@ -5,6 +5,7 @@
 #include <new>
 #include <utility>
 
+#include "contexts/standalone/host_visible_driver.h"
 #include "ral/io_checks.h"
 #include "ral/layout.h"
 #include "ral/module_spec.h"
@@ -110,7 +111,11 @@ Status StandaloneExecutionContext::bindInput(size_t index, const TensorRef& ref)
     if (sig.dims[d] != kDynamicDim && sig.dims[d] != ref.shape[d])
       return invalidArgument("input ", index, ": dimension ", d, " must be ", sig.dims[d], " (",
                              sig.typeString(), "), got ", ref.shape[d], " (", got, ")");
-  if (ref.device != sig.device)
+  // A device module's CPU inputs cross the boundary as copies into device memory (also where
+  // the signature says cpu but the code calls the device); other devices are refused.
+  const bool to_device =
+      ref.device == DeviceKind::kCpu && standalone_->device() != DeviceKind::kCpu;
+  if (ref.device != sig.device && !to_device)
     return invalidArgument("input ", index, ": expected a tensor on ", deviceKindName(sig.device),
                            ", got one on ", deviceKindName(ref.device));
   if (ref.data == nullptr && numel > 0)
@@ -120,9 +125,11 @@ Status StandaloneExecutionContext::bindInput(size_t index, const TensorRef& ref)
     std::copy(ref.strides, ref.strides + ref.rank, strides);
   else
     rowMajorStrides(ref.shape, ref.rank, strides);
-  RAL_ASSIGN_OR_RETURN(InputBinding how,
-                       chooseInputBinding(sig, index, ref.shape, strides, ref.rank,
-                                          standalone_->options().strict_zero_copy));
+  InputBinding how = InputBinding::kCopy;
+  if (!to_device) {
+    RAL_ASSIGN_OR_RETURN(how, chooseInputBinding(sig, index, ref.shape, strides, ref.rank,
+                                                 standalone_->options().strict_zero_copy));
+  }
   Binding& b = inputs_[index];
   freeInputCopy(b);
   b.bound = false;
@@ -178,6 +185,12 @@ Status StandaloneExecutionContext::run() {
                              " input(s)");
   ran_ = true;
   module.entry()(abi());
+  // Kernels were queued; outputs (and freed buffers) are settled once the device caught up.
+  if (Driver* device = standalone_->device_driver_) {
+    Status synced = device->synchronize();
+    if (!synced.ok() && !failed())
+      signalError(synced.withContext(internal::strCat("waiting for ", device->deviceName())));
+  }
   if (failed()) return status().withContext(internal::strCat("module '", module.name(), "'"));
   for (size_t i = 0; i < outputs_.size(); ++i)
     if (!outputs_[i].set)
@@ -330,24 +343,58 @@ StatusOr<std::shared_ptr<StandaloneContext>> StandaloneContext::create(
   if (!module->hostLibraryLoaded())
     return failedPrecondition("module '", module->name(),
                               "' was loaded without its host library and cannot run");
-  for (size_t i = 0; i < module->outputs().size(); ++i)
-    if (module->outputs()[i].device != DeviceKind::kCpu)
-      return unsupported("module '", module->name(), "' returns output ", i, " on ",
-                         deviceKindName(module->outputs()[i].device),
-                         "; the standalone context returns CPU outputs only");
+  RAL_ASSIGN_OR_RETURN(DeviceKind device, moduleDevice(*module));
   const Registry* registry = options.registry ? options.registry : &Registry::global();
   std::shared_ptr<StandaloneContext> ctx(new StandaloneContext(module, registry));
   ctx->options_.registry = registry;
   ctx->options_.strict_zero_copy = options.strict_zero_copy;
+  ctx->device_ = device;
+  if (!options.cpu_driver_factory && device != DeviceKind::kCpu)
+    options.cpu_driver_factory = hostVisibleCpuDriverFactory(device);
   if (options.cpu_driver_factory)
     RAL_RETURN_IF_ERROR(
         ctx->setDriverFactory(DeviceKind::kCpu, std::move(options.cpu_driver_factory)));
   RAL_RETURN_IF_ERROR(module->link(*ctx));
   RAL_RETURN_IF_ERROR(ctx->setModule(module));
+  if (device != DeviceKind::kCpu) {
+    // Now rather than at the first run: a missing device runtime is a load error.
+    auto d = ctx->driver(device);
+    if (!d.ok())
+      return d.status().withContext(
+          internal::strCat("module '", module->name(), "' runs on ", deviceKindName(device)));
+    ctx->device_driver_ = *d;
+  }
   auto driver = ctx->driver(DeviceKind::kCpu);
   if (!driver.ok()) return driver.status().withContext("the standalone context needs a CPU driver");
   ctx->host_driver_ = *driver;
   return ctx;
+}
+
+StatusOr<DeviceKind> moduleDevice(const Module& module) {
+  DeviceKind device = DeviceKind::kCpu;
+  std::string from;
+  auto note = [&](DeviceKind d, const std::string& what) -> Status {
+    if (d == DeviceKind::kCpu || d == device) return Status();
+    if (device != DeviceKind::kCpu)
+      return unsupported("module '", module.name(), "' uses two devices: ", deviceKindName(device),
+                         " (", from, ") and ", deviceKindName(d), " (", what, ")");
+    device = d;
+    from = what;
+    return Status();
+  };
+  for (size_t i = 0; i < module.inputs().size(); ++i)
+    RAL_RETURN_IF_ERROR(note(module.inputs()[i].device, internal::strCat("input ", i)));
+  for (size_t i = 0; i < module.outputs().size(); ++i)
+    RAL_RETURN_IF_ERROR(note(module.outputs()[i].device, internal::strCat("output ", i)));
+  // target___device___inputs___outputs
+  for (const std::string& name : module.imports()) {
+    const size_t a = name.find("___");
+    const size_t b = a == std::string::npos ? a : name.find("___", a + 3);
+    if (b == std::string::npos) continue;
+    auto kind = deviceKindFromName(std::string_view(name).substr(a + 3, b - a - 3));
+    if (kind.ok()) RAL_RETURN_IF_ERROR(note(*kind, name));
+  }
+  return device;
 }
 
 StatusOr<std::shared_ptr<StandaloneContext>> StandaloneContext::load(const std::string& path) {

@@ -20,6 +20,9 @@
 //   void ral_signal_error(ctx, int32_t status_code, const char* message)   (any context type)
 //       ral_signal_error___cpu___pvoid_i32_pi8___void
 //
+// A module compiled for a device (ral-compile --device=vulkan) takes and returns CPU tensors too:
+// the context copies inputs into device memory and waits for the device before run() returns.
+//
 // ral_alloc memory comes from the context's CPU driver and belongs to the execution: a buffer
 // passed to ral_send_output becomes the output tensor without a copy (a later ral_dealloc of it
 // is then a no-op); any other output (one that aliases an input, a constant, static data) is
@@ -160,6 +163,11 @@ class StandaloneContext : public Context, public std::enable_shared_from_this<St
   const Options& options() const { return options_; }
   // The driver that ral_alloc and outputs use.
   Driver* hostDriver() const { return host_driver_; }
+  // Where the module's code runs (moduleDevice()): kCpu, or a device whose kernels the module
+  // launches. For a device, buffers come from its host-visible memory (unless
+  // Options::cpu_driver_factory says otherwise), CPU inputs are copied in at binding, and run()
+  // returns once the device finished, so outputs are ordinary CPU tensors.
+  DeviceKind device() const { return device_; }
 
   Execution newExecution() { return Execution(acquireExecution()); }
   // Binds inputs (borrowed; inputs.size() must match the module), runs, returns every output.
@@ -175,7 +183,14 @@ class StandaloneContext : public Context, public std::enable_shared_from_this<St
   std::shared_ptr<Module> module_;
   Options options_;
   Driver* host_driver_ = nullptr;
+  DeviceKind device_ = DeviceKind::kCpu;
+  Driver* device_driver_ = nullptr;  // the device's driver; null for kCpu
 };
+
+// The device a module's code runs on: that of its inputs and outputs (ral-compile --device), else
+// the one its imports name (e.g. a custom call on "vulkan"); kCpu when nothing names another.
+// Two different devices are an error.
+StatusOr<DeviceKind> moduleDevice(const Module& module);
 
 // ---------------------------------------------------------------------------------------------
 

@@ -4,11 +4,17 @@
 //   void gemm(ExecutionContext*, MemRef<float, 2> a, MemRef<float, 2> b, MemRef<float, 2> c,
 //             bool transpose_a, bool transpose_b)                       c = op(a) * op(b)
 //     ral_gemm___vulkan___pvoid_m2df32_m2df32_m2df32_i1_i1___void
+//   void batchGemm(ExecutionContext*, MemRef<float, RA> a, MemRef<float, RB> b,
+//                  MemRef<float, RC> c, bool transpose_a, bool transpose_b)
+//     ral_batch_gemm___vulkan___pvoid_m<RA>df32_m<RB>df32_m<RC>df32_i1_i1___void
+//     one dispatch of the same shader per matrix of c; a size-1 (or missing) batch dim of a or b
+//     is broadcast.
 //
 // Same contract as the CPU kernel; operands must be memory of the context's Vulkan driver.
 #include <climits>
 
 #include "kernels/kernel_checks.h"
+#include "kernels/kernel_types.h"
 #include "kernels/vulkan/kernel_util.h"
 #include "kernels/vulkan/shaders.h"
 #include "ral/api.h"
@@ -64,6 +70,47 @@ void gemm(ExecutionContext* ctx, MemRef<float, 2> a, MemRef<float, 2> b, MemRef<
 }
 
 RAL_API("ral_gemm", "vulkan", gemm);
+
+// Matrix `index` (row-major over c's batch dims) of `m`, broadcasting its size-1 batch dims.
+template <int R, int RC>
+MemRef<float, 2> matrixOf(const MemRef<float, R>& m, const int64_t* c_sizes, int64_t index) {
+  MemRef<float, 2> s{m.allocated,
+                     m.aligned,
+                     m.offset,
+                     {m.sizes[R - 2], m.sizes[R - 1]},
+                     {m.strides[R - 2], m.strides[R - 1]}};
+  for (int d = RC - 3; d >= 0; --d) {
+    const int64_t i = index % c_sizes[d];
+    index /= c_sizes[d];
+    const int md = d - (RC - R);  // m's dim aligned with c's dim d (trailing alignment)
+    if (md >= 0 && m.sizes[md] != 1) s.offset += i * m.strides[md];
+  }
+  return s;
+}
+
+template <int RA, int RB, int RC>
+Status batchGemmImpl(ExecutionContext* ctx, const MemRef<float, RA>& a, const MemRef<float, RB>& b,
+                     const MemRef<float, RC>& c, bool ta, bool tb) {
+  RAL_RETURN_IF_ERROR(checkMatmul("ral_batch_gemm", a, b, c, ta, tb).status());
+  int64_t batches = 1;
+  for (int d = 0; d < RC - 2; ++d) batches *= c.sizes[d];
+  for (int64_t i = 0; i < batches; ++i) {
+    Status s = gemmImpl(ctx, matrixOf<RA, RC>(a, c.sizes, i), matrixOf<RB, RC>(b, c.sizes, i),
+                        matrixOf<RC, RC>(c, c.sizes, i), ta, tb);
+    if (!s.ok()) return s.withContext(internal::strCat("ral_batch_gemm: matrix ", i));
+  }
+  return Status();
+}
+
+template <typename T, int RA, int RB, int RC>
+void batchGemm(ExecutionContext* ctx, MemRef<T, RA> a, MemRef<T, RB> b, MemRef<T, RC> c,
+               bool transpose_a, bool transpose_b) {
+  RAL_SIGNAL_IF_ERROR(ctx, batchGemmImpl(ctx, a, b, c, transpose_a, transpose_b));
+}
+
+#define RAL_REGISTER_VULKAN_BATCH_GEMM(T, RA, RB, RC) \
+  RAL_API("ral_batch_gemm", "vulkan", batchGemm<T, RA, RB, RC>);
+RAL_KERNEL_BATCH_GEMM_RANKS(RAL_REGISTER_VULKAN_BATCH_GEMM, float)
 
 }  // namespace
 }  // namespace ral::kernels::vulkan

@@ -1,7 +1,8 @@
-// ral-run: runs a module file on the standalone context. With --device=cuda (or another GPU)
-// the context's buffers come from that device's host-visible memory, inputs are staged there,
-// and the device is synchronized before outputs are read; an unavailable device is one clear
-// error.
+// ral-run: runs a module file on the standalone context. A module compiled for a device
+// (ral-compile --device=vulkan, or one calling a device's kernels) runs there: the context copies
+// the inputs into the device's memory and waits for it before outputs are read. --device names
+// the device expected; an unavailable one is one clear error, and one the module was not
+// compiled for is refused (the code would still run where it was compiled for).
 //
 //   ral-run model.ralm --input=@x.npy --input=2x3xf32=1,2,3,4,5,6 [--output=@y.npy]
 //           [--expected_output=@ref.npy] [--rtol=1e-5 --atol=1e-6] [--device=cpu]
@@ -22,7 +23,6 @@
 
 #include "contexts/standalone/standalone_context.h"
 #include "plugins/standalone/host_tensor.h"
-#include "plugins/standalone/host_visible_driver.h"
 #include "plugins/standalone/npy.h"
 #include "ral/context.h"
 #include "ral/driver.h"
@@ -45,22 +45,13 @@ int fail(int code, const std::string& message) {
   return code;
 }
 
-// Where a run's device work goes: nullptr for the CPU; else the device driver and the inputs
-// staged in its host-visible memory.
-struct DeviceRun {
-  ral::Driver* driver = nullptr;
-  std::vector<ral::standalone::TensorRef> inputs;
-};
-
 // One execution: binds `inputs`, runs, returns the outputs (copied when `keep` is set).
 Status runOnce(StandaloneContext& context, std::vector<HostTensor>& inputs,
-               std::vector<HostTensor>* keep, const DeviceRun& device = {}) {
+               std::vector<HostTensor>* keep) {
   ral::standalone::Execution exec = context.newExecution();
   for (size_t i = 0; i < inputs.size(); ++i)
-    RAL_RETURN_IF_ERROR(exec.bindInput(i, device.driver ? device.inputs[i] : inputs[i].ref()));
+    RAL_RETURN_IF_ERROR(exec.bindInput(i, inputs[i].ref()));
   RAL_RETURN_IF_ERROR(exec.run());
-  // Kernels queue device work; outputs are complete once the device caught up.
-  if (device.driver != nullptr) RAL_RETURN_IF_ERROR(device.driver->synchronize());
   for (size_t i = 0; i < context.module().outputs().size(); ++i) {
     RAL_ASSIGN_OR_RETURN(DLManagedTensor * t, exec.takeOutput(i));
     ral::standalone::DLTensorPtr owned(t);
@@ -79,10 +70,10 @@ double percentile(const std::vector<double>& sorted, double p) {
 }
 
 int benchmark(StandaloneContext& context, std::vector<HostTensor>& inputs, int iterations,
-              int threads, const DeviceRun& device) {
+              int threads) {
   using Clock = std::chrono::steady_clock;
   for (int i = 0; i < std::min(iterations, 10); ++i) {
-    Status s = runOnce(context, inputs, nullptr, device);
+    Status s = runOnce(context, inputs, nullptr);
     if (!s.ok()) return fail(kExitRunFailed, s.toString());
   }
   std::vector<std::vector<double>> latencies(threads);
@@ -98,7 +89,7 @@ int benchmark(StandaloneContext& context, std::vector<HostTensor>& inputs, int i
       while (!go.load(std::memory_order_acquire)) std::this_thread::yield();
       for (int i = 0; i < iterations; ++i) {
         const auto t0 = Clock::now();
-        Status s = runOnce(context, inputs, nullptr, device);
+        Status s = runOnce(context, inputs, nullptr);
         const auto t1 = Clock::now();
         if (!s.ok()) {
           errors[t] = s;
@@ -142,7 +133,9 @@ int main(int argc, char** argv) {
       ->allow_extra_args(false);
   app.add_option("--rtol", tol.rtol, "relative tolerance for floating-point outputs");
   app.add_option("--atol", tol.atol, "absolute tolerance for floating-point outputs");
-  app.add_option("--device", device, "device to run on (cpu, cuda, vulkan)");
+  CLI::Option* device_option = app.add_option(
+      "--device", device,
+      "device the module must run on (cpu, cuda, vulkan; default: the one it was compiled for)");
   app.add_option("--benchmark", iterations, "then run N timed executions per thread");
   app.add_option("--threads", threads, "benchmark threads sharing the one context");
   app.add_flag("--strict-zero-copy", strict_zero_copy,
@@ -157,6 +150,7 @@ int main(int argc, char** argv) {
   }
   if (iterations < 0) return fail(kExitUsage, "--benchmark must be >= 0");
   if (threads < 1 || threads > 1024) return fail(kExitUsage, "--threads must be in 1..1024");
+  const bool device_given = device_option->count() > 0;
   auto kind = ral::deviceKindFromName(device);
   if (!kind.ok()) return fail(kExitUsage, std::string(kind.status().message()));
   StandaloneContext::Options options;
@@ -167,12 +161,16 @@ int main(int argc, char** argv) {
     if (!available.ok())
       return fail(kExitUsage,
                   "device '" + device + "' is not available: " + available.status().toString());
-    options.cpu_driver_factory = ral::standalone::hostVisibleCpuDriverFactory(*kind);
   }
 
   auto context = StandaloneContext::load(path, std::move(options));
   if (!context.ok()) return fail(kExitRunFailed, context.status().toString());
   const ral::Module& module = (*context)->module();
+  if (device_given && (*context)->device() != *kind)
+    return fail(kExitUsage, "module '" + module.name() + "' runs on " +
+                                std::string(ral::deviceKindName((*context)->device())) + ", not " +
+                                device + " (ral-compile --device=" + device + " builds it for " +
+                                device + ")");
   if (inputs.size() != module.inputs().size())
     return fail(kExitUsage, "module '" + module.name() + "' takes " +
                                 std::to_string(module.inputs().size()) + " input(s), " +
@@ -202,30 +200,8 @@ int main(int argc, char** argv) {
     refs.push_back(std::move(*t));
   }
 
-  // Device runs: inputs are copied once into host-visible memory the device can read.
-  DeviceRun device_run;
-  std::vector<std::shared_ptr<void>> staged;
-  if (*kind != ral::DeviceKind::kCpu) {
-    auto driver = (*context)->driver(*kind);
-    if (!driver.ok()) return fail(kExitRunFailed, driver.status().toString());
-    device_run.driver = *driver;
-    for (size_t i = 0; i < values.size(); ++i) {
-      ral::standalone::TensorRef ref = values[i].ref();
-      const size_t bytes = values[i].bytes.size();
-      auto mem = device_run.driver->allocate(std::max<size_t>(bytes, 1), 64,
-                                             ral::MemoryKind::kHostVisible);
-      if (!mem.ok())
-        return fail(kExitRunFailed, "input " + std::to_string(i) + ": " + mem.status().toString());
-      staged.emplace_back(*mem, [d = device_run.driver](void* p) { (void)d->deallocate(p); });
-      if (bytes > 0) std::memcpy(*mem, values[i].bytes.data(), bytes);
-      ref.data = *mem;
-      ref.device = module.inputs()[i].device;
-      device_run.inputs.push_back(ref);
-    }
-  }
-
   std::vector<HostTensor> results;
-  Status ran = runOnce(**context, values, &results, device_run);
+  Status ran = runOnce(**context, values, &results);
   if (!ran.ok()) return fail(kExitRunFailed, ran.toString());
   for (size_t i = 0; i < results.size(); ++i) {
     if (i < outputs.size()) {
@@ -245,6 +221,6 @@ int main(int argc, char** argv) {
                       " differs from the expected output: " + std::string(cmp.message()));
   }
   if (!refs.empty()) std::printf("expected outputs: %zu matched\n", refs.size());
-  if (iterations > 0) return benchmark(**context, values, iterations, threads, device_run);
+  if (iterations > 0) return benchmark(**context, values, iterations, threads);
   return 0;
 }

@@ -1,10 +1,10 @@
 // A CPU driver whose memory comes from another device's host-visible allocations (pinned and
 // mapped into the device's address space). Everything else runs on the built-in CPU driver.
-// ral-run installs it for --device=cuda, vulkan (or another GPU), so every buffer the standalone
-// context hands to a module (copied inputs, ral_alloc, outputs) is reachable by that device's
-// kernels.
-#ifndef RAL_PLUGINS_STANDALONE_HOST_VISIBLE_DRIVER_H_
-#define RAL_PLUGINS_STANDALONE_HOST_VISIBLE_DRIVER_H_
+// The standalone context installs it for a module whose code runs on a device (StandaloneContext
+// ::device()), so every buffer it hands to the module (inputs copied at the boundary, ral_alloc,
+// outputs) is reachable by that device's kernels and readable by the host once it synchronized.
+#ifndef RAL_CONTEXTS_STANDALONE_HOST_VISIBLE_DRIVER_H_
+#define RAL_CONTEXTS_STANDALONE_HOST_VISIBLE_DRIVER_H_
 
 #include "ral/driver.h"
 
@@ -18,4 +18,4 @@ DriverFactory hostVisibleCpuDriverFactory(DeviceKind device);
 
 }  // namespace ral::standalone
 
-#endif  // RAL_PLUGINS_STANDALONE_HOST_VISIBLE_DRIVER_H_
+#endif  // RAL_CONTEXTS_STANDALONE_HOST_VISIBLE_DRIVER_H_

@@ -1,4 +1,4 @@
-#include "host_visible_driver.h"
+#include "contexts/standalone/host_visible_driver.h"
 
 #include <algorithm>
 #include <atomic>
