@@ -1,10 +1,10 @@
 // disc-ral-lower-math: every math op on every float type gets a lowering with a known accuracy.
 //
 // f16/bf16 ops run in f32 and round once, so their error stays within one unit in the last place.
-// f32 exp, expm1, log, log1p, tanh and erf are inlined, computed in f64 (math_approximations.h), so
-// loops over them vectorize. Other ops on f32/f64 without an LLVM intrinsic, and f64 log1p/expm1
-// (which MLIR's LLVM lowering computes as log(1 + x) and exp(x) - 1, losing every digit for small
-// x), call the C library:
+// f32 exp, expm1, log, log1p, tanh and erf are inlined, computed in f32 within about 1 ulp (or in
+// f64 as "<op>.f64"; math_approximations.h), so loops over them vectorize. Other ops on f32/f64
+// without an LLVM intrinsic, and f64 log1p/expm1 (which MLIR's LLVM lowering computes as
+// log(1 + x) and exp(x) - 1, losing every digit for small x), call the C library:
 //   %y = math.tanh %x : f32   =>   %y = func.call @tanhf(%x) : (f32) -> f32
 // glibc documents at most 1-2 ulp for these. ral-compile's host-symbol check admits libm names.
 //
@@ -105,7 +105,7 @@ class LowerMathPass : public impl::LowerMathPassBase<LowerMathPass> {
     RewritePatternSet inline_math(ctx);
     if (failed(populateF32MathApproximations(inline_math, inlineF32))) {
       module.emitError() << "disc-ral-lower-math: inline-f32 must name ops among exp, expm1, "
-                            "log, log1p, tanh, erf; got '"
+                            "log, log1p, tanh, erf (each optionally with .f64); got '"
                          << inlineF32 << "'";
       return signalPassFailure();
     }
