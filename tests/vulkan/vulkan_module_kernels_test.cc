@@ -1,0 +1,163 @@
+// A module compiled with ral-compile --device=vulkan (examples/softmax.mlir) through the
+// standalone context: its loop runs as a SPIR-V kernel on the Vulkan device, CPU inputs (also
+// strided views and empty ones) are copied in at the boundary, outputs come back as CPU tensors;
+// a corrupt SPIR-V executable and bad launches are errors on the execution, and the next run is
+// correct.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "contexts/standalone/standalone_context.h"
+#include "ral/module_builder.h"
+
+namespace ral::standalone {
+namespace {
+
+constexpr char kLaunch[] =
+    "ral_kernel_launch___vulkan___pvoid_i64_i64_i64_i64_i64_i64_i64_i64_i64_ppvoid_pi64_i64___"
+    "void";
+
+std::string modulePath() {
+  return std::string(RAL_TEST_MODULE_DIR) + "/compiled_softmax_vulkan.ralm";
+}
+
+#define SKIP_WITHOUT_MODULE_OR_DEVICE()                                                 \
+  if (!std::ifstream(modulePath()).good())                                              \
+    GTEST_SKIP() << "built without the MLIR compiler: no compiled_softmax_vulkan.ralm"; \
+  if (!Context().driver(DeviceKind::kVulkan).ok()) GTEST_SKIP() << "no Vulkan device"
+
+bool contains(std::string_view haystack, std::string_view needle) {
+  return haystack.find(needle) != std::string_view::npos;
+}
+
+// Softmax of a rows x cols view of `storage` (row stride `ld` >= cols) against a double reference.
+void expectSoftmaxWorks(StandaloneContext& ctx, int64_t rows, int64_t cols, int64_t ld) {
+  std::vector<float> x(static_cast<size_t>(std::max<int64_t>(rows * ld, 1)));
+  for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.37f * static_cast<float>(i)) * 3;
+  const int64_t shape[] = {rows, cols};
+  const int64_t strides[] = {ld, 1};
+  TensorRef ref{x.data(), DType::kF32, 2, shape, strides, DeviceKind::kCpu};
+  Execution e = ctx.newExecution();
+  Status bound = e.bindInput(0, ref);
+  ASSERT_TRUE(bound.ok()) << bound;
+  Status run = e.run();
+  ASSERT_TRUE(run.ok()) << run;
+  auto out = e.takeOutput(0);
+  ASSERT_TRUE(out.ok()) << out.status();
+  const DLTensor& t = (*out)->dl_tensor;
+  EXPECT_EQ(t.device.device_type, kDLCPU);
+  ASSERT_EQ(t.shape[0], rows);
+  ASSERT_EQ(t.shape[1], cols);
+  const float* y = static_cast<const float*>(t.data);
+  for (int64_t r = 0; r < rows; ++r) {
+    double m = -INFINITY, s = 0;
+    for (int64_t c = 0; c < cols; ++c) m = std::max(m, double{x[r * ld + c]});
+    for (int64_t c = 0; c < cols; ++c) s += std::exp(x[r * ld + c] - m);
+    for (int64_t c = 0; c < cols; ++c)
+      ASSERT_NEAR(y[r * cols + c], std::exp(x[r * ld + c] - m) / s, 1e-6) << r << "," << c;
+  }
+  (*out)->deleter(*out);
+}
+
+TEST(VulkanModuleKernelsTest, SpirvKernelRunsOnCpuInputs) {
+  SKIP_WITHOUT_MODULE_OR_DEVICE();
+  auto module = Module::load(modulePath());
+  ASSERT_TRUE(module.ok()) << module.status();
+  ASSERT_EQ((*module)->executables().size(), 1u);
+  EXPECT_EQ((*module)->executables()[0].format, ExecutableFormat::kSpirv);
+  EXPECT_EQ((*module)->inputs()[0].device, DeviceKind::kVulkan);
+  auto ctx = StandaloneContext::create(*module);
+  ASSERT_TRUE(ctx.ok()) << ctx.status();
+  EXPECT_EQ((*ctx)->device(), DeviceKind::kVulkan);
+  expectSoftmaxWorks(**ctx, 5, 7, 7);
+  expectSoftmaxWorks(**ctx, 0, 7, 7);     // an empty grid launches nothing
+  expectSoftmaxWorks(**ctx, 300, 1, 1);   // more rows than one workgroup
+  expectSoftmaxWorks(**ctx, 70, 33, 40);  // a strided view: re-laid out on the way in
+}
+
+// Calls ral_kernel_launch on Vulkan directly on a fresh execution; returns its status.
+Status launch(StandaloneContext& ctx, int64_t executable, int64_t grid, int64_t block, void** args,
+              int64_t* sizes, int64_t count) {
+  Status lookup;
+  ral_fn fn = ctx.lookupApi(kLaunch, &lookup);
+  if (fn == nullptr) return lookup;
+  ExecutionHandle h = ctx.acquireExecution();
+  void* abi = h->abi();
+  int64_t entry = 0, one = 1, shared = 0;
+  void* slots[] = {&abi, &executable, &entry,  &grid, &one,   &one,  &block,
+                   &one, &one,        &shared, &args, &sizes, &count};
+  fn(abi, slots);
+  return h->status();
+}
+
+TEST(VulkanModuleKernelsTest, BadLaunchesAreErrorsAndTheNextRunIsCorrect) {
+  SKIP_WITHOUT_MODULE_OR_DEVICE();
+  auto ctx = StandaloneContext::load(modulePath());
+  ASSERT_TRUE(ctx.ok()) << ctx.status();
+  StandaloneContext& c = **ctx;
+  int64_t value = 0;
+  void* args[] = {&value};
+  int64_t sizes[] = {8};
+  struct Case {
+    int64_t executable, grid, block;
+    int64_t count;
+    const char* message;
+  } cases[] = {
+      {3, 1, 64, 1, "has 1 executables, not #3"},
+      {0, 1, 32, 1, "compiled for workgroup size 64x1x1"},
+      {0, 1, 64, 1, "binds 4 buffers; the launch passes 1 arguments"},
+      {0, 70000, 64, 1, "grid dimension 0 is 70000"},
+  };
+  for (const Case& k : cases) {
+    Status s = launch(c, k.executable, k.grid, k.block, args, sizes, k.count);
+    EXPECT_FALSE(s.ok()) << k.message;
+    EXPECT_TRUE(contains(s.message(), k.message)) << s;
+    expectSoftmaxWorks(c, 3, 9, 9);
+  }
+}
+
+TEST(VulkanModuleKernelsTest, CorruptSpirvIsACleanError) {
+  SKIP_WITHOUT_MODULE_OR_DEVICE();
+  auto good = Module::load(modulePath());
+  ASSERT_TRUE(good.ok()) << good.status();
+  ModuleSpec spec;
+  const Module& m = **good;
+  spec.name = m.name();
+  spec.entry = m.entryName();
+  spec.inputs = m.inputs();
+  spec.outputs = m.outputs();
+  spec.imports = m.imports();
+  spec.host_library.assign(m.hostLibraryData(), m.hostLibraryData() + m.hostLibrarySize());
+  const ExecutableRef& e = m.executables()[0];
+  ExecutableDef def{e.name, e.format, {}, e.entries};
+  const auto* bytes = static_cast<const uint8_t*>(e.data);
+  def.data.assign(bytes, bytes + e.size);
+  for (size_t i = 20; i < def.data.size(); i += 7) def.data[i] ^= 0xa5;  // keep the header
+  spec.executables.push_back(std::move(def));
+  ModuleBuilder builder(std::move(spec));
+  auto file = builder.build();
+  ASSERT_TRUE(file.ok()) << file.status();
+  auto bad = Module::load(file->data(), file->size());
+  ASSERT_TRUE(bad.ok()) << bad.status();
+  auto ctx = StandaloneContext::create(*bad);
+  ASSERT_TRUE(ctx.ok()) << ctx.status();
+  std::vector<float> x(6, 1.0f);
+  const int64_t shape[] = {2, 3};
+  for (int attempt = 0; attempt < 2; ++attempt) {  // a failed load is not cached as success
+    Execution ex = (*ctx)->newExecution();
+    ASSERT_TRUE(ex.bindInput(0, TensorRef{x.data(), DType::kF32, 2, shape, nullptr}).ok());
+    Status run = ex.run();
+    ASSERT_FALSE(run.ok());
+    EXPECT_TRUE(contains(run.message(), "ral_kernel_launch")) << run;
+  }
+  auto fine = StandaloneContext::create(*good);
+  ASSERT_TRUE(fine.ok()) << fine.status();
+  expectSoftmaxWorks(**fine, 4, 33, 33);
+}
+
+}  // namespace
+}  // namespace ral::standalone
