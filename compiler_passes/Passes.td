@@ -77,12 +77,13 @@ def LowerMathPass : Pass<"disc-ral-lower-math", "::mlir::ModuleOp"> {
     functions, which a module's host library may import. The rest (exp, log, sqrt, sin, cos,
     pow, abs, ceil, floor, ...) go to LLVM's intrinsics in disc-ral-to-llvm. The f32 ops named
     in `inline-f32` (any of exp, expm1, log, log1p, tanh, erf; all by default) are first expanded
-    inline, computed in f64 and rounded once, so loops over them vectorize instead of calling
-    libm per element.
+    inline, computed in f32 within about 1 ulp (`<op>.f64` in the list: computed in f64 and
+    rounded once), so loops over them vectorize instead of calling libm per element.
   }];
   let options = [
     Option<"inlineF32", "inline-f32", "std::string", /*default=*/"\"exp,expm1,log,log1p,tanh,erf\"",
-           "f32 ops to expand inline (comma-separated: exp, expm1, log, log1p, tanh, erf; empty: none)">,
+           "f32 ops to expand inline (comma-separated: exp, expm1, log, log1p, tanh, erf, or "
+           "<op>.f64 for the f64-evaluated form; empty: none)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect", "::mlir::math::MathDialect",

@@ -133,9 +133,11 @@ class LowerToLibraryCallsPass : public impl::LowerToLibraryCallsPassBase<LowerTo
     for (cf::AssertOp op : asserts)
       if (failed(lowerAssert(op))) return signalPassFailure();
 
-    // Copies MLIR would lower to a call of its runtime library become loops.
+    // Copies MLIR would lower to a call of its runtime library become loops; on a device every
+    // copy does (a kernel then moves the bytes on the device).
     module.walk([&](memref::CopyOp copy) {
-      if (isContiguous(copy.getSource()) && isContiguous(copy.getTarget())) return;
+      if (device != "vulkan" && isContiguous(copy.getSource()) && isContiguous(copy.getTarget()))
+        return;
       OpBuilder builder(copy);
       builder.create<linalg::CopyOp>(copy.getLoc(), copy.getSource(), copy.getTarget());
       copy.erase();

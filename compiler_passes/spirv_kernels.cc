@@ -136,8 +136,8 @@ LogicalResult sequentializeInnerLoops(Operation* root) {
   for (scf::ForOp f : with_results) {
     OpBuilder b(f);
     Location loc = f.getLoc();
-    Value runs =
-        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, f.getLowerBound(), f.getUpperBound());
+    Value runs = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, f.getLowerBound(),
+                                         f.getUpperBound());
     auto guard = b.create<scf::IfOp>(loc, f.getResultTypes(), runs, /*withElseRegion=*/true);
     f.replaceAllUsesWith(guard.getResults());
     OpBuilder::atBlockEnd(guard.elseBlock()).create<scf::YieldOp>(loc, f.getInitArgs());
@@ -178,6 +178,15 @@ LogicalResult convertToSpirv(spirv::ModuleOp module) {
       if (v->getBlock() != &entry) vars.push_back(v);
     });
     for (spirv::VariableOp v : vars) v->moveBefore(&entry, entry.begin());
+  });
+
+  // Float arithmetic is exact as written: drivers may otherwise reassociate or contract it
+  // (Mesa does), which breaks the rounding tricks of the inlined math (x + 1.5*2^23 - 1.5*2^23)
+  // and would make results depend on the driver.
+  module.walk([](Operation* op) {
+    if (isa<spirv::FAddOp, spirv::FSubOp, spirv::FMulOp, spirv::FDivOp, spirv::FRemOp,
+            spirv::FModOp, spirv::FNegateOp>(op))
+      op->setAttr("no_contraction", UnitAttr::get(op->getContext()));
   });
 
   PassManager pm(ctx, spirv::ModuleOp::getOperationName());

@@ -54,10 +54,11 @@ cl::opt<bool> by_name("by-name",
                       cl::init(false));
 cl::opt<std::string> inline_f32_math(
     "inline-f32-math",
-    cl::desc("f32 math computed inline in f64 (vectorizable) instead of by libm calls: auto "
-             "(default: exp, expm1, log, log1p, tanh and erf where the target has AVX2+FMA, "
-             "else expm1, log1p, tanh and erf, where inline code is faster even with SSE2 "
-             "only), all, none, or a comma-separated list of those ops"),
+    cl::desc("f32 math computed inline (in f32, within about 1 ulp, vectorizable; <op>.f64 "
+             "evaluates in f64 and rounds once) instead of by libm calls: auto (default: exp, "
+             "expm1, log, log1p, tanh and erf for vulkan and where the target has AVX2+FMA, "
+             "else expm1, log1p, tanh and erf), all, none, or a comma-separated list of those "
+             "ops"),
     cl::init("auto"));
 cl::opt<bool> kernels("kernels",
                       cl::desc("Run parallel loops as kernels on the device's workgroups "
@@ -244,8 +245,10 @@ int main(int argc, char** argv) {
   options.by_name = by_name;
   options.kernels = kernels;
   options.constant_min_bytes = constant_min_bytes;
+  // Kernels on a device always inline all six: its own exp/log (GLSL.std.450) may be off by
+  // several ulp, and it has no erf at all.
   if (inline_f32_math == "auto")
-    options.inline_f32_math = ral::compiler::targetHasWideVectors(mcpu)
+    options.inline_f32_math = device != "cpu" || ral::compiler::targetHasWideVectors(mcpu)
                                   ? "exp,expm1,log,log1p,tanh,erf"
                                   : "expm1,log1p,tanh,erf";
   else if (inline_f32_math == "all")
