@@ -81,21 +81,6 @@ struct TempDir {
 
 }  // namespace
 
-bool targetHasWideVectors(const std::string& cpu) {
-  llvm::InitializeNativeTarget();
-  if (cpu == "native") {
-    const std::string features = hostFeatures();
-    return features.find("+avx2") != std::string::npos &&
-           features.find("+fma") != std::string::npos;
-  }
-  const std::string triple = llvm::sys::getDefaultTargetTriple();
-  std::string lookup_error;
-  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(triple, lookup_error);
-  if (!target) return false;
-  std::unique_ptr<llvm::MCSubtargetInfo> info(target->createMCSubtargetInfo(triple, cpu, ""));
-  return info && info->checkFeatures("+avx2,+fma");
-}
-
 bool compileToSharedObject(llvm::Module& module, const CodegenOptions& options,
                            std::vector<uint8_t>* shared_object, std::string* error) {
   llvm::InitializeNativeTarget();

@@ -19,9 +19,6 @@ struct CodegenOptions {
   std::string linker = "";      // compiler driver used to link (clang); a build-time default
 };
 
-// Whether the target CPU (`cpu` as in CodegenOptions) has 256-bit vectors with FMA (x86 AVX2 +
-// FMA): where inline f64 math outruns libm's scalar calls. False for an unknown CPU.
-bool targetHasWideVectors(const std::string& cpu);
 
 // Optimises `module` in place (it gets the target's triple and data layout), emits an object
 // file and links it into a shared object. False with `error` set on failure.

@@ -1,6 +1,7 @@
 #include "drivers/cpu/thread_pool.h"
 
 #include <algorithm>
+#include <chrono>
 #include <exception>
 
 namespace ral::cpu {
@@ -52,7 +53,18 @@ void ThreadPool::workerLoop() {
     }
     if (stop_) return;
     if (jobs_.empty()) {
-      work_cv_.wait(lock);
+      // Spin briefly before sleeping: kernels come in quick succession (one per loop nest, one
+      // execution after another), and a condition-variable wake-up takes tens of microseconds,
+      // as long as a whole small kernel.
+      const uint64_t seen = posted_.load(std::memory_order_relaxed);
+      lock.unlock();
+      const auto until = std::chrono::steady_clock::now() + kSpin;
+      while (posted_.load(std::memory_order_acquire) == seen &&
+             std::chrono::steady_clock::now() < until) {
+        std::this_thread::yield();
+      }
+      lock.lock();
+      if (jobs_.empty() && !stop_) work_cv_.wait(lock);
       continue;
     }
     Job* job = jobs_.front();
@@ -89,6 +101,7 @@ Status ThreadPool::run(uint64_t count, uint64_t chunk, TaskFn fn, void* state) {
     std::lock_guard<std::mutex> lock(mutex_);
     jobs_.push_back(&job);
   }
+  posted_.fetch_add(1, std::memory_order_release);
   const uint64_t chunks = (count + chunk - 1) / chunk;
   if (chunks > 2) {
     work_cv_.notify_all();

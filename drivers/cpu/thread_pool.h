@@ -6,6 +6,7 @@
 #define RAL_DRIVERS_CPU_THREAD_POOL_H_
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -54,6 +55,9 @@ class ThreadPool {
   std::condition_variable done_cv_;
   std::deque<Job*> jobs_;  // jobs that may still have unclaimed chunks
   bool stop_ = false;
+  // Jobs posted so far: an idle worker spins on it for kSpin before it sleeps on work_cv_.
+  std::atomic<uint64_t> posted_{0};
+  static constexpr std::chrono::microseconds kSpin{50};
 };
 
 }  // namespace ral::cpu

@@ -11,7 +11,7 @@ NaN must give NaN and a reference that rounds to +-inf must give exactly that. B
 f16/bf16 (computed in f32, rounded once), 2 ulp for f32, 4 ulp for f64 (whose float64 reference
 carries its own rounding). Prints the worst error per op and type, once with the f32 ops that
 can be inlined computed inline (--inline-f32-math=all) and once as ral-compile chooses by
-default (auto: libm's expf and logf for a target without AVX2, such as the default generic one).
+default (auto: today the same six ops; checked separately so a change of the default is too).
 (=none is not checked: glibc's tanhf is off by 2.04 ulp at 0.2343805.)
 
   math_accuracy.py --ral-compile ... --ral-run ... --work-dir D
