@@ -13,6 +13,7 @@ constexpr uint32_t kMagic = 0x07230203;
 // Opcodes, decorations, storage classes and modes from the SPIR-V specification.
 enum Op : uint32_t {
   kOpEntryPoint = 15,
+  kOpCapability = 17,
   kOpExecutionMode = 16,
   kOpTypeBool = 20,
   kOpTypeInt = 21,
@@ -147,12 +148,16 @@ StatusOr<SpirvInfo> reflectSpirv(const void* data, size_t size) {
   };
   std::vector<RawEntry> raw_entries;
   std::map<uint32_t, std::vector<uint32_t>> local_size, local_size_id;
+  std::vector<uint32_t> capabilities;
   for (size_t pc = 5; pc < words.size();) {
     const uint32_t count = words[pc] >> 16, op = words[pc] & 0xffff;
     if (count == 0 || pc + count > words.size())
       return invalidArgument("spirv: truncated instruction at word ", pc);
     const uint32_t* w = &words[pc];
     switch (op) {
+      case kOpCapability:
+        if (count >= 2) capabilities.push_back(w[1]);
+        break;
       case kOpEntryPoint:
         if (count >= 4 && w[1] == kExecutionModelGLCompute) {
           const char* s = reinterpret_cast<const char*>(&w[3]);
@@ -200,6 +205,7 @@ StatusOr<SpirvInfo> reflectSpirv(const void* data, size_t size) {
   }
 
   SpirvInfo info;
+  info.capabilities = std::move(capabilities);
   for (const auto& e : raw_entries) {
     SpirvEntry entry;
     entry.name = e.name;

@@ -36,6 +36,7 @@ struct SpirvInfo {
   std::vector<SpirvBinding> bindings;  // descriptor set 0, sorted by binding number
   uint32_t push_constant_size = 0;     // bytes (0: no push-constant block)
   std::vector<SpirvPushMember> push_members;
+  std::vector<uint32_t> capabilities;  // OpCapability operands, in module order
 };
 
 // InvalidArgument for anything that is not a well-formed SPIR-V module (bad magic, truncated

@@ -305,6 +305,13 @@ Status VulkanDevice::createLogicalDevice() {
   features.features.shaderInt64 = supported.features.shaderInt64;
   features.features.shaderInt16 = supported.features.shaderInt16;
   features.features.shaderFloat64 = supported.features.shaderFloat64;
+  shader_features_.float64 = supported.features.shaderFloat64;
+  shader_features_.int64 = supported.features.shaderInt64;
+  shader_features_.int16 = supported.features.shaderInt16;
+  shader_features_.float16 = f12.shaderFloat16;
+  shader_features_.int8 = f12.shaderInt8;
+  shader_features_.storage_buffer_16bit = f11.storageBuffer16BitAccess;
+  shader_features_.storage_buffer_8bit = f12.storageBuffer8BitAccess;
 
   const float priority = 1.0f;
   VkDeviceQueueCreateInfo queue_info{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};

@@ -61,6 +61,13 @@ class VulkanDevice {
   const std::vector<PhysicalDeviceInfo>& allDevices() const { return all_devices_; }
   uint32_t deviceIndex() const { return index_; }
   bool hasPushDescriptors() const { return api_.vkCmdPushDescriptorSetKHR != nullptr; }
+  // Shader features enabled on the device (each where the device has it): what SPIR-V
+  // capabilities a module may declare (VulkanExecutable checks them before building a pipeline).
+  struct ShaderFeatures {
+    bool float64 = false, int64 = false, int16 = false, float16 = false, int8 = false;
+    bool storage_buffer_16bit = false, storage_buffer_8bit = false;
+  };
+  const ShaderFeatures& shaderFeatures() const { return shader_features_; }
   bool hasCreationFeedback() const { return creation_feedback_; }
 
   // Every RAL submission also signals the queue's own timeline with the next value (returned
@@ -99,6 +106,7 @@ class VulkanDevice {
   std::string name_;
   std::vector<PhysicalDeviceInfo> all_devices_;
   bool creation_feedback_ = false;
+  ShaderFeatures shader_features_;
   uint32_t device_memory_type_ = 0;
   uint32_t host_memory_type_ = 0;
   bool device_memory_host_visible_ = false;

@@ -37,6 +37,31 @@ VulkanExecutable::~VulkanExecutable() {
   if (set_layout_ != VK_NULL_HANDLE) api.vkDestroyDescriptorSetLayout(dev, set_layout_, nullptr);
 }
 
+Status checkSpirvCapabilities(const SpirvInfo& info, const VulkanDevice::ShaderFeatures& f,
+                              const std::string& module, const std::string& device) {
+  struct Need {
+    uint32_t capability;
+    const char* name;
+    const char* feature;
+    bool present;
+  };
+  const Need needs[] = {
+      {9, "Float16", "shaderFloat16", f.float16},
+      {10, "Float64", "shaderFloat64", f.float64},
+      {11, "Int64", "shaderInt64", f.int64},
+      {22, "Int16", "shaderInt16", f.int16},
+      {39, "Int8", "shaderInt8", f.int8},
+      {4433, "StorageBuffer16BitAccess", "storageBuffer16BitAccess", f.storage_buffer_16bit},
+      {4448, "StorageBuffer8BitAccess", "storageBuffer8BitAccess", f.storage_buffer_8bit},
+  };
+  for (uint32_t c : info.capabilities)
+    for (const Need& n : needs)
+      if (n.capability == c && !n.present)
+        return unsupported("the SPIR-V module '", module, "' needs capability ", n.name,
+                           " but device '", device, "' lacks ", n.feature);
+  return Status();
+}
+
 Status VulkanExecutable::build(PipelineCache* cache, const ExecutableSpec& spec) {
   if (spec.format != ExecutableFormat::kSpirv)
     return invalidArgument("format '", executableFormatName(spec.format),
@@ -74,6 +99,8 @@ Status VulkanExecutable::build(PipelineCache* cache, const ExecutableSpec& spec)
                          " invocations per workgroup; the device allows ",
                          limits.maxComputeWorkGroupInvocations);
   }
+  RAL_RETURN_IF_ERROR(
+      checkSpirvCapabilities(info_, device_->shaderFeatures(), spec_.name, device_->name()));
   if (info_.push_constant_size > limits.maxPushConstantsSize)
     return unsupported("a ", info_.push_constant_size, "-byte push-constant block exceeds the ",
                        limits.maxPushConstantsSize, " bytes the device allows");

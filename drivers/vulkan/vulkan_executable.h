@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "drivers/vulkan/pipeline_cache.h"
@@ -72,6 +73,12 @@ class VulkanExecutable final : public Executable {
   bool push_descriptors_ = false;
   std::vector<Entry> entries_;
 };
+
+// Unsupported, naming the capability and the missing feature, when `info` declares a SPIR-V
+// capability (Float64, Int64, Int16, Int8, Float16, 8/16-bit storage) the device does not have:
+// building such a pipeline would be undefined behaviour.
+Status checkSpirvCapabilities(const SpirvInfo& info, const VulkanDevice::ShaderFeatures& features,
+                              const std::string& module, const std::string& device);
 
 }  // namespace ral::vulkan
 

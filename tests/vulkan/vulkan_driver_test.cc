@@ -307,6 +307,8 @@ TEST(VulkanExecutable, LoadsReflectsAndCachesByName) {
   auto* vk = static_cast<VulkanExecutable*>(*exe);
   EXPECT_EQ(vk->layoutInfo().bindings.size(), 1u);
   EXPECT_EQ(vk->layoutInfo().push_constant_size, 8u);
+  ASSERT_FALSE(vk->layoutInfo().capabilities.empty());
+  EXPECT_EQ(vk->layoutInfo().capabilities[0], 1u);  // Shader
   auto again = d->load(testing::fillIndexSpec());
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(*again, *exe);
@@ -314,6 +316,25 @@ TEST(VulkanExecutable, LoadsReflectsAndCachesByName) {
   other.name = testing::fillIndexSpec().name;
   EXPECT_EQ(d->load(other).status().code(), StatusCode::kAlreadyExists);
   EXPECT_EQ(d->pipelineCacheStats().pipelines, 1u);
+}
+
+TEST(VulkanExecutable, CapabilitiesTheDeviceLacksAreRefusedByName) {
+  SpirvInfo info;
+  info.capabilities = {1, 10, 4448};  // Shader, Float64, StorageBuffer8BitAccess
+  VulkanDevice::ShaderFeatures all;
+  all.float64 = all.int64 = all.int16 = all.float16 = all.int8 = true;
+  all.storage_buffer_16bit = all.storage_buffer_8bit = true;
+  EXPECT_TRUE(checkSpirvCapabilities(info, all, "k", "dev").ok());
+  VulkanDevice::ShaderFeatures no_f64 = all;
+  no_f64.float64 = false;
+  Status s = checkSpirvCapabilities(info, no_f64, "k", "dev");
+  EXPECT_EQ(s.code(), StatusCode::kUnsupported);
+  EXPECT_NE(s.message().find("needs capability Float64 but device 'dev' lacks shaderFloat64"),
+            std::string::npos)
+      << s;
+  VulkanDevice::ShaderFeatures no_8bit = all;
+  no_8bit.storage_buffer_8bit = false;
+  EXPECT_EQ(checkSpirvCapabilities(info, no_8bit, "k", "dev").code(), StatusCode::kUnsupported);
 }
 
 TEST(VulkanExecutable, RejectsBadModules) {
