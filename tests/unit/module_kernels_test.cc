@@ -4,7 +4,6 @@
 // cleanly, and the next execution is correct.
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <fstream>
 #include <functional>
 #include <string>
@@ -12,6 +11,7 @@
 
 #include "contexts/standalone/standalone_context.h"
 #include "ral/module_builder.h"
+#include "tests/support/compiled_softmax.h"
 #include "tests/support/test_cpu_driver.h"
 
 namespace ral::standalone {
@@ -35,27 +35,8 @@ bool contains(std::string_view haystack, std::string_view needle) {
   return haystack.find(needle) != std::string_view::npos;
 }
 
-// Runs the compiled softmax on a rows x cols input and checks it against a double reference.
 void expectSoftmaxWorks(StandaloneContext& ctx, int64_t rows, int64_t cols) {
-  std::vector<float> x(static_cast<size_t>(rows * cols));
-  for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.37f * static_cast<float>(i)) * 3;
-  const int64_t shape[] = {rows, cols};
-  TensorRef ref{x.data(), DType::kF32, 2, shape, nullptr, DeviceKind::kCpu};
-  Execution e = ctx.newExecution();
-  ASSERT_TRUE(e.bindInput(0, ref).ok());
-  Status run = e.run();
-  ASSERT_TRUE(run.ok()) << run;
-  auto out = e.takeOutput(0);
-  ASSERT_TRUE(out.ok()) << out.status();
-  const float* y = static_cast<const float*>((*out)->dl_tensor.data);
-  for (int64_t r = 0; r < rows; ++r) {
-    double m = -INFINITY, s = 0;
-    for (int64_t c = 0; c < cols; ++c) m = std::max(m, double{x[r * cols + c]});
-    for (int64_t c = 0; c < cols; ++c) s += std::exp(x[r * cols + c] - m);
-    for (int64_t c = 0; c < cols; ++c)
-      ASSERT_NEAR(y[r * cols + c], std::exp(x[r * cols + c] - m) / s, 1e-6) << r << "," << c;
-  }
-  (*out)->deleter(*out);
+  ral::testing::expectSoftmaxWorks(ctx, rows, cols, cols);
 }
 
 TEST(ModuleKernelsTest, HostExecutableIsResolvedFromTheLibrary) {
@@ -74,20 +55,10 @@ TEST(ModuleKernelsTest, HostExecutableIsResolvedFromTheLibrary) {
   expectSoftmaxWorks(**ctx, 300, 1);
 }
 
-// Calls ral_kernel_launch directly with the given arguments on a fresh execution; returns the
-// execution's status.
 Status launch(StandaloneContext& ctx, int64_t executable, int64_t entry, int64_t grid,
               int64_t block, void** args, int64_t* sizes, int64_t count) {
-  Status lookup;
-  ral_fn fn = ctx.lookupApi(kLaunch, &lookup);
-  if (fn == nullptr) return lookup;
-  ExecutionHandle h = ctx.acquireExecution();
-  void* abi = h->abi();
-  int64_t one = 1, shared = 0;
-  void* slots[] = {&abi, &executable, &entry,  &grid, &one,   &one,  &block,
-                   &one, &one,        &shared, &args, &sizes, &count};
-  fn(abi, slots);
-  return h->status();
+  return ral::testing::callKernelLaunch(ctx, kLaunch, executable, entry, grid, block, args, sizes,
+                                        count);
 }
 
 TEST(ModuleKernelsTest, BadLaunchesAreErrorsAndTheNextRunIsCorrect) {

@@ -5,14 +5,13 @@
 // correct.
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <fstream>
-#include <functional>
 #include <string>
 #include <vector>
 
 #include "contexts/standalone/standalone_context.h"
 #include "ral/module_builder.h"
+#include "tests/support/compiled_softmax.h"
 
 namespace ral::standalone {
 namespace {
@@ -34,34 +33,7 @@ bool contains(std::string_view haystack, std::string_view needle) {
   return haystack.find(needle) != std::string_view::npos;
 }
 
-// Softmax of a rows x cols view of `storage` (row stride `ld` >= cols) against a double reference.
-void expectSoftmaxWorks(StandaloneContext& ctx, int64_t rows, int64_t cols, int64_t ld) {
-  std::vector<float> x(static_cast<size_t>(std::max<int64_t>(rows * ld, 1)));
-  for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.37f * static_cast<float>(i)) * 3;
-  const int64_t shape[] = {rows, cols};
-  const int64_t strides[] = {ld, 1};
-  TensorRef ref{x.data(), DType::kF32, 2, shape, strides, DeviceKind::kCpu};
-  Execution e = ctx.newExecution();
-  Status bound = e.bindInput(0, ref);
-  ASSERT_TRUE(bound.ok()) << bound;
-  Status run = e.run();
-  ASSERT_TRUE(run.ok()) << run;
-  auto out = e.takeOutput(0);
-  ASSERT_TRUE(out.ok()) << out.status();
-  const DLTensor& t = (*out)->dl_tensor;
-  EXPECT_EQ(t.device.device_type, kDLCPU);
-  ASSERT_EQ(t.shape[0], rows);
-  ASSERT_EQ(t.shape[1], cols);
-  const float* y = static_cast<const float*>(t.data);
-  for (int64_t r = 0; r < rows; ++r) {
-    double m = -INFINITY, s = 0;
-    for (int64_t c = 0; c < cols; ++c) m = std::max(m, double{x[r * ld + c]});
-    for (int64_t c = 0; c < cols; ++c) s += std::exp(x[r * ld + c] - m);
-    for (int64_t c = 0; c < cols; ++c)
-      ASSERT_NEAR(y[r * cols + c], std::exp(x[r * ld + c] - m) / s, 1e-6) << r << "," << c;
-  }
-  (*out)->deleter(*out);
-}
+using ral::testing::expectSoftmaxWorks;
 
 TEST(VulkanModuleKernelsTest, SpirvKernelRunsOnCpuInputs) {
   SKIP_WITHOUT_MODULE_OR_DEVICE();
@@ -79,19 +51,10 @@ TEST(VulkanModuleKernelsTest, SpirvKernelRunsOnCpuInputs) {
   expectSoftmaxWorks(**ctx, 70, 33, 40);  // a strided view: re-laid out on the way in
 }
 
-// Calls ral_kernel_launch on Vulkan directly on a fresh execution; returns its status.
 Status launch(StandaloneContext& ctx, int64_t executable, int64_t grid, int64_t block, void** args,
               int64_t* sizes, int64_t count) {
-  Status lookup;
-  ral_fn fn = ctx.lookupApi(kLaunch, &lookup);
-  if (fn == nullptr) return lookup;
-  ExecutionHandle h = ctx.acquireExecution();
-  void* abi = h->abi();
-  int64_t entry = 0, one = 1, shared = 0;
-  void* slots[] = {&abi, &executable, &entry,  &grid, &one,   &one,  &block,
-                   &one, &one,        &shared, &args, &sizes, &count};
-  fn(abi, slots);
-  return h->status();
+  return ral::testing::callKernelLaunch(ctx, kLaunch, executable, 0, grid, block, args, sizes,
+                                        count);
 }
 
 TEST(VulkanModuleKernelsTest, BadLaunchesAreErrorsAndTheNextRunIsCorrect) {
