@@ -79,7 +79,10 @@ void ThreadPool::workerLoop() {
 Status ThreadPool::run(uint64_t count, uint64_t chunk, TaskFn fn, void* state) {
   if (count == 0) return Status();
   const uint64_t threads = static_cast<uint64_t>(threadCount());
-  if (chunk == 0) chunk = std::max<uint64_t>(1, count / (threads * 4));
+  // Small chunks: the workers join a little later than the caller starts, and with a few big
+  // chunks the caller would be left running the tail alone (layernorm+GELU's 43 workgroups on 2
+  // threads: 142 -> 122 us per execution at the median).
+  if (chunk == 0) chunk = std::max<uint64_t>(1, count / (threads * 16));
   if (threads == 1 || count <= chunk) {
     // Not worth waking anyone.
     try {
