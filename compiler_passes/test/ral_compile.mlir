@@ -9,6 +9,8 @@
 // RUN: ral-compile %s --name=renamed -o %t.renamed.ralm
 // RUN: ral-inspect %t.renamed.ralm | FileCheck %s --check-prefix=NAME
 // NAME: module: renamed
+// RUN: ral-compile %s --device=vulkan -o %t.vulkan.ralm
+// RUN: ral-inspect %t.vulkan.ralm | FileCheck %s --check-prefix=VULKAN
 // RUN: ral-compile %s -o %t.mlir --emit=mlir
 // RUN: FileCheck %s --input-file=%t.mlir --check-prefix=MLIR
 
@@ -33,6 +35,17 @@
 // CHECK-NEXT: ral_send_output___cpu___pvoid_i64_m1di32___void
 // CHECK: executables (1):
 // CHECK-NEXT: host_kernels: host, 13 bytes, entries: ral_kernel_0 (0x0x0)
+
+// For Vulkan the loops are SPIR-V executables and the GEMM the device's; host glue stays cpu and
+// the data lives on the device.
+// VULKAN: inputs (2):
+// VULKAN-NEXT: 0: ?x3xf32@vulkan
+// VULKAN: ral_recv_input___cpu___
+// VULKAN: ral_gemm___vulkan___pvoid_m2df32_m2df32_m2df32_i1_i1___void
+// VULKAN: ral_kernel_launch___vulkan___
+// VULKAN: executables (
+// VULKAN-NEXT: ral_kernel_0: spirv, {{[0-9]+}} bytes, entries: ral_kernel_0 (64x1x1)
+// VULKAN-NOT: host_kernels
 
 // LLVM-DAG: @ral_imports = {{.*}}global [8 x { ptr, ptr }]
 // LLVM-DAG: @ral_import_count = {{.*}}constant i32 8

@@ -23,3 +23,6 @@
 
 // RUN: not ral-compile %S/Inputs/bad_syntax.mlir --device=tpu -o %t.5.ralm 2>&1 | FileCheck %s --check-prefix=DEVICE
 // DEVICE: ral-compile: error: --device=tpu is not supported
+
+// RUN: not ral-compile %S/Inputs/bad_syntax.mlir --device=vulkan --kernels=false -o %t.5.ralm 2>&1 | FileCheck %s --check-prefix=NOKERNELS
+// NOKERNELS: ral-compile: error: --device=vulkan runs every loop as a kernel; --kernels=false is cpu only
