@@ -465,6 +465,15 @@ class F32 {
 
 constexpr double kInf = HUGE_VAL;
 
+// log and log1p at and below their pole (0 or -1), in either precision: +inf stays +inf, the
+// pole gives -inf, anything below it NaN.
+template <typename F>
+Value logSpecialValues(F& f, Value x, Value y, double pole) {
+  y = f.select(f.cmp(arith::CmpFPredicate::OEQ, x, f.c(kInf)), x, y);
+  y = f.select(f.cmp(arith::CmpFPredicate::OEQ, x, f.c(pole)), f.c(-kInf), y);
+  return f.select(f.cmp(arith::CmpFPredicate::OLT, x, f.c(pole)), f.c(NAN), y);
+}
+
 // Rewrites a scalar f32 op: its operand widened to f64, `compute` on it, rounded back.
 template <typename Op>
 class F32ViaF64 : public OpRewritePattern<Op> {
@@ -494,20 +503,13 @@ Value expm1ViaF64(F64& f, Value x) {
   return f.select(f.cmp(arith::CmpFPredicate::OEQ, x, f.c(0.0)), x, y);  // keeps -0
 }
 
-Value logViaF64(F64& f, Value x) {
-  Value y = f.log(x);
-  y = f.select(f.cmp(arith::CmpFPredicate::OEQ, x, f.c(kInf)), x, y);
-  y = f.select(f.cmp(arith::CmpFPredicate::OEQ, x, f.c(0.0)), f.c(-kInf), y);
-  return f.select(f.cmp(arith::CmpFPredicate::OLT, x, f.c(0.0)), f.c(NAN), y);
-}
+Value logViaF64(F64& f, Value x) { return logSpecialValues(f, x, f.log(x), 0.0); }
 
 Value log1pViaF64(F64& f, Value x) {
   Value u = f.add(f.c(1.0), x);  // exact unless |x| < 2^-29, where the factor below corrects it
   Value corrected = f.mul(f.log(u), f.div(x, f.sub(u, f.c(1.0))));
   Value y = f.select(f.cmp(arith::CmpFPredicate::OEQ, u, f.c(1.0)), x, corrected);
-  y = f.select(f.cmp(arith::CmpFPredicate::OEQ, x, f.c(kInf)), x, y);
-  y = f.select(f.cmp(arith::CmpFPredicate::OEQ, x, f.c(-1.0)), f.c(-kInf), y);
-  return f.select(f.cmp(arith::CmpFPredicate::OLT, x, f.c(-1.0)), f.c(NAN), y);
+  return logSpecialValues(f, x, y, -1.0);
 }
 
 Value erfViaF64(F64& f, Value x) { return f.erf(x); }
@@ -559,9 +561,7 @@ Value logF32(F32& f, Value x) {
   Value subnormal = f.cmp(arith::CmpFPredicate::OLT, x, f.c(0x1p-126));
   Value u = f.select(subnormal, f.mul(x, f.c(0x1p23)), x);
   Value y = f.logCore(u, f.c(0.0), f.select(subnormal, f.c(-23.0), f.c(0.0)));
-  y = f.select(f.cmp(arith::CmpFPredicate::OEQ, x, f.c(kInf)), x, y);
-  y = f.select(f.cmp(arith::CmpFPredicate::OEQ, x, f.c(0.0)), f.c(-kInf), y);
-  return f.select(f.cmp(arith::CmpFPredicate::OLT, x, f.c(0.0)), f.c(NAN), y);
+  return logSpecialValues(f, x, y, 0.0);
 }
 
 Value log1pF32(F32& f, Value x) {
@@ -572,9 +572,7 @@ Value log1pF32(F32& f, Value x) {
                      f.sub(f.c(1.0), f.sub(u, x)));
   Value y = f.logCore(u, f.div(c, u), f.c(0.0));
   y = f.select(f.cmp(arith::CmpFPredicate::OEQ, x, f.c(0.0)), x, y);  // keeps -0
-  y = f.select(f.cmp(arith::CmpFPredicate::OEQ, x, f.c(kInf)), x, y);
-  y = f.select(f.cmp(arith::CmpFPredicate::OEQ, x, f.c(-1.0)), f.c(-kInf), y);
-  return f.select(f.cmp(arith::CmpFPredicate::OLT, x, f.c(-1.0)), f.c(NAN), y);
+  return logSpecialValues(f, x, y, -1.0);
 }
 
 Value erfF32(F32& f, Value x) { return f.erf(x); }

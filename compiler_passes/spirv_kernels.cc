@@ -57,6 +57,20 @@ spirv::TargetEnvAttr targetEnv(MLIRContext* ctx) {
       spirv::DeviceType::Unknown, spirv::TargetEnvAttr::kUnknownDeviceID);
 }
 
+// Index math in 64 bits (buffers may exceed 2^31 elements); narrow types used natively, with the
+// capabilities above, rather than emulated in 32-bit words.
+SPIRVConversionOptions conversionOptions() {
+  SPIRVConversionOptions options;
+  options.use64bitIndex = true;
+  options.emulateLT32BitScalarTypes = false;
+  return options;
+}
+
+bool isConstant(Value v) {
+  Operation* def = v.getDefiningOp();
+  return def && def->hasTrait<OpTrait::ConstantLike>();
+}
+
 std::string typeString(Type t) {
   std::string s;
   llvm::raw_string_ostream os(s);
@@ -90,8 +104,8 @@ struct KernelInterface {
   SmallVector<Value> params;  // host values, in member order
   llvm::DenseMap<Value, unsigned> param_index;
   SmallVector<Value> buffers;  // captured memrefs, in binding order
-  // Per buffer: the host metadata (when some of it is dynamic) and the offset/stride/size values
-  // the kernel uses (host values; constants are materialized in the kernel).
+  // Per buffer: its static offset and strides (dynamic ones come from `metadata`, created on the
+  // host when some of them, or a size a memref.dim reads, is dynamic).
   struct Layout {
     int64_t offset;
     SmallVector<int64_t> strides;
@@ -106,8 +120,7 @@ struct KernelInterface {
   }
 };
 
-// Rewrites scf.parallel loops nested in a kernel as scf.for nests (one invocation runs them), and
-// guards loops with results against running zero times.
+// Rewrites scf.parallel loops nested in a kernel as scf.for nests (one invocation runs them).
 LogicalResult sequentializeInnerLoops(Operation* root) {
   SmallVector<scf::ParallelOp> loops;
   root->walk([&](scf::ParallelOp p) { loops.push_back(p); });  // post-order: inner loops first
@@ -127,8 +140,12 @@ LogicalResult sequentializeInnerLoops(Operation* root) {
                                   std::prev(body->end()));
     p.erase();
   }
-  // SCF-to-SPIR-V keeps a loop's results in variables written at each iteration's end; a loop
-  // that runs zero times would leave them unset. Such loops get an explicit zero-trip branch.
+  return success();
+}
+
+// SCF-to-SPIR-V keeps a loop's results in variables written at each iteration's end; a loop that
+// runs zero times would leave them unset. Loops with results get an explicit zero-trip branch.
+void guardZeroTripLoops(Operation* root) {
   SmallVector<scf::ForOp> with_results;
   root->walk([&](scf::ForOp f) {
     if (f.getNumResults() > 0) with_results.push_back(f);
@@ -144,7 +161,6 @@ LogicalResult sequentializeInnerLoops(Operation* root) {
     f->moveBefore(guard.thenBlock(), guard.thenBlock()->end());
     OpBuilder::atBlockEnd(guard.thenBlock()).create<scf::YieldOp>(loc, f.getResults());
   }
-  return success();
 }
 
 // Converts the kernel's body (arith, math, memref, scf, gpu ids in a func.func) to SPIR-V, then
@@ -152,10 +168,7 @@ LogicalResult sequentializeInnerLoops(Operation* root) {
 LogicalResult convertToSpirv(spirv::ModuleOp module) {
   MLIRContext* ctx = module.getContext();
   spirv::TargetEnvAttr env = targetEnv(ctx);
-  SPIRVConversionOptions options;
-  options.use64bitIndex = true;
-  options.emulateLT32BitScalarTypes = false;
-  SPIRVTypeConverter converter(env, options);
+  SPIRVTypeConverter converter(env, conversionOptions());
   ScfToSPIRVContext scf_context;
   RewritePatternSet patterns(ctx);
   populateBuiltinFuncToSPIRVPatterns(converter, patterns);
@@ -209,18 +222,14 @@ LogicalResult outlineSpirvKernel(scf::ParallelOp loop, Value ctx, StringRef name
     return fail("a reduction over the outermost loop cannot run in a SPIR-V kernel yet");
 
   // ---- What the kernel uses from the host.
+  // (The upper bound only sizes the host's trip count; the kernel gets that instead.)
   SetVector<Value> used;
   used.insert(loop.getLowerBound()[0]);
-  used.insert(loop.getUpperBound()[0]);
   used.insert(loop.getStep()[0]);
   getUsedValuesDefinedAbove(loop.getRegion(), used);
   KernelInterface iface;
-  SmallVector<Operation*> constants;
   for (Value v : used) {
-    if (Operation* def = v.getDefiningOp(); def && def->hasTrait<OpTrait::ConstantLike>()) {
-      constants.push_back(def);
-      continue;
-    }
+    if (isConstant(v)) continue;  // cloned into the kernel
     Type t = v.getType();
     if (auto m = dyn_cast<MemRefType>(t)) {
       if (!isBufferElement(m.getElementType()))
@@ -257,24 +266,57 @@ LogicalResult outlineSpirvKernel(scf::ParallelOp loop, Value ctx, StringRef name
   });
   if (walk.wasInterrupted()) return fail("see the error above");
 
-  // ---- Host values the kernel receives: trips, lb, step, scalars, dynamic layouts.
+  // ---- Host values the kernel receives (push-constant members, in order): the trip count,
+  // every non-constant scalar the body uses (bounds and step included), and each buffer's
+  // dynamic offset, strides and the sizes its memref.dim ops read.
   OpBuilder b(loop);
   Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
   Value span = b.create<arith::SubIOp>(loc, loop.getUpperBound()[0], loop.getLowerBound()[0]);
   Value trips = b.create<arith::MaxSIOp>(
       loc, b.create<arith::CeilDivSIOp>(loc, span, loop.getStep()[0]), zero);
   iface.param(trips);
-  llvm::DenseSet<Value> dim_users;
-  loop.getBody()->walk([&](memref::DimOp d) { dim_users.insert(d.getSource()); });
+  for (Value v : used)
+    if (!isa<MemRefType>(v.getType()) && !isConstant(v)) iface.param(v);
+  llvm::DenseMap<Value, SmallVector<int64_t>> dims_read;  // buffer -> dims its memref.dim read
+  WalkResult dims = loop.getBody()->walk([&](memref::DimOp d) {
+    std::optional<int64_t> index = d.getConstantIndex();
+    if (!index) {
+      d.emitError("a SPIR-V kernel needs constant dimension indices");
+      return WalkResult::interrupt();
+    }
+    dims_read[d.getSource()].push_back(*index);
+    return WalkResult::advance();
+  });
+  if (dims.wasInterrupted()) return fail("see the error above");
   for (auto [k, buffer] : llvm::enumerate(iface.buffers)) {
     KernelInterface::Layout& layout = iface.layouts[k];
+    auto type = cast<MemRefType>(buffer.getType());
+    const SmallVector<int64_t>& read = dims_read.lookup(buffer);
     const bool dynamic = ShapedType::isDynamic(layout.offset) ||
                          llvm::any_of(layout.strides, ShapedType::isDynamic) ||
-                         dim_users.contains(buffer);
-    if (dynamic) layout.metadata = b.create<memref::ExtractStridedMetadataOp>(loc, buffer);
+                         llvm::any_of(read, [&](int64_t d) { return type.isDynamicDim(d); });
+    if (!dynamic) continue;
+    auto meta = b.create<memref::ExtractStridedMetadataOp>(loc, buffer);
+    layout.metadata = meta;
+    if (ShapedType::isDynamic(layout.offset)) iface.param(meta.getOffset());
+    for (auto [d, stride] : llvm::enumerate(layout.strides))
+      if (ShapedType::isDynamic(stride)) iface.param(meta.getStrides()[d]);
+    for (int64_t d : read)
+      if (type.isDynamicDim(d)) iface.param(meta.getSizes()[d]);
   }
+  SmallVector<Type> members;
+  int64_t push_bytes = 0;
+  for (Value p : iface.params) {
+    members.push_back(memberType(p.getType()));
+    const int64_t size = members.back().getIntOrFloatBitWidth() / 8;
+    push_bytes = llvm::alignTo(push_bytes, size) + size;  // scalars aligned to their size
+  }
+  if (push_bytes > kSpirvMaxPushConstantBytes)
+    return fail("it needs " + std::to_string(push_bytes) + " bytes of push constants (" +
+                std::to_string(members.size()) + " values), more than the " +
+                std::to_string(kSpirvMaxPushConstantBytes) + " every Vulkan device accepts");
 
-  // ---- The kernel module.
+  // ---- The kernel module: bindings, the push-constant block, the entry function.
   OpBuilder mb(mctx);
   ModuleOp parent = loop->getParentOfType<ModuleOp>();
   mb.setInsertionPointToEnd(parent.getBody());
@@ -285,10 +327,7 @@ LogicalResult outlineSpirvKernel(scf::ParallelOp loop, Value ctx, StringRef name
   symbols.insert(smodule);
   mb.setInsertionPointToStart(smodule.getBody());
 
-  SPIRVConversionOptions options;
-  options.use64bitIndex = true;
-  options.emulateLT32BitScalarTypes = false;
-  SPIRVTypeConverter converter(targetEnv(mctx), options);
+  SPIRVTypeConverter converter(targetEnv(mctx), conversionOptions());
   auto storage = spirv::StorageClassAttr::get(mctx, spirv::StorageClass::StorageBuffer);
   SmallVector<spirv::GlobalVariableOp> bindings;
   SmallVector<MemRefType> flat_types;
@@ -302,40 +341,33 @@ LogicalResult outlineSpirvKernel(scf::ParallelOp loop, Value ctx, StringRef name
     bindings.push_back(mb.create<spirv::GlobalVariableOp>(
         loc, ptr, ("ral_buffer_" + std::to_string(k)), 0u, static_cast<unsigned>(k)));
   }
+  spirv::GlobalVariableOp push_constants;
+  if (!members.empty()) {
+    auto block = VulkanLayoutUtils::decorateType(spirv::StructType::get(members));
+    push_constants = mb.create<spirv::GlobalVariableOp>(
+        loc, TypeAttr::get(spirv::PointerType::get(block, spirv::StorageClass::PushConstant)),
+        mb.getStringAttr("ral_push_constants"), nullptr);
+  }
 
-  // The entry function; its push-constant members are added while its body is built, so the
-  // block variable is created last.
   auto func = mb.create<func::FuncOp>(loc, name, mb.getFunctionType({}, {}));
   func->setAttr(
       spirv::getEntryPointABIAttrName(),
       spirv::getEntryPointABIAttr(mctx, {static_cast<int32_t>(kSpirvWorkgroupSize), 1, 1}));
   Block* entry = func.addEntryBlock();
   OpBuilder kb = OpBuilder::atBlockBegin(entry);
-  Type i32 = kb.getI32Type();
-  // Loads of push-constant members, fixed up once the block's type is known.
-  struct MemberLoad {
-    unsigned member;
-    spirv::AddressOfOp address;
-    spirv::ConstantOp index;
-    Value value;  // the load, of the member type
-  };
-  SmallVector<MemberLoad> member_loads;
-  llvm::DenseMap<Value, Value> inside;  // host value -> kernel value
-  std::function<Value(Value)> kernelValue = [&](Value host) -> Value {
+  // The kernel's value of a host value: constants cloned, members loaded once, in the entry block.
+  llvm::DenseMap<Value, Value> inside;
+  auto kernelValue = [&](Value host) -> Value {
     if (Value v = inside.lookup(host)) return v;
     Value v;
-    if (Operation* def = host.getDefiningOp(); def && def->hasTrait<OpTrait::ConstantLike>()) {
-      v = kb.clone(*def)->getResult(0);
+    if (isConstant(host)) {
+      v = kb.clone(*host.getDefiningOp())->getResult(0);
     } else {
-      const unsigned member = iface.param(host);
-      // Placeholder address/index/load, retyped below when the block type exists.
-      Type t = memberType(host.getType());
-      auto addr = kb.create<spirv::AddressOfOp>(
-          loc, spirv::PointerType::get(t, spirv::StorageClass::PushConstant), "ral_push_constants");
-      auto index = kb.create<spirv::ConstantOp>(loc, i32, kb.getI32IntegerAttr(member));
-      auto load = kb.create<spirv::LoadOp>(loc, addr);
-      member_loads.push_back({member, addr, index, load});
-      v = load;
+      Value index = kb.create<spirv::ConstantOp>(
+          loc, kb.getI32Type(), kb.getI32IntegerAttr(iface.param_index.lookup(host)));
+      Value block = kb.create<spirv::AddressOfOp>(loc, push_constants);
+      Value member = kb.create<spirv::AccessChainOp>(loc, block, ValueRange{index});
+      v = kb.create<spirv::LoadOp>(loc, member);
       Type want = host.getType();
       if (isa<IndexType>(want)) {
         v = kb.create<UnrealizedConversionCastOp>(loc, want, v).getResult(0);
@@ -366,9 +398,8 @@ LogicalResult outlineSpirvKernel(scf::ParallelOp loop, Value ctx, StringRef name
     placeholders.push_back(placeholder);
     mapping.map(buffer, placeholder);
   }
-  for (Operation* c : constants) mapping.map(c->getResult(0), kb.clone(*c)->getResult(0));
   for (Value v : used)
-    if (!isa<MemRefType>(v.getType()) && !mapping.contains(v)) mapping.map(v, kernelValue(v));
+    if (!isa<MemRefType>(v.getType())) mapping.map(v, kernelValue(v));
 
   // Grid-stride loop over the iterations.
   Value size = kb.create<arith::ConstantIndexOp>(loc, kSpirvWorkgroupSize);
@@ -417,47 +448,18 @@ LogicalResult outlineSpirvKernel(scf::ParallelOp loop, Value ctx, StringRef name
         Value at = linear(ub, store.getIndices());
         ub.create<memref::StoreOp>(loc, store.getValue(), flats[k], ValueRange{at});
         store.erase();
-      } else if (auto dim = dyn_cast<memref::DimOp>(user)) {
-        std::optional<int64_t> d = dim.getConstantIndex();
-        if (!d) return dim.emitError("a SPIR-V kernel needs constant dimension indices");
-        auto type = cast<MemRefType>(iface.buffers[k].getType());
-        dim.replaceAllUsesWith(
-            indexValue(type.getDimSize(*d), meta ? meta.getSizes()[*d] : Value()));
-        dim.erase();
       } else {
-        return user->emitError("cannot use a buffer in a SPIR-V kernel");
+        auto dim = cast<memref::DimOp>(user);  // the only other use the checks above allow
+        const int64_t d = *dim.getConstantIndex();
+        auto type = cast<MemRefType>(iface.buffers[k].getType());
+        dim.replaceAllUsesWith(indexValue(type.getDimSize(d), meta ? meta.getSizes()[d] : Value()));
+        dim.erase();
       }
     }
     placeholder.getDefiningOp()->erase();
   }
   if (failed(sequentializeInnerLoops(func))) return failure();
-
-  // The push-constant block, now that its members are known, and the loads retyped into it.
-  SmallVector<Type> members;
-  for (Value p : iface.params) members.push_back(memberType(p.getType()));
-  if (!members.empty()) {
-    auto block = VulkanLayoutUtils::decorateType(spirv::StructType::get(members));
-    int64_t bytes = 0;
-    for (Type t : members)
-      bytes = llvm::alignTo(bytes, t.getIntOrFloatBitWidth() / 8) + t.getIntOrFloatBitWidth() / 8;
-    if (bytes > kSpirvMaxPushConstantBytes)
-      return fail("it needs " + std::to_string(bytes) + " bytes of push constants (" +
-                  std::to_string(members.size()) + " values), more than the " +
-                  std::to_string(kSpirvMaxPushConstantBytes) + " every Vulkan device accepts");
-    auto block_ptr = spirv::PointerType::get(block, spirv::StorageClass::PushConstant);
-    mb.setInsertionPoint(func);
-    auto var = mb.create<spirv::GlobalVariableOp>(loc, TypeAttr::get(block_ptr),
-                                                  mb.getStringAttr("ral_push_constants"), nullptr);
-    for (MemberLoad& m : member_loads) {
-      OpBuilder lb(m.value.getDefiningOp());
-      auto addr = lb.create<spirv::AddressOfOp>(loc, var);
-      auto member_ptr = lb.create<spirv::AccessChainOp>(loc, addr, ValueRange{m.index});
-      auto load = lb.create<spirv::LoadOp>(loc, member_ptr);
-      m.value.replaceAllUsesWith(load.getResult());
-      m.value.getDefiningOp()->erase();
-      m.address.erase();
-    }
-  }
+  guardZeroTripLoops(func);
   if (failed(convertToSpirv(smodule))) {
     return fail("its body has an operation SPIR-V conversion does not handle (see above)");
   }
