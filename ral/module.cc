@@ -16,6 +16,7 @@
 #include "ral/host_library.h"
 #include "ral/memref.h"
 #include "ral/module_checks.h"
+#include "ral/name_encoding.h"
 
 namespace ral {
 
@@ -368,6 +369,31 @@ Status Module::link(const Context& context) {
 bool Module::linked() const {
   std::lock_guard<std::mutex> lock(link_mutex_);
   return link_done_ && link_status_.ok();
+}
+
+StatusOr<DeviceKind> moduleDevice(const Module& module) {
+  DeviceKind device = DeviceKind::kCpu;
+  std::string from;
+  auto note = [&](DeviceKind d, const std::string& what) -> Status {
+    if (d == DeviceKind::kCpu || d == device) return Status();
+    if (device != DeviceKind::kCpu)
+      return unsupported("module '", module.name(), "' uses two devices: ", deviceKindName(device),
+                         " (", from, ") and ", deviceKindName(d), " (", what, ")");
+    device = d;
+    from = what;
+    return Status();
+  };
+  for (size_t i = 0; i < module.inputs().size(); ++i)
+    RAL_RETURN_IF_ERROR(note(module.inputs()[i].device, internal::strCat("input ", i)));
+  for (size_t i = 0; i < module.outputs().size(); ++i)
+    RAL_RETURN_IF_ERROR(note(module.outputs()[i].device, internal::strCat("output ", i)));
+  for (const std::string& name : module.imports()) {
+    auto parts = parseApiName(name);
+    if (!parts.ok()) continue;  // the loader checked the names; nothing to learn here
+    auto kind = deviceKindFromName(parts->device);
+    if (kind.ok()) RAL_RETURN_IF_ERROR(note(*kind, name));
+  }
+  return device;
 }
 
 }  // namespace ral

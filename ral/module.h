@@ -138,6 +138,11 @@ class Module {
   const Registry* linked_registry_ = nullptr;
 };
 
+// The device a module's code runs on: that of its inputs and outputs (ral-compile --device), else
+// the one its imports name (e.g. a custom call on "vulkan"); kCpu when nothing names another.
+// Two different devices are an error (Unsupported, naming both and where they come from).
+StatusOr<DeviceKind> moduleDevice(const Module& module);
+
 }  // namespace ral
 
 #endif  // RAL_MODULE_H_

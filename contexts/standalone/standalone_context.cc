@@ -370,33 +370,6 @@ StatusOr<std::shared_ptr<StandaloneContext>> StandaloneContext::create(
   return ctx;
 }
 
-StatusOr<DeviceKind> moduleDevice(const Module& module) {
-  DeviceKind device = DeviceKind::kCpu;
-  std::string from;
-  auto note = [&](DeviceKind d, const std::string& what) -> Status {
-    if (d == DeviceKind::kCpu || d == device) return Status();
-    if (device != DeviceKind::kCpu)
-      return unsupported("module '", module.name(), "' uses two devices: ", deviceKindName(device),
-                         " (", from, ") and ", deviceKindName(d), " (", what, ")");
-    device = d;
-    from = what;
-    return Status();
-  };
-  for (size_t i = 0; i < module.inputs().size(); ++i)
-    RAL_RETURN_IF_ERROR(note(module.inputs()[i].device, internal::strCat("input ", i)));
-  for (size_t i = 0; i < module.outputs().size(); ++i)
-    RAL_RETURN_IF_ERROR(note(module.outputs()[i].device, internal::strCat("output ", i)));
-  // target___device___inputs___outputs
-  for (const std::string& name : module.imports()) {
-    const size_t a = name.find("___");
-    const size_t b = a == std::string::npos ? a : name.find("___", a + 3);
-    if (b == std::string::npos) continue;
-    auto kind = deviceKindFromName(std::string_view(name).substr(a + 3, b - a - 3));
-    if (kind.ok()) RAL_RETURN_IF_ERROR(note(*kind, name));
-  }
-  return device;
-}
-
 StatusOr<std::shared_ptr<StandaloneContext>> StandaloneContext::load(const std::string& path) {
   return load(path, Options());
 }

@@ -187,11 +187,6 @@ class StandaloneContext : public Context, public std::enable_shared_from_this<St
   Driver* device_driver_ = nullptr;  // the device's driver; null for kCpu
 };
 
-// The device a module's code runs on: that of its inputs and outputs (ral-compile --device), else
-// the one its imports name (e.g. a custom call on "vulkan"); kCpu when nothing names another.
-// Two different devices are an error.
-StatusOr<DeviceKind> moduleDevice(const Module& module);
-
 // ---------------------------------------------------------------------------------------------
 
 template <typename T, int N>

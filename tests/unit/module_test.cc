@@ -206,6 +206,32 @@ TEST(ModuleFileTest, FlippedBytesAreRejectedOrHarmless) {
   EXPECT_TRUE(Module::load(bytes.data(), bytes.size()).ok());
 }
 
+// The device a module's code runs on: from its signatures, else from the devices its imports
+// name; two devices are refused by name.
+TEST(ModuleFileTest, ModuleDeviceComesFromSignaturesAndImports) {
+  auto deviceOf = [](const ModuleSpec& spec) -> StatusOr<DeviceKind> {
+    ModuleBuilder b(spec);
+    RAL_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, b.build());
+    LoadOptions o;
+    o.load_host_library = false;
+    RAL_ASSIGN_OR_RETURN(std::shared_ptr<Module> m, Module::load(bytes.data(), bytes.size(), o));
+    return moduleDevice(*m);
+  };
+  ModuleSpec spec = identitySpec();
+  EXPECT_EQ(*deviceOf(spec), DeviceKind::kCpu);
+  spec.imports.push_back("ral_gemm___vulkan___pvoid_m2df32_m2df32_m2df32_i1_i1___void");
+  EXPECT_EQ(*deviceOf(spec), DeviceKind::kVulkan);
+  spec = identitySpec();
+  spec.inputs[0].device = spec.outputs[0].device = DeviceKind::kVulkan;
+  EXPECT_EQ(*deviceOf(spec), DeviceKind::kVulkan);
+  spec.imports.push_back("ral_gemm___cuda___pvoid_m2df32_m2df32_m2df32_i1_i1___void");
+  auto two = deviceOf(spec);
+  ASSERT_FALSE(two.ok());
+  EXPECT_EQ(two.status().code(), StatusCode::kUnsupported);
+  EXPECT_TRUE(contains(two.status().message(), "uses two devices: vulkan (input 0) and cuda"))
+      << two.status();
+}
+
 TEST(ModuleFileTest, WrongAbiVersionIsRejected) {
   ModuleBuilder b(identitySpec());
   b.setAbiVersion(RAL_ABI_VERSION + 1);
