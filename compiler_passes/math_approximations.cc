@@ -579,10 +579,19 @@ Value erfF32(F32& f, Value x) { return f.erf(x); }
 
 Value tanhF32(F32& f, Value x) { return f.tanh(x); }
 
+// The f32 pattern of `Op`: computed in f64 (`wide`) or in f32 (`narrow`).
+template <typename Op>
+void addInline(RewritePatternSet& patterns, bool via_f64, Value (*wide)(F64&, Value),
+               Value (*narrow)(F32&, Value), bool propagates_nan) {
+  if (via_f64)
+    patterns.add<F32ViaF64<Op>>(patterns.getContext(), wide);
+  else
+    patterns.add<F32Inline<Op>>(patterns.getContext(), narrow, propagates_nan);
+}
+
 }  // namespace
 
 LogicalResult populateF32MathApproximations(RewritePatternSet& patterns, llvm::StringRef ops) {
-  MLIRContext* ctx = patterns.getContext();
   llvm::SmallVector<llvm::StringRef> names;
   ops.split(names, ',', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
   for (llvm::StringRef name : names) {
@@ -590,23 +599,17 @@ LogicalResult populateF32MathApproximations(RewritePatternSet& patterns, llvm::S
     // "<op>.f64": the variant computed in f64 (0.5 ulp, half the vector width).
     const bool via_f64 = name.consume_back(".f64");
     if (name == "exp")
-      via_f64 ? patterns.add<F32ViaF64<math::ExpOp>>(ctx, &expViaF64)
-              : patterns.add<F32Inline<math::ExpOp>>(ctx, &expF32, /*propagates_nan=*/true);
+      addInline<math::ExpOp>(patterns, via_f64, &expViaF64, &expF32, /*propagates_nan=*/true);
     else if (name == "expm1")
-      via_f64 ? patterns.add<F32ViaF64<math::ExpM1Op>>(ctx, &expm1ViaF64)
-              : patterns.add<F32Inline<math::ExpM1Op>>(ctx, &expm1F32, /*propagates_nan=*/false);
+      addInline<math::ExpM1Op>(patterns, via_f64, &expm1ViaF64, &expm1F32, false);
     else if (name == "log")
-      via_f64 ? patterns.add<F32ViaF64<math::LogOp>>(ctx, &logViaF64)
-              : patterns.add<F32Inline<math::LogOp>>(ctx, &logF32, /*propagates_nan=*/false);
+      addInline<math::LogOp>(patterns, via_f64, &logViaF64, &logF32, false);
     else if (name == "log1p")
-      via_f64 ? patterns.add<F32ViaF64<math::Log1pOp>>(ctx, &log1pViaF64)
-              : patterns.add<F32Inline<math::Log1pOp>>(ctx, &log1pF32, /*propagates_nan=*/false);
+      addInline<math::Log1pOp>(patterns, via_f64, &log1pViaF64, &log1pF32, false);
     else if (name == "tanh")
-      via_f64 ? patterns.add<F32ViaF64<math::TanhOp>>(ctx, &tanhViaF64)
-              : patterns.add<F32Inline<math::TanhOp>>(ctx, &tanhF32, /*propagates_nan=*/true);
+      addInline<math::TanhOp>(patterns, via_f64, &tanhViaF64, &tanhF32, true);
     else if (name == "erf")
-      via_f64 ? patterns.add<F32ViaF64<math::ErfOp>>(ctx, &erfViaF64)
-              : patterns.add<F32Inline<math::ErfOp>>(ctx, &erfF32, /*propagates_nan=*/true);
+      addInline<math::ErfOp>(patterns, via_f64, &erfViaF64, &erfF32, true);
     else
       return failure();
   }

@@ -115,20 +115,25 @@ class OutlineKernelsPass : public impl::OutlineKernelsPassBase<OutlineKernelsPas
     for (func::FuncOp f : llvm::to_vector(module.getOps<func::FuncOp>())) {
       if (f.isExternal() || f->hasAttr(kKernelAttr)) continue;
       if (f.getNumArguments() == 0 || !isa<ContextType>(f.getArgument(0).getType())) continue;
-      if (device == "vulkan") {
-        if (failed(outlineDevice(f, symbols))) return signalPassFailure();
-        continue;
-      }
-      SmallVector<scf::ParallelOp> loops;
-      f.walk([&](scf::ParallelOp p) {
-        if (!p->getParentOfType<scf::ParallelOp>() && canOutline(p)) loops.push_back(p);
-      });
-      for (scf::ParallelOp loop : loops)
-        if (failed(outline(loop, f.getArgument(0), symbols, converter))) return signalPassFailure();
+      LogicalResult done =
+          device == "vulkan" ? outlineDevice(f, symbols) : outlineHost(f, symbols, converter);
+      if (failed(done)) return signalPassFailure();
     }
   }
 
  private:
+  // The outermost loops of `f` that only compute become host kernels; the others stay.
+  LogicalResult outlineHost(func::FuncOp f, SymbolTable& symbols,
+                            const LLVMTypeConverter& converter) {
+    SmallVector<scf::ParallelOp> loops;
+    f.walk([&](scf::ParallelOp p) {
+      if (!p->getParentOfType<scf::ParallelOp>() && canOutline(p)) loops.push_back(p);
+    });
+    for (scf::ParallelOp loop : loops)
+      if (failed(outlineHostLoop(loop, f.getArgument(0), symbols, converter))) return failure();
+    return success();
+  }
+
   // Every outermost loop of `f` becomes a SPIR-V kernel; host code must not touch memory after
   // that (it would race with the queued kernels, and device memory need not be mapped).
   LogicalResult outlineDevice(func::FuncOp f, SymbolTable& symbols) {
@@ -151,8 +156,8 @@ class OutlineKernelsPass : public impl::OutlineKernelsPassBase<OutlineKernelsPas
     return failure(host.wasInterrupted());
   }
 
-  LogicalResult outline(scf::ParallelOp loop, Value ctx, SymbolTable& symbols,
-                        const LLVMTypeConverter& converter) {
+  LogicalResult outlineHostLoop(scf::ParallelOp loop, Value ctx, SymbolTable& symbols,
+                                const LLVMTypeConverter& converter) {
     MLIRContext* mctx = &getContext();
     Location loc = loop.getLoc();
     // Values the kernel needs: bounds, then what the body uses from outside. Constants are
