@@ -12,7 +12,7 @@
 
 namespace ral::standalone {
 
-const ContextType StandaloneExecutionContext::kType = {"standalone", &ExecutionContext::kType};
+const ContextType StandaloneExecutionContext::kType = {"standalone", &HostExecutionContext::kType};
 
 namespace {
 
@@ -33,130 +33,93 @@ void deleteOwnedTensor(DLManagedTensor* t) {
   delete owned;
 }
 
-std::string describe(DType dtype, const int64_t* sizes, int rank) {
-  return shapeString(dtype, sizes, rank);
-}
-
 }  // namespace
 
 // ---- StandaloneExecutionContext -------------------------------------------------------------
 
 StandaloneExecutionContext::StandaloneExecutionContext(StandaloneContext* context)
-    : ExecutionContext(context, &kType),
+    : HostExecutionContext(context, context->module(), &kType),
       standalone_(context),
-      driver_(context->hostDriver()),
-      inputs_(context->module().inputs().size()),
+      memory_(context->hostMemory()),
+      input_copies_(context->module().inputs().size(), nullptr),
       outputs_(context->module().outputs().size()) {
-  live_.reserve(8);
-  exported_.reserve(outputs_.size());
+  setAllocator(&memory_);
 }
 
 StandaloneExecutionContext::~StandaloneExecutionContext() {
-  freeMemory();
-  for (Binding& b : inputs_) freeInputCopy(b);
+  freeOutputs();
+  for (size_t i = 0; i < input_copies_.size(); ++i) dropInputCopy(i);
 }
 
-void StandaloneExecutionContext::freeInputCopy(Binding& b) {
-  if (b.copy != nullptr) (void)driver_->deallocate(b.copy);
-  b.copy = nullptr;
-}
-
-void StandaloneExecutionContext::freeMemory() {
-  for (void* p : live_) (void)driver_->deallocate(p);
-  live_.clear();
-  exported_.clear();
+void StandaloneExecutionContext::freeOutputs() {
   for (Output& o : outputs_) {
-    if (o.allocation != nullptr) (void)driver_->deallocate(o.allocation);
+    if (o.allocation != nullptr) (void)memory_.deallocate(o.allocation);
     o = Output();
   }
-  ran_ = false;
 }
 
 void StandaloneExecutionContext::resetOutputs() {
-  freeMemory();
-  ExecutionContext::reset();
+  freeOutputs();
+  releaseExecutionMemory();
 }
 
 void StandaloneExecutionContext::reset() {
-  freeMemory();
-  for (Binding& b : inputs_) {
-    freeInputCopy(b);
-    b.bound = false;
-  }
-  ExecutionContext::reset();
+  freeOutputs();
+  HostExecutionContext::reset();
+}
+
+bool StandaloneExecutionContext::strictZeroCopy() const {
+  return standalone_->options().strict_zero_copy;
+}
+
+DeviceMatch StandaloneExecutionContext::matchDevice(const HostTensor& t,
+                                                    const TensorSignature& sig) const {
+  // A device module's CPU inputs cross the boundary as copies into device memory (also where
+  // the signature says cpu but the code calls the device); other devices are refused.
+  if (t.device == DeviceKind::kCpu && standalone_->device() != DeviceKind::kCpu)
+    return DeviceMatch::kCopyAcross;
+  return HostExecutionContext::matchDevice(t, sig);
+}
+
+StatusOr<void*> StandaloneExecutionContext::copyInput(size_t index, const HostTensor& t,
+                                                      const int64_t* strides, int64_t elements) {
+  const TensorSignature& sig = module().inputs()[index];
+  int64_t from[kMaxMemRefRank];
+  if (t.strides != nullptr)
+    std::copy(t.strides, t.strides + t.rank, from);
+  else
+    rowMajorStrides(t.shape, t.rank, from);
+  if (t.device != DeviceKind::kCpu)
+    return unsupported("input ", index, " (", describe(t), ") has strides ",
+                       stridesString(from, t.rank), " but the module was compiled for layout ",
+                       sig.layoutString(),
+                       "; the standalone context re-lays out CPU inputs only: pass the tensor in "
+                       "that layout");
+  const size_t elem = dtypeSize(sig.dtype);
+  auto copy = memory_.allocate(std::max<size_t>(static_cast<size_t>(elements) * elem, 1), 64);
+  if (!copy.ok())
+    return copy.status().withContext(internal::strCat("copying input ", index, " (", describe(t),
+                                                      ") into layout ", sig.layoutString()));
+  copyStrided(*copy, strides, static_cast<char*>(t.base) + t.offset * elem, from, t.shape, t.rank,
+              elem);
+  input_copies_[index] = *copy;
+  return *copy;
+}
+
+void StandaloneExecutionContext::dropInputCopy(size_t index) {
+  if (input_copies_[index] != nullptr) (void)memory_.deallocate(input_copies_[index]);
+  input_copies_[index] = nullptr;
 }
 
 Status StandaloneExecutionContext::bindInput(size_t index, const TensorRef& ref) {
-  const Module& module = standalone_->module();
-  if (index >= inputs_.size())
-    return outOfRange("input index ", index, " is out of range: module '", module.name(),
-                      "' takes ", inputs_.size(), " input(s)");
-  const TensorSignature& sig = module.inputs()[index];
-  if (ref.rank < 0 || ref.rank > kMaxMemRefRank)
-    return invalidArgument("input ", index, " has rank ", ref.rank, "; at most ", kMaxMemRefRank,
-                           " is supported");
-  if (ref.rank > 0 && ref.shape == nullptr)
-    return invalidArgument("input ", index, " has rank ", ref.rank, " but no shape");
-  const int64_t numel = io_checks::numelOf(ref.shape, ref.rank);
-  if (numel < 0)
-    return invalidArgument("input ", index, " has an invalid shape (negative or too large)");
-  const std::string got = describe(ref.dtype, ref.shape, ref.rank);
-  if (ref.dtype != sig.dtype)
-    return invalidArgument("input ", index, ": expected element type ", dtypeName(sig.dtype), " (",
-                           sig.typeString(), "), got ", dtypeName(ref.dtype), " (", got, ")");
-  if (ref.rank != sig.rank())
-    return invalidArgument("input ", index, ": expected rank ", sig.rank(), " (", sig.typeString(),
-                           "), got rank ", ref.rank, " (", got, ")");
-  for (int d = 0; d < ref.rank; ++d)
-    if (sig.dims[d] != kDynamicDim && sig.dims[d] != ref.shape[d])
-      return invalidArgument("input ", index, ": dimension ", d, " must be ", sig.dims[d], " (",
-                             sig.typeString(), "), got ", ref.shape[d], " (", got, ")");
-  // A device module's CPU inputs cross the boundary as copies into device memory (also where
-  // the signature says cpu but the code calls the device); other devices are refused.
-  const bool to_device =
-      ref.device == DeviceKind::kCpu && standalone_->device() != DeviceKind::kCpu;
-  if (ref.device != sig.device && !to_device)
-    return invalidArgument("input ", index, ": expected a tensor on ", deviceKindName(sig.device),
-                           ", got one on ", deviceKindName(ref.device));
-  if (ref.data == nullptr && numel > 0)
-    return invalidArgument("input ", index, " (", got, ") has null data");
-  int64_t strides[kMaxMemRefRank];
-  if (ref.strides != nullptr)
-    std::copy(ref.strides, ref.strides + ref.rank, strides);
-  else
-    rowMajorStrides(ref.shape, ref.rank, strides);
-  InputBinding how = InputBinding::kCopy;
-  if (!to_device) {
-    RAL_ASSIGN_OR_RETURN(how, chooseInputBinding(sig, index, ref.shape, strides, ref.rank,
-                                                 standalone_->options().strict_zero_copy));
-  }
-  Binding& b = inputs_[index];
-  freeInputCopy(b);
-  b.bound = false;
-  b.data = ref.data;
-  std::copy(ref.shape, ref.shape + ref.rank, b.sizes);
-  std::copy(strides, strides + ref.rank, b.strides);
-  if (how == InputBinding::kCopy) {
-    // A view the compiled code would misread: bind a copy in the module's layout instead.
-    if (ref.device != DeviceKind::kCpu)
-      return unsupported("input ", index, " (", got, " on ", deviceKindName(ref.device),
-                         ") has strides ", stridesString(strides, ref.rank),
-                         " but the module was compiled for layout ", sig.layoutString(),
-                         "; the standalone context re-lays out CPU inputs only: pass the tensor "
-                         "in that layout");
-    auto elements = layoutFor(sig, ref.shape, ref.rank, b.strides);
-    if (!elements.ok()) return elements.status().withContext(internal::strCat("input ", index));
-    const size_t elem = dtypeSize(sig.dtype);
-    auto copy = driver_->allocate(std::max<size_t>(static_cast<size_t>(*elements) * elem, 1), 64);
-    if (!copy.ok())
-      return copy.status().withContext(internal::strCat("copying input ", index, " (", got,
-                                                        ") into layout ", sig.layoutString()));
-    copyStrided(*copy, b.strides, ref.data, strides, ref.shape, ref.rank, elem);
-    b.copy = *copy;
-    b.data = *copy;
-  }
-  b.bound = true;
-  return Status();
+  HostTensor t;
+  t.dtype = ref.dtype;
+  t.rank = ref.rank;
+  t.shape = ref.shape;
+  t.strides = ref.strides;
+  t.base = ref.data;
+  t.device = ref.device;
+  return HostExecutionContext::bindInput(index, t);
 }
 
 Status StandaloneExecutionContext::bindInput(size_t index, const DLTensor& t) {
@@ -175,42 +138,55 @@ Status StandaloneExecutionContext::bindInput(size_t index, const DLTensor& t) {
   return bindInput(index, ref);
 }
 
-Status StandaloneExecutionContext::run() {
-  const Module& module = standalone_->module();
-  if (ran_) return failedPrecondition("this execution already ran; start a new one");
-  for (size_t i = 0; i < inputs_.size(); ++i)
-    if (!inputs_[i].bound)
-      return invalidArgument("input ", i, " (", module.inputs()[i].typeString(),
-                             ") is not bound; module '", module.name(), "' takes ", inputs_.size(),
-                             " input(s)");
-  ran_ = true;
-  module.entry()(abi());
+Status StandaloneExecutionContext::afterEntry() {
   // Kernels were queued; outputs (and freed buffers) are settled once the device caught up.
-  if (Driver* device = standalone_->device_driver_) {
-    Status synced = device->synchronize();
-    if (!synced.ok() && !failed())
-      signalError(synced.withContext(internal::strCat("waiting for ", device->deviceName())));
+  Driver* device = standalone_->device_driver_;
+  if (device == nullptr) return Status();
+  Status synced = device->synchronize();
+  if (!synced.ok())
+    return synced.withContext(internal::strCat("waiting for ", device->deviceName()));
+  return Status();
+}
+
+Status StandaloneExecutionContext::acceptOutput(size_t index, const OutputBuffer& out) {
+  Output& o = outputs_[index];
+  const int rank = out.rank;
+  if (out.allocation != nullptr) {
+    // Memory this execution allocated: hand it over as it is (strides kept).
+    o.allocation = out.allocation;
+    o.data = out.data;
+    std::copy(out.sizes, out.sizes + rank, o.sizes);
+    std::copy(out.strides, out.strides + rank, o.strides);
+  } else {
+    // Memory RAL does not own here (an input, a constant, static data, an output already
+    // sent): copy it into a dense buffer of its own.
+    const size_t elem = dtypeSize(out.dtype);
+    const int64_t numel = io_checks::numelOf(out.sizes, rank);  // valid: checked by the core
+    auto copy = memory_.allocate(std::max<size_t>(static_cast<size_t>(numel) * elem, 1), 64);
+    if (!copy.ok())
+      return copy.status().withContext(internal::strCat("ral_send_output: copying output ", index));
+    std::copy(out.sizes, out.sizes + rank, o.sizes);
+    rowMajorStrides(o.sizes, rank, o.strides);
+    if (numel > 0) copyStrided(*copy, o.strides, out.data, out.strides, out.sizes, rank, elem);
+    o.allocation = *copy;
+    o.data = *copy;
   }
-  if (failed()) return status().withContext(internal::strCat("module '", module.name(), "'"));
-  for (size_t i = 0; i < outputs_.size(); ++i)
-    if (!outputs_[i].set)
-      return internalError("module '", module.name(), "' finished without sending output ", i);
+  o.set = true;
   return Status();
 }
 
 StatusOr<DLManagedTensor*> StandaloneExecutionContext::takeOutput(size_t index) {
-  if (!ran_ || failed())
-    return failedPrecondition("no outputs: the execution has not run successfully");
+  if (!succeeded()) return failedPrecondition("no outputs: the execution has not run successfully");
   if (index >= outputs_.size())
-    return outOfRange("output index ", index, " is out of range: module '",
-                      standalone_->module().name(), "' has ", outputs_.size(), " output(s)");
+    return outOfRange("output index ", index, " is out of range: module '", module().name(),
+                      "' has ", outputs_.size(), " output(s)");
   Output& o = outputs_[index];
   if (!o.set) return failedPrecondition("output ", index, " was already taken");
-  const TensorSignature& sig = standalone_->module().outputs()[index];
+  const TensorSignature& sig = module().outputs()[index];
   auto* owned = new (std::nothrow) OwnedTensor();
   if (owned == nullptr) return outOfMemory("allocating an output tensor");
   owned->owner = standalone_->shared_from_this();
-  owned->driver = driver_;
+  owned->driver = standalone_->hostDriver();
   owned->allocation = o.allocation;
   const int rank = sig.rank();
   std::memcpy(owned->shape, o.sizes, sizeof(int64_t) * rank);
@@ -227,104 +203,6 @@ StatusOr<DLManagedTensor*> StandaloneExecutionContext::takeOutput(size_t index) 
   owned->managed.deleter = &deleteOwnedTensor;
   o = Output();  // taken: the tensor owns the memory now
   return &owned->managed;
-}
-
-const StandaloneExecutionContext::Binding* StandaloneExecutionContext::checkInput(int64_t index,
-                                                                                  DType dtype,
-                                                                                  int rank) {
-  // The binding was checked against the signature; here the module's request is.
-  const Module& module = standalone_->module();
-  if (Status s = io_checks::checkInputRequest(module, index, dtype, rank); !s.ok()) {
-    signalError(std::move(s));
-    return nullptr;
-  }
-  const Binding& b = inputs_[index];
-  const TensorSignature& sig = module.inputs()[index];
-  if (!b.bound) {
-    signalError(failedPrecondition("ral_recv_input: input ", index, " is not bound"));
-    return nullptr;
-  }
-  for (int d = 0; d < rank; ++d)
-    if (sig.dims[d] != kDynamicDim && sig.dims[d] != b.sizes[d]) {
-      signalError(invalidArgument("ral_recv_input: input ", index, " dimension ", d, " is ",
-                                  b.sizes[d], " but the signature says ", sig.dims[d]));
-      return nullptr;
-    }
-  return &b;
-}
-
-void StandaloneExecutionContext::setOutput(int64_t index, DType dtype, int rank, void* allocated,
-                                           void* data, const int64_t* sizes,
-                                           const int64_t* strides) {
-  if (Status s = io_checks::checkOutput(standalone_->module(), index, dtype, rank, sizes, data);
-      !s.ok()) {
-    signalError(std::move(s));
-    return;
-  }
-  Output& o = outputs_[index];
-  if (o.set) {
-    signalError(failedPrecondition("ral_send_output: output ", index, " was sent twice"));
-    return;
-  }
-  const int64_t numel = io_checks::numelOf(sizes, rank);  // valid: checked above
-  auto it = allocated ? std::find(live_.rbegin(), live_.rend(), allocated) : live_.rend();
-  if (it != live_.rend()) {
-    // Memory this execution allocated: hand it over as it is (strides kept).
-    live_.erase(std::next(it).base());
-    exported_.push_back(allocated);
-    o.allocation = allocated;
-    o.data = data;
-    for (int d = 0; d < rank; ++d) {
-      o.sizes[d] = sizes[d];
-      o.strides[d] = strides[d];
-    }
-  } else {
-    // Memory RAL does not own here (an input, a constant, static data, an output already
-    // sent): copy it into a dense buffer of its own.
-    const size_t elem = dtypeSize(dtype);
-    auto copy = driver_->allocate(std::max<size_t>(static_cast<size_t>(numel) * elem, 1), 64);
-    if (!copy.ok()) {
-      signalError(
-          copy.status().withContext(internal::strCat("ral_send_output: copying output ", index)));
-      return;
-    }
-    for (int d = 0; d < rank; ++d) o.sizes[d] = sizes[d];
-    rowMajorStrides(o.sizes, rank, o.strides);
-    if (numel > 0) copyStrided(*copy, o.strides, data, strides, sizes, rank, elem);
-    o.allocation = *copy;
-    o.data = *copy;
-  }
-  o.set = true;
-}
-
-void* StandaloneExecutionContext::alloc(int64_t bytes) {
-  if (bytes < 0) {
-    signalError(invalidArgument("ral_alloc: negative size ", bytes));
-    return nullptr;
-  }
-  auto p = driver_->allocate(std::max<size_t>(static_cast<size_t>(bytes), 1), 64);
-  if (!p.ok()) {
-    signalError(p.status().withContext(internal::strCat("ral_alloc of ", bytes, " bytes")));
-    return nullptr;
-  }
-  live_.push_back(*p);
-  return *p;
-}
-
-void StandaloneExecutionContext::dealloc(void* ptr) {
-  if (ptr == nullptr) return;
-  if (auto it = std::find(live_.rbegin(), live_.rend(), ptr); it != live_.rend()) {
-    live_.erase(std::next(it).base());
-    (void)driver_->deallocate(ptr);
-    return;
-  }
-  if (auto it = std::find(exported_.begin(), exported_.end(), ptr); it != exported_.end()) {
-    exported_.erase(it);  // an output owns it now
-    return;
-  }
-  signalError(invalidArgument("ral_dealloc: pointer ", ptr,
-                              " was not allocated by ral_alloc in this execution (or was already "
-                              "freed)"));
 }
 
 // ---- StandaloneContext ----------------------------------------------------------------------
@@ -367,6 +245,7 @@ StatusOr<std::shared_ptr<StandaloneContext>> StandaloneContext::create(
   auto driver = ctx->driver(DeviceKind::kCpu);
   if (!driver.ok()) return driver.status().withContext("the standalone context needs a CPU driver");
   ctx->host_driver_ = *driver;
+  ctx->host_memory_ = std::make_unique<DriverBufferAllocator>(*driver);
   return ctx;
 }
 

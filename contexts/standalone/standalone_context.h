@@ -1,24 +1,12 @@
-// The standalone host context (DESIGN.md §3): runs a loaded Module on RAL's own drivers, with
+// The standalone host context: runs a loaded Module on RAL's own drivers, with
 // inputs bound from DLPack tensors or raw buffers and outputs returned as owned DLPack tensors.
 //
 //   auto ctx = StandaloneContext::load("add.ralm");            // StatusOr<shared_ptr<...>>
 //   auto outputs = (*ctx)->run({&a.dl_tensor, &b.dl_tensor});  // StatusOr<vector<DLTensorPtr>>
 //
 // One StandaloneContext serves many threads at once; each execution borrows a pooled
-// StandaloneExecutionContext. Host functions a module imports (registered for
-// StandaloneExecutionContext::kType, so a torch context can register the same names for its own
-// type; T = every element type i1 i8 i16 i32 i64 ui8 ui16 ui32 ui64 f16 bf16 f32 f64, N = 0..8):
-//
-//   MemRef<T,N> ral_recv_input(ctx, int64_t index)
-//       ral_recv_input___cpu___pvoid_i64___m<N>d<T>          e.g. ..._m2df32
-//   void ral_send_output(ctx, int64_t index, MemRef<T,N> value)
-//       ral_send_output___cpu___pvoid_i64_m<N>d<T>___void    e.g. ..._m2df32___void
-//   void* ral_alloc(ctx, int64_t bytes)
-//       ral_alloc___cpu___pvoid_i64___pvoid
-//   void ral_dealloc(ctx, void* ptr)
-//       ral_dealloc___cpu___pvoid_pvoid___void
-//   void ral_signal_error(ctx, int32_t status_code, const char* message)   (any context type)
-//       ral_signal_error___cpu___pvoid_i32_pi8___void
+// StandaloneExecutionContext. The host protocol (bindings, checks, ral_alloc, outputs) is the
+// core's (ral/host_execution_context.h); this context supplies DLPack tensors and driver memory.
 //
 // A module compiled for a device (ral-compile --device=vulkan) takes and returns CPU tensors too:
 // the context copies inputs into device memory and waits for the device before run() returns.
@@ -42,6 +30,7 @@
 #include "ral/driver.h"
 #include "ral/dtype.h"
 #include "ral/execution_context.h"
+#include "ral/host_execution_context.h"
 #include "ral/memref.h"
 #include "ral/module.h"
 #include "ral/status.h"
@@ -60,23 +49,22 @@ struct TensorRef {
   DeviceKind device = DeviceKind::kCpu;
 };
 
-class StandaloneExecutionContext : public ExecutionContext {
+class StandaloneExecutionContext : public HostExecutionContext {
  public:
-  static const ContextType kType;  // "standalone", derived from ExecutionContext::kType
+  static const ContextType kType;  // "standalone", derived from HostExecutionContext::kType
 
   explicit StandaloneExecutionContext(StandaloneContext* context);
   ~StandaloneExecutionContext() override;
 
   StandaloneContext* standalone() const { return standalone_; }
 
-  // ---- host side
   // Checks `ref` against the module's signature for input `index` and binds it: borrowed when
   // the module's layout accepts its strides, else copied into that layout (or refused, with
   // Options::strict_zero_copy). Rebinding an input replaces its earlier binding.
   Status bindInput(size_t index, const TensorRef& ref);
   Status bindInput(size_t index, const DLTensor& tensor);
   // Runs the module's entry once; all inputs must be bound. At most once per borrowing.
-  Status run();
+  Status run() { return execute(); }
   // The output as an owned DLPack tensor (the caller calls its deleter). Once per output.
   StatusOr<DLManagedTensor*> takeOutput(size_t index);
   // Drops outputs not taken and the error state, keeping the input bindings, so run() can be
@@ -84,22 +72,16 @@ class StandaloneExecutionContext : public ExecutionContext {
   void resetOutputs();
   void reset() override;
 
-  // ---- module side (the RAL functions above)
-  template <typename T, int N>
-  MemRef<T, N> recvInput(int64_t index);
-  template <typename T, int N>
-  void sendOutput(int64_t index, const MemRef<T, N>& m);
-  void* alloc(int64_t bytes);
-  void dealloc(void* ptr);
+ protected:
+  bool strictZeroCopy() const override;
+  DeviceMatch matchDevice(const HostTensor& t, const TensorSignature& sig) const override;
+  StatusOr<void*> copyInput(size_t index, const HostTensor& t, const int64_t* strides,
+                            int64_t elements) override;
+  void dropInputCopy(size_t index) override;
+  Status acceptOutput(size_t index, const OutputBuffer& out) override;
+  Status afterEntry() override;
 
  private:
-  struct Binding {
-    void* data = nullptr;
-    void* copy = nullptr;  // owned: the input re-laid out for the module, or null
-    int64_t sizes[kMaxMemRefRank] = {};
-    int64_t strides[kMaxMemRefRank] = {};
-    bool bound = false;
-  };
   struct Output {
     void* data = nullptr;        // first element
     void* allocation = nullptr;  // what to free (owned by this execution until taken)
@@ -107,20 +89,12 @@ class StandaloneExecutionContext : public ExecutionContext {
     int64_t strides[kMaxMemRefRank] = {};
     bool set = false;
   };
-  // Checks a recv_input request; signals an error and returns null when it is wrong.
-  const Binding* checkInput(int64_t index, DType dtype, int rank);
-  void setOutput(int64_t index, DType dtype, int rank, void* allocated, void* data,
-                 const int64_t* sizes, const int64_t* strides);
-  void freeMemory();
-  void freeInputCopy(Binding& b);
+  void freeOutputs();
 
   StandaloneContext* standalone_;
-  Driver* driver_;
-  std::vector<Binding> inputs_;
+  BufferAllocator& memory_;          // the context's hostMemory()
+  std::vector<void*> input_copies_;  // per input: its copy (owned) or null
   std::vector<Output> outputs_;
-  std::vector<void*> live_;      // ral_alloc'ed, not yet freed or sent
-  std::vector<void*> exported_;  // sent as outputs; a later ral_dealloc must not free them
-  bool ran_ = false;
 };
 
 // One execution: binds, runs, hands out outputs; returns its context to the pool when destroyed.
@@ -161,8 +135,9 @@ class StandaloneContext : public Context, public std::enable_shared_from_this<St
 
   const Module& module() const { return *module_; }
   const Options& options() const { return options_; }
-  // The driver that ral_alloc and outputs use.
+  // The driver that ral_alloc and outputs use, and its memory as a BufferAllocator.
   Driver* hostDriver() const { return host_driver_; }
+  BufferAllocator& hostMemory() const { return *host_memory_; }
   // Where the module's code runs (moduleDevice()): kCpu, or a device whose kernels the module
   // launches. For a device, buffers come from its host-visible memory (unless
   // Options::cpu_driver_factory says otherwise), CPU inputs are copied in at binding, and run()
@@ -183,23 +158,10 @@ class StandaloneContext : public Context, public std::enable_shared_from_this<St
   std::shared_ptr<Module> module_;
   Options options_;
   Driver* host_driver_ = nullptr;
+  std::unique_ptr<DriverBufferAllocator> host_memory_;
   DeviceKind device_ = DeviceKind::kCpu;
   Driver* device_driver_ = nullptr;  // the device's driver; null for kCpu
 };
-
-// ---------------------------------------------------------------------------------------------
-
-template <typename T, int N>
-MemRef<T, N> StandaloneExecutionContext::recvInput(int64_t index) {
-  const Binding* b = checkInput(index, kDTypeOf<T>, N);
-  if (b == nullptr) return MemRef<T, N>{};
-  return viewMemRef<T, N>(static_cast<T*>(b->data), 0, b->sizes, b->strides);
-}
-
-template <typename T, int N>
-void StandaloneExecutionContext::sendOutput(int64_t index, const MemRef<T, N>& m) {
-  setOutput(index, kDTypeOf<T>, N, m.allocated, m.data(), sizesOf(m), stridesOf(m));
-}
 
 }  // namespace ral::standalone
 

@@ -15,24 +15,25 @@
 #include <unordered_map>
 
 #include "ral/driver.h"
+#include "ral/host_execution_context.h"
 #include "ral/status.h"
 
 namespace ral::torch_host {
 
-class TorchAllocator {
+class TorchAllocator final : public BufferAllocator {
  public:
   TorchAllocator(c10::Allocator* allocator, c10::Device device);
   TorchAllocator(const TorchAllocator&) = delete;
   TorchAllocator& operator=(const TorchAllocator&) = delete;
-  ~TorchAllocator();
+  ~TorchAllocator() override;
 
   c10::Device device() const { return device_; }
   c10::Allocator* torchAllocator() const { return allocator_; }
 
   // At least one byte; `alignment` a power of two. OutOfMemory when torch cannot allocate.
-  StatusOr<void*> allocate(size_t bytes, size_t alignment = 64);
+  StatusOr<void*> allocate(size_t bytes, size_t alignment = 64) override;
   // OK for nullptr.
-  Status deallocate(void* ptr);
+  Status deallocate(void* ptr) override;
   // Hands ownership of a live pointer to a DataPtr (the storage of an output tensor); the
   // allocator forgets it. The DataPtr's get() lies below `ptr` for an over-aligned allocation.
   c10::DataPtr release(void* ptr);

@@ -25,7 +25,7 @@
 
 namespace ral::torch_host {
 
-const ContextType TorchExecutionContext::kType = {"torch", &ExecutionContext::kType};
+const ContextType TorchExecutionContext::kType = {"torch", &HostExecutionContext::kType};
 
 namespace {
 
@@ -63,30 +63,63 @@ at::Tensor makeTensor(c10::Storage storage, c10::ScalarType type, c10::Device de
 // ---- TorchExecutionContext ------------------------------------------------------------------
 
 TorchExecutionContext::TorchExecutionContext(TorchContext* context)
-    : ExecutionContext(context, &kType),
+    : HostExecutionContext(context, context->module(), &kType),
       torch_(context),
-      bindings_(context->module().inputs().size()),
-      copies_(context->module().inputs().size()) {
-  live_.reserve(8);
-  exported_.reserve(context->module().outputs().size());
-}
+      copies_(context->module().inputs().size()) {}
 
-TorchExecutionContext::~TorchExecutionContext() { freeAll(); }
+TorchExecutionContext::~TorchExecutionContext() { releaseExecutionMemory(); }
 
-void TorchExecutionContext::freeAll() {
-  for (const Allocation& a : live_) (void)a.allocator->deallocate(a.ptr);
-  live_.clear();
-  exported_.clear();
-  for (at::Tensor& c : copies_) c = at::Tensor();
+void TorchExecutionContext::reset() {
+  HostExecutionContext::reset();
   inputs_ = nullptr;
   outputs_ = nullptr;
   device_allocator_ = nullptr;
 }
 
-void TorchExecutionContext::reset() {
-  freeAll();
-  ExecutionContext::reset();
+bool TorchExecutionContext::strictZeroCopy() const { return torch_->strictZeroCopy(); }
+
+namespace {
+const at::Tensor& tensorOf(const HostTensor& t) { return *static_cast<const at::Tensor*>(t.host); }
+}  // namespace
+
+std::string TorchExecutionContext::describe(const HostTensor& t) const {
+  return describeTensor(tensorOf(t));
 }
+
+std::string TorchExecutionContext::typeName(const HostTensor& t) const {
+  return c10::toString(tensorOf(t).scalar_type());
+}
+
+std::string TorchExecutionContext::deviceName(const HostTensor& t) const {
+  return tensorOf(t).device().str();
+}
+
+DeviceMatch TorchExecutionContext::matchDevice(const HostTensor& t,
+                                               const TensorSignature& sig) const {
+  const c10::Device device = tensorOf(t).device();
+  const bool same = sig.device == DeviceKind::kCpu    ? device.is_cpu()
+                    : sig.device == DeviceKind::kCuda ? device.is_cuda()
+                                                      : false;
+  return same ? DeviceMatch::kSame : DeviceMatch::kMismatch;
+}
+
+StatusOr<void*> TorchExecutionContext::copyInput(size_t index, const HostTensor& t,
+                                                 const int64_t* strides, int64_t /*elements*/) {
+  // The copy stays on the tensor's device, in the module's layout.
+  const at::Tensor& src = tensorOf(t);
+  try {
+    copies_[index] =
+        at::empty_strided(src.sizes(), c10::IntArrayRef(strides, t.rank), src.options());
+    copies_[index].copy_(src);
+  } catch (const c10::Error& e) {
+    copies_[index] = at::Tensor();
+    return outOfMemory("copying input ", index, " (", describeTensor(src), ") into layout ",
+                       module().inputs()[index].layoutString(), ": ", e.what_without_backtrace());
+  }
+  return copies_[index].data_ptr();
+}
+
+void TorchExecutionContext::dropInputCopy(size_t index) { copies_[index] = at::Tensor(); }
 
 Status TorchExecutionContext::bindInputs(const std::vector<at::Tensor>& inputs) {
   const Module& module = torch_->module();
@@ -106,66 +139,34 @@ Status TorchExecutionContext::bindInputs(const std::vector<at::Tensor>& inputs) 
     if (t.layout() != c10::kStrided)
       return invalidArgument("input ", i, ": expected a dense tensor (", sig.typeString(),
                              "), got layout ", t.layout());
-    const DType dtype = fromScalarType(t.scalar_type());
-    if (dtype != sig.dtype)
-      return invalidArgument("input ", i, ": expected element type ", dtypeName(sig.dtype), " (",
-                             sig.typeString(), "), got ", t.scalar_type(), " (", describeTensor(t),
-                             ")");
-    const int rank = static_cast<int>(t.dim());
-    if (rank != sig.rank())
-      return invalidArgument("input ", i, ": expected rank ", sig.rank(), " (", sig.typeString(),
-                             "), got rank ", rank, " (", describeTensor(t), ")");
-    const c10::IntArrayRef sizes = t.sizes();
-    for (int d = 0; d < rank; ++d)
-      if (sig.dims[d] != kDynamicDim && sig.dims[d] != sizes[d])
-        return invalidArgument("input ", i, ": dimension ", d, " must be ", sig.dims[d], " (",
-                               sig.typeString(), "), got ", sizes[d], " (", describeTensor(t), ")");
     const c10::Device device = t.device();
-    const bool device_ok = sig.device == DeviceKind::kCpu    ? device.is_cpu()
-                           : sig.device == DeviceKind::kCuda ? device.is_cuda()
-                                                             : false;
-    if (!device_ok)
-      return invalidArgument("input ", i, ": expected a tensor on ", deviceKindName(sig.device),
-                             " (", sig.typeString(), "), got one on ", device);
     if (device.is_cuda()) {
       if (cuda_device && *cuda_device != device)
         return invalidArgument("input ", i, " is on ", device, " but an earlier input is on ",
                                *cuda_device, "; all CUDA inputs must share one device");
       cuda_device = device;
     }
-    // The layout contract: a view the compiled code would misread is bound as a copy in the
-    // module's layout (on the tensor's device), or refused in strict zero-copy mode.
-    const at::Tensor* bound = &t;
-    RAL_ASSIGN_OR_RETURN(InputBinding how,
-                         chooseInputBinding(sig, i, sizes.data(), t.strides().data(), rank,
-                                            torch_->strictZeroCopy()));
-    if (how == InputBinding::kCopy) {
-      int64_t target[kMaxMemRefRank];
-      auto elements = layoutFor(sig, sizes.data(), rank, target);
-      if (!elements.ok()) return elements.status().withContext(internal::strCat("input ", i));
-      try {
-        copies_[i] = at::empty_strided(sizes, c10::IntArrayRef(target, rank), t.options());
-        copies_[i].copy_(t);
-      } catch (const c10::Error& e) {
-        copies_[i] = at::Tensor();
-        return outOfMemory("copying input ", i, " (", describeTensor(t), ") into layout ",
-                           sig.layoutString(), ": ", e.what_without_backtrace());
-      }
-      bound = &copies_[i];
-    } else if (copies_[i].defined()) {
-      copies_[i] = at::Tensor();  // an earlier run's copy: not this input
-    }
-    Binding& b = bindings_[i];
-    const c10::IntArrayRef strides = bound->strides();
-    for (int d = 0; d < rank; ++d) {
-      b.sizes[d] = sizes[d];
-      b.strides[d] = strides[d];
-    }
-    b.offset = bound->storage_offset();
-    b.base =
-        static_cast<char*>(bound->data_ptr()) - b.offset * static_cast<int64_t>(t.element_size());
+    HostTensor h;
+    h.dtype = fromScalarType(t.scalar_type());
+    h.rank = static_cast<int>(t.dim());
+    h.shape = t.sizes().data();
+    h.strides = t.strides().data();
+    h.offset = t.storage_offset();
+    h.base = static_cast<char*>(t.data_ptr()) - h.offset * static_cast<int64_t>(t.element_size());
+    h.device = device.is_cpu()    ? std::optional<DeviceKind>(DeviceKind::kCpu)
+               : device.is_cuda() ? std::optional<DeviceKind>(DeviceKind::kCuda)
+                                  : std::nullopt;
+    h.host = &t;
+    RAL_RETURN_IF_ERROR(bindInput(i, h));
   }
   return Status();
+}
+
+StatusOr<c10::Device> TorchExecutionContext::cudaDeviceOf(const std::vector<at::Tensor>& inputs) {
+  for (const at::Tensor& t : inputs)
+    if (t.is_cuda()) return t.device();
+  RAL_ASSIGN_OR_RETURN(int index, currentCudaDevice());
+  return c10::Device(c10::DeviceType::CUDA, static_cast<c10::DeviceIndex>(index));
 }
 
 Status TorchExecutionContext::run(const std::vector<at::Tensor>& inputs,
@@ -177,108 +178,59 @@ Status TorchExecutionContext::run(const std::vector<at::Tensor>& inputs,
   std::optional<c10::DeviceGuard> guard;
   device_allocator_ = torch_->cpuAllocator();
   if (torch_->usesCuda()) {
-    c10::optional<c10::Device> device;
-    for (const at::Tensor& t : inputs)
-      if (t.is_cuda()) {
-        device = t.device();
-        break;
-      }
-    if (!device) {
-      RAL_ASSIGN_OR_RETURN(int index, currentCudaDevice());
-      device = c10::Device(c10::DeviceType::CUDA, static_cast<c10::DeviceIndex>(index));
-    }
-    guard.emplace(*device);
-    RAL_ASSIGN_OR_RETURN(void* stream, currentCudaStream(*device));
+    RAL_ASSIGN_OR_RETURN(c10::Device device, cudaDeviceOf(inputs));
+    guard.emplace(device);
+    RAL_ASSIGN_OR_RETURN(void* stream, currentCudaStream(device));
     setStream(stream);
-    RAL_ASSIGN_OR_RETURN(device_allocator_, torch_->cudaAllocator(device->index()));
+    RAL_ASSIGN_OR_RETURN(device_allocator_, torch_->cudaAllocator(device.index()));
   }
+  setAllocator(device_allocator_);
   outputs->resize(module.outputs().size());
   inputs_ = &inputs;
   outputs_ = outputs;
-  module.entry()(abi());
+  Status status = execute();
   inputs_ = nullptr;
   outputs_ = nullptr;
-  if (failed()) {
-    outputs->clear();
-    return status().withContext(internal::strCat("module '", module.name(), "'"));
-  }
-  for (size_t i = 0; i < outputs->size(); ++i)
-    if (!(*outputs)[i].defined()) {
-      outputs->clear();
-      return internalError("module '", module.name(), "' finished without sending output ", i);
-    }
-  return Status();
+  if (!status.ok()) outputs->clear();
+  return status;
 }
 
-const TorchExecutionContext::Binding* TorchExecutionContext::checkInput(int64_t index, DType dtype,
-                                                                        int rank) {
-  const Module& module = torch_->module();
-  if (inputs_ == nullptr) {
-    signalError(failedPrecondition("ral_recv_input: no execution is running"));
-    return nullptr;
-  }
-  // The tensors were checked against the signature; here the module's request is.
-  if (Status s = io_checks::checkInputRequest(module, index, dtype, rank); !s.ok()) {
-    signalError(std::move(s));
-    return nullptr;
-  }
-  return &bindings_[index];
-}
-
-void TorchExecutionContext::setOutput(int64_t index, DType dtype, int rank, void* allocated,
-                                      void* data, const int64_t* sizes, const int64_t* strides) {
-  const Module& module = torch_->module();
-  if (outputs_ == nullptr) {
-    signalError(failedPrecondition("ral_send_output: no execution is running"));
-    return;
-  }
-  if (Status s = io_checks::checkOutput(module, index, dtype, rank, sizes, data); !s.ok()) {
-    signalError(std::move(s));
-    return;
-  }
+Status TorchExecutionContext::acceptOutput(size_t index, const OutputBuffer& buffer) {
+  const int rank = buffer.rank;
+  const int64_t* sizes = buffer.sizes;
+  const int64_t* strides = buffer.strides;
   at::Tensor& out = (*outputs_)[index];
-  const TensorSignature& sig = module.outputs()[index];
-  if (out.defined()) {
-    signalError(failedPrecondition("ral_send_output: output ", index, " was sent twice"));
-    return;
-  }
-  const int64_t numel = io_checks::numelOf(sizes, rank);  // valid: checked above
-  for (int d = 0; d < rank; ++d) {
-    if (strides[d] < 0) {
-      signalError(unsupported("ral_send_output: output ", index, " has a negative stride in ",
-                              "dimension ", d, ", which a torch tensor cannot represent"));
-      return;
-    }
-  }
-  const c10::ScalarType type = *toScalarType(dtype);  // checked for every signature at creation
-  const int64_t elem = static_cast<int64_t>(dtypeSize(dtype));
+  const TensorSignature& sig = module().outputs()[index];
+  // An execution allocation not turned into a tensor below is freed here, as the core expects.
+  c10::DataPtr owned;
+  if (buffer.allocation != nullptr)
+    owned = static_cast<TorchAllocator*>(buffer.allocator)->release(buffer.allocation);
+  for (int d = 0; d < rank; ++d)
+    if (strides[d] < 0)
+      return unsupported("ral_send_output: output ", index, " has a negative stride in ",
+                         "dimension ", d, ", which a torch tensor cannot represent");
+  const int64_t numel = io_checks::numelOf(sizes, rank);     // valid: checked by the core
+  const c10::ScalarType type = *toScalarType(buffer.dtype);  // checked for every signature
+  const int64_t elem = static_cast<int64_t>(dtypeSize(buffer.dtype));
   const int64_t extent_bytes = extentOf(sizes, strides, rank) * elem;
   const c10::IntArrayRef size_ref(sizes, static_cast<size_t>(rank));
   const c10::IntArrayRef stride_ref(strides, static_cast<size_t>(rank));
-  auto* first = static_cast<char*>(data);
+  auto* first = static_cast<char*>(buffer.data);
   try {
-    // 1. Memory this execution allocated: it becomes the tensor's storage as it is.
-    auto it = allocated != nullptr
-                  ? std::find_if(live_.rbegin(), live_.rend(),
-                                 [&](const Allocation& a) { return a.ptr == allocated; })
-                  : live_.rend();
-    if (it != live_.rend()) {
-      const Allocation a = *it;
-      live_.erase(std::next(it).base());
-      exported_.push_back(a.ptr);
-      c10::DataPtr owned = a.allocator->release(a.ptr);
+    if (owned) {
+      // 1. Memory this execution allocated: it becomes the tensor's storage as it is.
+      auto* allocator = static_cast<TorchAllocator*>(buffer.allocator);
       auto* base = static_cast<char*>(owned.get());
-      const int64_t nbytes = static_cast<int64_t>(a.bytes) + (static_cast<char*>(a.ptr) - base);
+      const int64_t nbytes = static_cast<int64_t>(buffer.allocation_bytes) +
+                             (static_cast<char*>(buffer.allocation) - base);
       const int64_t offset_bytes = first - base;
-      if (offset_bytes < 0 || offset_bytes % elem != 0 || offset_bytes + extent_bytes > nbytes) {
-        signalError(invalidArgument("ral_send_output: output ", index, " (",
-                                    shapeString(dtype, sizes, rank),
-                                    ") does not lie inside the buffer it was allocated in"));
-        return;  // `owned` frees the buffer
-      }
+      if (offset_bytes < 0 || offset_bytes % elem != 0 || offset_bytes + extent_bytes > nbytes)
+        return invalidArgument("ral_send_output: output ", index, " (",
+                               shapeString(buffer.dtype, sizes, rank),
+                               ") does not lie inside the buffer it was allocated in");
       const c10::Device device = owned.device();
       c10::Storage storage(c10::Storage::use_byte_size_t(), nbytes, std::move(owned),
-                           a.allocator->torchAllocator(), /*resizable=*/true);
+                           allocator->torchAllocator(), /*resizable=*/true);
       out = makeTensor(std::move(storage), type, device, offset_bytes / elem, size_ref, stride_ref);
     } else {
       // 2. Inside an input's storage: a view of that input (shares its memory).
@@ -313,46 +265,9 @@ void TorchExecutionContext::setOutput(int64_t index, DType dtype, int rank, void
       out = out.to(on_cpu ? c10::Device(c10::DeviceType::CPU) : device_allocator_->device());
   } catch (const c10::Error& e) {
     out = at::Tensor();
-    signalError(internalError("ral_send_output: output ", index, ": ", e.what_without_backtrace()));
+    return internalError("ral_send_output: output ", index, ": ", e.what_without_backtrace());
   }
-}
-
-TorchAllocator* TorchExecutionContext::allocator() {
-  return device_allocator_ != nullptr ? device_allocator_ : torch_->cpuAllocator();
-}
-
-void* TorchExecutionContext::alloc(int64_t bytes) {
-  if (bytes < 0) {
-    signalError(invalidArgument("ral_alloc: negative size ", bytes));
-    return nullptr;
-  }
-  TorchAllocator* a = allocator();
-  auto p = a->allocate(std::max<size_t>(static_cast<size_t>(bytes), 1), 64);
-  if (!p.ok()) {
-    signalError(p.status().withContext(internal::strCat("ral_alloc of ", bytes, " bytes")));
-    return nullptr;
-  }
-  live_.push_back({*p, std::max<size_t>(static_cast<size_t>(bytes), 1), a});
-  return *p;
-}
-
-void TorchExecutionContext::dealloc(void* ptr) {
-  if (ptr == nullptr) return;
-  auto it =
-      std::find_if(live_.rbegin(), live_.rend(), [&](const Allocation& a) { return a.ptr == ptr; });
-  if (it != live_.rend()) {
-    const Allocation a = *it;
-    live_.erase(std::next(it).base());
-    RAL_SIGNAL_IF_ERROR(this, a.allocator->deallocate(a.ptr));
-    return;
-  }
-  if (auto e = std::find(exported_.begin(), exported_.end(), ptr); e != exported_.end()) {
-    exported_.erase(e);  // an output tensor owns it now
-    return;
-  }
-  signalError(invalidArgument("ral_dealloc: pointer ", ptr,
-                              " was not allocated by ral_alloc in this execution (or was already "
-                              "freed)"));
+  return Status();
 }
 
 // ---- TorchContext ---------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-// The PyTorch host context (DESIGN.md §3): runs a loaded Module on at::Tensors.
+// The PyTorch host context: runs a loaded Module on at::Tensors.
 //
 //   auto ctx = TorchContext::load("add.ralm");           // StatusOr<shared_ptr<TorchContext>>
 //   std::vector<at::Tensor> y = (*ctx)->forward({a, b});  // throws c10::Error on failure
@@ -21,9 +21,9 @@
 //   as its stream (ExecutionContext::stream()).
 //
 // One TorchContext serves many threads at once; each execution borrows a pooled
-// TorchExecutionContext. The host functions modules import are registered for
-// TorchExecutionContext::kType under the standalone context's names (torch_api.cc), so both
-// contexts coexist in one process and each execution finds its own.
+// TorchExecutionContext. The host protocol (bindings, checks, ral_alloc, outputs and the host
+// functions modules import) is the core's (ral/host_execution_context.h); this context supplies
+// at::Tensor inputs and outputs and torch's allocators.
 //
 // This header names at::Tensor only by declaration, so the host-function registrations compile
 // without torch's headers.
@@ -41,6 +41,7 @@
 #include "ral/driver.h"
 #include "ral/dtype.h"
 #include "ral/execution_context.h"
+#include "ral/host_execution_context.h"
 #include "ral/memref.h"
 #include "ral/module.h"
 #include "ral/status.h"
@@ -48,65 +49,50 @@
 namespace at {
 class Tensor;
 }  // namespace at
+namespace c10 {
+struct Device;
+}  // namespace c10
 
 namespace ral::torch_host {
 
 class TorchAllocator;
 class TorchContext;
 
-class TorchExecutionContext : public ExecutionContext {
+class TorchExecutionContext : public HostExecutionContext {
  public:
-  static const ContextType kType;  // "torch", derived from ExecutionContext::kType
+  static const ContextType kType;  // "torch", derived from HostExecutionContext::kType
 
   explicit TorchExecutionContext(TorchContext* context);
   ~TorchExecutionContext() override;
 
   TorchContext* torch() const { return torch_; }
 
-  // ---- host side
   // Checks and binds `inputs` (borrowed until run returns), runs the entry once and fills
   // `outputs` with one tensor per module output. On failure `outputs` is left empty.
   Status run(const std::vector<at::Tensor>& inputs, std::vector<at::Tensor>* outputs);
   void reset() override;
 
-  // ---- module side (the RAL functions of torch_api.cc)
-  template <typename T, int N>
-  MemRef<T, N> recvInput(int64_t index);
-  template <typename T, int N>
-  void sendOutput(int64_t index, const MemRef<T, N>& m);
-  void* alloc(int64_t bytes);
-  void dealloc(void* ptr);
+ protected:
+  bool strictZeroCopy() const override;
+  DeviceMatch matchDevice(const HostTensor& t, const TensorSignature& sig) const override;
+  StatusOr<void*> copyInput(size_t index, const HostTensor& t, const int64_t* strides,
+                            int64_t elements) override;
+  void dropInputCopy(size_t index) override;
+  Status acceptOutput(size_t index, const OutputBuffer& out) override;
+  std::string describe(const HostTensor& t) const override;
+  std::string typeName(const HostTensor& t) const override;
+  std::string deviceName(const HostTensor& t) const override;
 
  private:
-  struct Binding {
-    void* base = nullptr;  // the storage's first element
-    int64_t offset = 0;    // storage offset, in elements
-    int64_t sizes[kMaxMemRefRank] = {};
-    int64_t strides[kMaxMemRefRank] = {};
-  };
-  struct Allocation {
-    void* ptr;
-    size_t bytes;
-    TorchAllocator* allocator;
-  };
-
   Status bindInputs(const std::vector<at::Tensor>& inputs);
-  // Checks a recv_input request; signals an error and returns null when it is wrong.
-  const Binding* checkInput(int64_t index, DType dtype, int rank);
-  void setOutput(int64_t index, DType dtype, int rank, void* allocated, void* data,
-                 const int64_t* sizes, const int64_t* strides);
-  // The allocator ral_alloc uses for this execution (CPU driver's, or the CUDA device's).
-  TorchAllocator* allocator();
-  void freeAll();
+  // The device a CUDA execution runs on: its inputs', else torch's current one.
+  static StatusOr<c10::Device> cudaDeviceOf(const std::vector<at::Tensor>& inputs);
 
   TorchContext* torch_;
-  std::vector<Binding> bindings_;
   std::vector<at::Tensor> copies_;  // per input: its copy in the module's layout, if it needed one
   const std::vector<at::Tensor>* inputs_ = nullptr;  // during run()
   std::vector<at::Tensor>* outputs_ = nullptr;       // during run()
-  std::vector<Allocation> live_;                     // ral_alloc'ed, not yet freed or sent
-  std::vector<void*> exported_;  // sent as outputs; a later ral_dealloc must not free them
-  TorchAllocator* device_allocator_ = nullptr;  // set per run: CUDA executions only
+  TorchAllocator* device_allocator_ = nullptr;       // set per run: CUDA executions only
 };
 
 class TorchContext : public Context, public std::enable_shared_from_this<TorchContext> {
@@ -146,20 +132,6 @@ class TorchContext : public Context, public std::enable_shared_from_this<TorchCo
   bool uses_cuda_ = false;
   std::atomic<bool> strict_zero_copy_{false};
 };
-
-// ---------------------------------------------------------------------------------------------
-
-template <typename T, int N>
-MemRef<T, N> TorchExecutionContext::recvInput(int64_t index) {
-  const Binding* b = checkInput(index, kDTypeOf<T>, N);
-  if (b == nullptr) return MemRef<T, N>{};
-  return viewMemRef<T, N>(static_cast<T*>(b->base), b->offset, b->sizes, b->strides);
-}
-
-template <typename T, int N>
-void TorchExecutionContext::sendOutput(int64_t index, const MemRef<T, N>& m) {
-  setOutput(index, kDTypeOf<T>, N, m.allocated, m.data(), sizesOf(m), stridesOf(m));
-}
 
 }  // namespace ral::torch_host
 

@@ -372,7 +372,7 @@ TEST(StandaloneContextTest, BadInputsAreClearErrorsAndTheNextRunIsCorrect) {
   // Device.
   Tensor gpu({2, 3}, iota(6, 1));
   gpu.dl.device = {kDLCUDA, 0};
-  expectError({&gpu.dl}, StatusCode::kInvalidArgument, "expected a tensor on cpu, got one on cuda");
+  expectError({&gpu.dl}, StatusCode::kInvalidArgument, "expected a tensor on cpu (2x3xf32), got one on cuda");
   Tensor negative({2, -3}, iota(6, 1));
   expectError({&negative.dl}, StatusCode::kInvalidArgument, "invalid shape");
 
