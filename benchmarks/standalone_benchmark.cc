@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "contexts/standalone/standalone_context.h"
+#include "ral/standalone_context.h"
 #include "ratio_report.h"
 
 namespace ral::bench {

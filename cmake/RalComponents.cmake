@@ -4,7 +4,8 @@
 function(ral_add_component name)
   cmake_parse_arguments(ARG "" "" "SOURCES" ${ARGN})
   add_library(${name} OBJECT ${ARG_SOURCES})
-  target_include_directories(${name} PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}>)
+  target_include_directories(${name} PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
+                                            $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}>)
   set_property(GLOBAL APPEND PROPERTY RAL_COMPONENTS ${name})
 endfunction()
 
@@ -14,7 +15,10 @@ function(ral_link_components)
   add_library(ral::ral ALIAS ral)
   set_target_properties(ral PROPERTIES VERSION ${PROJECT_VERSION} SOVERSION 0)
   target_link_libraries(ral PRIVATE ${components})
-  target_include_directories(ral PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}>
+  # In the tree, private headers (beside their sources) are reachable too; installed, only
+  # include/ral/.
+  target_include_directories(ral PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
+                                        $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}>
                                         $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
   target_compile_features(ral PUBLIC cxx_std_17)
   # Symbols a component needs from another (e.g. kernels from the core) resolve inside libral.

@@ -5,12 +5,10 @@ install(TARGETS ral EXPORT ralTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/ral/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/ral
-        FILES_MATCHING PATTERN "*.h" PATTERN "schema" EXCLUDE)
-# The standalone context (C++ API over DLPack) and the command-line tools. The module file's
-# schema and generated code stay private to libral.
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/contexts/standalone/
-        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/contexts/standalone FILES_MATCHING PATTERN "*.h")
+# The public headers are include/ral/ and nothing else: the core ABI, contexts, the Driver
+# interface, the standalone context (C++ API over DLPack) and the C API. Headers beside the
+# sources (ral/*.h, drivers/, kernels/, the module file's generated code) stay private.
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/ral DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(TARGETS ral-run ral-inspect ral-pack RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(EXPORT ralTargets NAMESPACE ral:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/ral)
 

@@ -1,4 +1,4 @@
-#include "contexts/standalone/dlpack_util.h"
+#include "ral/dlpack_util.h"
 
 namespace ral::standalone {
 

@@ -1,4 +1,4 @@
-#include "contexts/standalone/standalone_context.h"
+#include "ral/standalone_context.h"
 
 #include <algorithm>
 #include <cstring>

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "contexts/standalone/standalone_context.h"
+#include "ral/standalone_context.h"
 #include "ral/module.h"
 
 struct ral_module {

@@ -9,7 +9,7 @@
 #include <string>
 #include <type_traits>
 
-#include "contexts/standalone/dlpack_util.h"
+#include "ral/dlpack_util.h"
 #include "plugins/standalone/npy.h"
 #include "ral/half.h"
 #include "ral/memref.h"

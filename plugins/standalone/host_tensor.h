@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "contexts/standalone/standalone_context.h"
+#include "ral/standalone_context.h"
 #include "ral/dtype.h"
 #include "ral/status.h"
 

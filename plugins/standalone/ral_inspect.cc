@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <string>
 
-#include "contexts/standalone/standalone_context.h"
+#include "ral/standalone_context.h"
 #include "ral/module.h"
 #include "ral/registry.h"
 

@@ -21,7 +21,7 @@
 #include <thread>
 #include <vector>
 
-#include "contexts/standalone/standalone_context.h"
+#include "ral/standalone_context.h"
 #include "plugins/standalone/host_tensor.h"
 #include "plugins/standalone/npy.h"
 #include "ral/context.h"

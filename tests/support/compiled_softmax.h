@@ -10,7 +10,7 @@
 #include <cmath>
 #include <vector>
 
-#include "contexts/standalone/standalone_context.h"
+#include "ral/standalone_context.h"
 
 namespace ral::testing {
 

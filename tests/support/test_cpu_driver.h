@@ -9,7 +9,7 @@
 #include <cstring>
 #include <memory>
 
-#include "contexts/standalone/standalone_context.h"
+#include "ral/standalone_context.h"
 #include "ral/driver.h"
 
 namespace ral::testing {

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "contexts/standalone/standalone_context.h"
+#include "ral/standalone_context.h"
 #include "ral/context.h"
 #include "ral/module_builder.h"
 

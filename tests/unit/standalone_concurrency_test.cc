@@ -6,7 +6,7 @@
 #include <thread>
 #include <vector>
 
-#include "contexts/standalone/standalone_context.h"
+#include "ral/standalone_context.h"
 #include "tests/support/test_cpu_driver.h"
 
 namespace ral::standalone {

@@ -1,6 +1,6 @@
 // The standalone context: every test module run end to end, zero-copy and copied outputs,
 // DLPack in and out, and every bad input with a clear error followed by a correct execution.
-#include "contexts/standalone/standalone_context.h"
+#include "ral/standalone_context.h"
 
 #include <gtest/gtest.h>
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "contexts/standalone/standalone_context.h"
+#include "ral/standalone_context.h"
 #include "ral/module_builder.h"
 #include "tests/support/compiled_softmax.h"
 

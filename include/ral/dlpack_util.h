@@ -1,6 +1,6 @@
 // Conversions between RAL element types / devices and DLPack (dlpack 0.6, <dlpack/dlpack.h>).
-#ifndef RAL_CONTEXTS_STANDALONE_DLPACK_UTIL_H_
-#define RAL_CONTEXTS_STANDALONE_DLPACK_UTIL_H_
+#ifndef RAL_DLPACK_UTIL_H_
+#define RAL_DLPACK_UTIL_H_
 
 #include <dlpack/dlpack.h>
 
@@ -31,4 +31,4 @@ using DLTensorPtr = std::unique_ptr<DLManagedTensor, DLManagedTensorDeleter>;
 
 }  // namespace ral::standalone
 
-#endif  // RAL_CONTEXTS_STANDALONE_DLPACK_UTIL_H_
+#endif  // RAL_DLPACK_UTIL_H_

@@ -15,8 +15,8 @@
 // passed to ral_send_output becomes the output tensor without a copy (a later ral_dealloc of it
 // is then a no-op); any other output (one that aliases an input, a constant, static data) is
 // copied. Memory the module does not free is released when the execution ends.
-#ifndef RAL_CONTEXTS_STANDALONE_STANDALONE_CONTEXT_H_
-#define RAL_CONTEXTS_STANDALONE_STANDALONE_CONTEXT_H_
+#ifndef RAL_STANDALONE_CONTEXT_H_
+#define RAL_STANDALONE_CONTEXT_H_
 
 #include <dlpack/dlpack.h>
 
@@ -25,7 +25,7 @@
 #include <string>
 #include <vector>
 
-#include "contexts/standalone/dlpack_util.h"
+#include "ral/dlpack_util.h"
 #include "ral/context.h"
 #include "ral/driver.h"
 #include "ral/dtype.h"
@@ -165,4 +165,4 @@ class StandaloneContext : public Context, public std::enable_shared_from_this<St
 
 }  // namespace ral::standalone
 
-#endif  // RAL_CONTEXTS_STANDALONE_STANDALONE_CONTEXT_H_
+#endif  // RAL_STANDALONE_CONTEXT_H_
