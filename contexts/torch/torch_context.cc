@@ -188,7 +188,7 @@ Status TorchExecutionContext::run(const std::vector<at::Tensor>& inputs,
       device = c10::Device(c10::DeviceType::CUDA, static_cast<c10::DeviceIndex>(index));
     }
     guard.emplace(*device);
-    RAL_ASSIGN_OR_RETURN(void* stream, currentCudaStream(*device));
+    RAL_ASSIGN_OR_RETURN(Stream * stream, currentCudaStream(*context(), *device));
     setStream(stream);
     RAL_ASSIGN_OR_RETURN(device_allocator_, torch_->cudaAllocator(device->index()));
   }
