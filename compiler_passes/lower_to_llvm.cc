@@ -1,4 +1,4 @@
-// disc-ral-to-llvm (pass 3 of DESIGN.md §7): the module to the LLVM dialect, with every RAL op
+// disc-ral-to-llvm (the third RAL compiler pass): the module to the LLVM dialect, with every RAL op
 // lowered to a call through the module ABI of ral/abi.h.
 //
 // A call of RAL function `name` with arguments a1..an and results r1..rm becomes
