@@ -19,7 +19,7 @@
 
 #include "drivers/cpu/cpu_driver.h"
 #include "drivers/cpu/host_semaphore.h"
-#include "kernels/openblas.h"
+#include "kernels/blas/openblas.h"
 #include "ral/context.h"
 #include "ral/memref.h"
 #include "ratio_report.h"
@@ -76,9 +76,9 @@ void BM_CblasSgemm(benchmark::State& state) {
   GemmBuffers buf(n);
   Context context;  // the same thread count as BM_RalGemm's driver
   auto driver = context.driver<cpu::CpuDriver>();
-  auto blas = kernels::openBlas();
+  auto blas = kernels::cpu::openBlas();
   if (!driver.ok() || !blas.ok()) return state.SkipWithError("no OpenBLAS");
-  if (!kernels::setOpenBlasThreads((*driver)->threadCount()).ok()) return;
+  if (!kernels::cpu::setOpenBlasThreads((*driver)->threadCount()).ok()) return;
   const int ni = static_cast<int>(n);
   for (auto _ : state) {
     (*blas)->sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, ni, ni, ni, 1.0f, buf.a.data(), ni,
@@ -228,7 +228,7 @@ void registerOthers() {
 int main(int argc, char** argv) {
   using ral::bench::Absolute;
   using ral::bench::Ratio;
-  std::printf("%s\n", ral::kernels::openBlasDescription().c_str());
+  std::printf("%s\n", ral::kernels::cpu::openBlasDescription().c_str());
   ral::bench::registerGemm();
   ral::bench::registerOthers();
   std::vector<Ratio> ratios;

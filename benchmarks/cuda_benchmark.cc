@@ -11,9 +11,9 @@
 #include <memory>
 #include <vector>
 
-#include "drivers/cuda/cublas.h"
 #include "drivers/cuda/cuda_driver.h"
 #include "drivers/cuda/cuda_library.h"
+#include "kernels/blas/cublas.h"
 #include "ral/context.h"
 #include "ral/memref.h"
 #include "ral/name_encoding.h"
@@ -114,18 +114,18 @@ void BM_CublasDirect(benchmark::State& state) {
   Fixture& f = Fixture::get();
   const int64_t n = state.range(0);
   GemmBuffers g = gemmBuffers(f, n);
-  auto handle = cuda::CublasHandle::create(*f.driver);
+  auto handle = kernels::cuda::CublasHandle::create(*f.driver);
   if (!handle.ok()) {
     state.SkipWithError(handle.status().toString().c_str());
     return;
   }
   void* cs = *f.driver->streamHandle(f.stream.get());
-  cuda::GemmDesc d;
+  kernels::cuda::GemmDesc d;
   d.m = d.n = d.k = n;
   d.a = g.b, d.b = g.a, d.c = g.c;  // row-major C = A B is column-major C^T = B^T A^T
   d.lda = d.ldb = d.ldc = n;
   for (auto _ : state) {
-    if (!cuda::cublasGemmNow((*handle)->library(), (*handle)->raw(), cs, d).ok())
+    if (!kernels::cuda::cublasGemmNow((*handle)->library(), (*handle)->raw(), cs, d).ok())
       state.SkipWithError("cublasGemmEx failed");
     (void)f.driver->synchronize(f.stream.get());
   }

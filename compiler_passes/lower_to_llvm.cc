@@ -1,4 +1,4 @@
-// disc-ral-to-llvm (pass 3 of DESIGN.md §7): the module to the LLVM dialect, with every RAL op
+// disc-ral-to-llvm (the third RAL compiler pass): the module to the LLVM dialect, with every RAL op
 // lowered to a call through the module ABI of ral/abi.h.
 //
 // A call of RAL function `name` with arguments a1..an and results r1..rm becomes
@@ -76,7 +76,7 @@ std::string calleeName(Operation* op, StringRef device) {
     return encodeCallName("ral_constant", device, {i64}, {constant.getType()});
   // void ral_kernel_launch(ctx, i64 executable, i64 entry, i64 grid[3], i64 block[3],
   //                        i64 shared_bytes, void** args, int64_t* arg_sizes, i64 count)
-  // (kernels/module_code.h): the pointer types are spelled out for the same reason.
+  // (kernels/module_code/module_code.h): the pointer types are spelled out for the same reason.
   if (isa<LaunchOp>(op))
     return ral::encodeApiName("ral_kernel_launch", std::string_view(device.data(), device.size()),
                               {"pvoid", "i64", "i64", "i64", "i64", "i64", "i64", "i64", "i64",

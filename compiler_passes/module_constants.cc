@@ -17,7 +17,7 @@ namespace disc_ral {
 
 namespace {
 
-// Element types with a ral_constant registration (kernels/module_code.h).
+// Element types with a ral_constant registration (kernels/module_code/module_code.h).
 bool hasConstantApi(Type t) {
   if (t.isF16() || t.isBF16() || t.isF32() || t.isF64()) return true;
   if (auto i = dyn_cast<IntegerType>(t)) {

@@ -11,6 +11,13 @@ Executable::~Executable() = default;
 Semaphore::~Semaphore() = default;
 Driver::~Driver() = default;
 
+StatusOr<std::unique_ptr<Stream>> Driver::wrapNativeStream(void*) {
+  return unsupported("the ", deviceKindName(kind()), " driver (", deviceName(),
+                     ") cannot wrap a native stream");
+}
+
+void* Driver::queryService(ServiceId) { return nullptr; }
+
 std::string_view deviceKindName(DeviceKind kind) {
   switch (kind) {
     case DeviceKind::kCpu:

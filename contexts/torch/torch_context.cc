@@ -180,7 +180,7 @@ Status TorchExecutionContext::run(const std::vector<at::Tensor>& inputs,
   if (torch_->usesCuda()) {
     RAL_ASSIGN_OR_RETURN(c10::Device device, cudaDeviceOf(inputs));
     guard.emplace(device);
-    RAL_ASSIGN_OR_RETURN(void* stream, currentCudaStream(device));
+    RAL_ASSIGN_OR_RETURN(Stream * stream, currentCudaStream(*context(), device));
     setStream(stream);
     RAL_ASSIGN_OR_RETURN(device_allocator_, torch_->cudaAllocator(device.index()));
   }

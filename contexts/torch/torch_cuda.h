@@ -6,14 +6,21 @@
 
 #include <c10/core/Device.h>
 
+#include "ral/context.h"
+#include "ral/driver.h"
 #include "ral/status.h"
 
 namespace ral::torch_host {
 
 // Whether this process's torch has CUDA and a usable device.
 bool torchHasCuda();
-// torch's current CUDA stream on `device` (a cudaStream_t), for ExecutionContext::setStream.
-StatusOr<void*> currentCudaStream(c10::Device device);
+// torch's current CUDA stream on `device` (a cudaStream_t).
+StatusOr<void*> currentNativeCudaStream(c10::Device device);
+// torch's current CUDA stream on `device` as a Stream of `context`'s CUDA driver, for
+// ExecutionContext::setStream. The wrapper (Driver::wrapNativeStream, which never destroys torch's
+// stream) is made once per (device, native stream) and kept by `context` until it is destroyed,
+// so later calls only look it up. Thread-safe.
+StatusOr<Stream*> currentCudaStream(Context& context, c10::Device device);
 // The index of torch's current CUDA device.
 StatusOr<int> currentCudaDevice();
 

@@ -1,4 +1,4 @@
-// CpuDriver: the Driver for the host CPU (DESIGN.md §4).
+// CpuDriver: the Driver for the host CPU.
 //  - memory: a CachingAllocator (64-byte aligned, size buckets, per-thread caches, statistics);
 //  - executables: ExecutableFormat::kHostFunction tables of ral_host_kernel (host_kernel.h),
 //    launched as workgroups spread over a ThreadPool;
@@ -19,6 +19,7 @@
 #include "drivers/cpu/host_kernel.h"
 #include "drivers/cpu/thread_pool.h"
 #include "ral/driver.h"
+#include "ral/driver_services.h"
 #include "ral/status.h"
 
 namespace ral::cpu {
@@ -28,7 +29,7 @@ struct CpuDriverOptions {
   CachingAllocatorOptions memory;
 };
 
-class CpuDriver : public Driver {
+class CpuDriver : public Driver, public HostThreadsService {
  public:
   static constexpr DeviceKind kDeviceKind = DeviceKind::kCpu;
 
@@ -60,7 +61,11 @@ class CpuDriver : public Driver {
   Status queueSignal(Stream* stream, Semaphore* semaphore, uint64_t value) override;
   Status queueWait(Stream* stream, Semaphore* semaphore, uint64_t value) override;
 
-  int threadCount() const { return pool_->threadCount(); }
+  int threadCount() const override { return pool_->threadCount(); }
+  // HostThreadsService.
+  void* queryService(ServiceId id) override {
+    return id == ServiceId::kHostThreads ? static_cast<HostThreadsService*>(this) : nullptr;
+  }
   ThreadPool& threadPool() { return *pool_; }
   CachingAllocator& allocator() { return allocator_; }
 

@@ -12,13 +12,16 @@
 
 namespace ral::cuda {
 
-// A RAL stream: a non-blocking CUDA stream, the companion stream that runs the host functions of
-// its semaphore signals, and its pending-queue state.
+// A RAL stream: a CUDA stream, the companion stream that runs the host functions of its semaphore
+// signals, and its pending-queue state. The CUDA stream is the driver's own (non-blocking,
+// destroyed with this) or a host's, wrapped (never destroyed here).
 class CudaStream final : public Stream {
  public:
   CudaStream(const CudaDriver* owner, std::shared_ptr<CudaDevice> device, CUstream stream,
-             CUstream callbacks, std::shared_ptr<PendingQueueActions> queue)
+             CUstream callbacks, std::shared_ptr<PendingQueueActions> queue,
+             bool owns_stream = true)
       : owner_(owner),
+        owns_stream_(owns_stream),
         device_(std::move(device)),
         queue_(std::move(queue)),
         state_(QueueStream::create(stream, callbacks)) {}
@@ -26,10 +29,10 @@ class CudaStream final : public Stream {
     queue_->close(*state_, cancelled("cuda: the stream was destroyed with work still waiting for "
                                      "a semaphore"));
     if (!device_->makeCurrent().ok()) return;
-    for (BackendStream s : {state_->stream(), state_->callbackStream()}) {
+    for (BackendStream s : {state_->stream(), state_->callbackStream()})
       (void)device_->cu().cuStreamSynchronize(static_cast<CUstream>(s));
-      (void)device_->cu().cuStreamDestroy_v2(static_cast<CUstream>(s));
-    }
+    if (owns_stream_) (void)device_->cu().cuStreamDestroy_v2(handle());
+    (void)device_->cu().cuStreamDestroy_v2(static_cast<CUstream>(state_->callbackStream()));
   }
   const CudaDriver* owner() const { return owner_; }
   CUstream handle() const { return static_cast<CUstream>(state_->stream()); }
@@ -37,6 +40,7 @@ class CudaStream final : public Stream {
 
  private:
   const CudaDriver* owner_;
+  const bool owns_stream_;
   const std::shared_ptr<CudaDevice> device_;
   const std::shared_ptr<PendingQueueActions> queue_;
   const std::shared_ptr<QueueStream> state_;
@@ -397,6 +401,16 @@ StatusOr<std::unique_ptr<Stream>> CudaDriver::createStream() {
     return s;
   }
   return std::unique_ptr<Stream>(new CudaStream(this, device_, stream, callbacks, queue_));
+}
+
+StatusOr<std::unique_ptr<Stream>> CudaDriver::wrapNativeStream(void* native) {
+  RAL_RETURN_IF_ERROR(device_->makeCurrent());
+  // Semaphore signals still need a companion stream of their own.
+  CUstream callbacks = nullptr;
+  RAL_RETURN_IF_ERROR(
+      RAL_CUDA_CALL(device_->lib(), cuStreamCreate, &callbacks, CU_STREAM_NON_BLOCKING));
+  return std::unique_ptr<Stream>(new CudaStream(this, device_, static_cast<CUstream>(native),
+                                                callbacks, queue_, /*owns_stream=*/false));
 }
 
 Status CudaDriver::synchronize(Stream* stream) {

@@ -1,4 +1,4 @@
-// CudaDriver: the Driver for NVIDIA GPUs (DESIGN.md §4), over the CUDA driver API loaded at run
+// CudaDriver: the Driver for NVIDIA GPUs, over the CUDA driver API loaded at run
 // time (cuda_library.h); this header uses no CUDA type, so kernels and hosts include it freely.
 //  - device: $RAL_CUDA_DEVICE (default 0) and its primary context;
 //  - memory: StreamOrderedAllocator (size buckets, stream-ordered reuse); copies and fills are
@@ -7,7 +7,8 @@
 //    and device) and cached by name with their functions; launch is cuLaunchKernel;
 //  - streams: non-blocking CUDA streams; nullptr means the driver's own default stream (never
 //    CUDA's legacy stream, which would serialize with everything);
-//  - semaphores: TimelineSemaphore with PendingQueueActions (seed 002).
+//  - semaphores: TimelineSemaphore with PendingQueueActions;
+//  - kernels reach the CUDA specifics through CudaQueueService (ral/driver_services.h).
 // Creation is lazy (on a Context's first use of "cuda") and fails with Unavailable, naming what
 // was looked for, when libcuda.so.1 or a device is missing.
 #ifndef RAL_DRIVERS_CUDA_CUDA_DRIVER_H_
@@ -20,6 +21,7 @@
 #include <unordered_map>
 
 #include "ral/driver.h"
+#include "ral/driver_services.h"
 #include "ral/status.h"
 
 namespace ral::cuda {
@@ -36,7 +38,7 @@ struct CudaDriverOptions {
   int device = -1;  // < 0: $RAL_CUDA_DEVICE, else 0
 };
 
-class CudaDriver : public Driver {
+class CudaDriver : public Driver, public CudaQueueService {
  public:
   static constexpr DeviceKind kDeviceKind = DeviceKind::kCuda;
 
@@ -68,6 +70,11 @@ class CudaDriver : public Driver {
   StatusOr<std::shared_ptr<Semaphore>> createSemaphore(uint64_t initial_value = 0) override;
   Status queueSignal(Stream* stream, Semaphore* semaphore, uint64_t value) override;
   Status queueWait(Stream* stream, Semaphore* semaphore, uint64_t value) override;
+  // `native` is a CUstream of this driver's context; the wrapper never destroys it.
+  StatusOr<std::unique_ptr<Stream>> wrapNativeStream(void* native) override;
+  void* queryService(ServiceId id) override {
+    return id == ServiceId::kCudaQueue ? static_cast<CudaQueueService*>(this) : nullptr;
+  }
 
   // ---- CUDA specifics (opaque handles: CUcontext, CUstream)
   int deviceOrdinal() const;
@@ -76,20 +83,21 @@ class CudaDriver : public Driver {
   // The CUstream behind a stream of this driver (nullptr: the default stream).
   StatusOr<void*> streamHandle(Stream* stream);
   // Allocation whose cached reuse is ordered on `stream`.
-  StatusOr<void*> allocateOn(size_t bytes, Stream* stream, MemoryKind kind = MemoryKind::kDevice);
+  StatusOr<void*> allocateOn(size_t bytes, Stream* stream,
+                             MemoryKind kind = MemoryKind::kDevice) override;
   // `ptr` is also used by work on `stream`: freeing it waits for that work before reuse.
-  Status recordUse(void* ptr, Stream* stream);
+  Status recordUse(void* ptr, Stream* stream) override;
   // Queues work that talks to CUDA itself (e.g. a cuBLAS call) on `stream` in order: `issue`
   // runs with the CUstream now, or later, after the semaphore waits queued before it, on another
   // thread, so it must own what it uses. Its error is returned now or by synchronize().
-  Status enqueue(Stream* stream, std::function<Status(void* cu_stream)> issue);
+  Status enqueue(Stream* stream, std::function<Status(void* cu_stream)> issue) override;
   // True for device memory, false for host memory (pageable, pinned or mapped).
-  StatusOr<bool> isDevicePointer(const void* ptr) const;
+  StatusOr<bool> isDevicePointer(const void* ptr) const override;
   // Operations held back on `stream` behind unsatisfied semaphore waits (0 when everything was
   // handed to the device; a wait on a recorded device signal is never held).
   StatusOr<size_t> heldBackCount(Stream* stream);
   // Makes the driver's context current on the calling thread.
-  Status makeCurrent() const;
+  Status makeCurrent() const override;
 
  private:
   explicit CudaDriver(std::shared_ptr<CudaDevice> device);

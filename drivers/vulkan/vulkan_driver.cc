@@ -60,6 +60,13 @@ DriverFactory vulkanDriverFactory(VulkanDriverOptions options) {
 
 RAL_REGISTER_DRIVER(DeviceKind::kVulkan, vulkanDriverFactory());
 
+StatusOr<uint64_t> VulkanDriver::allocationOffset(const void* ptr, size_t bytes) const {
+  RAL_ASSIGN_OR_RETURN(BufferRange range, resolve(ptr, bytes));
+  return static_cast<uint64_t>(range.offset);
+}
+
+uint64_t VulkanDriver::maxBindingRange() const { return device_->limits().maxStorageBufferRange; }
+
 size_t VulkanDriver::bindingAlignment() const {
   return static_cast<size_t>(
       std::max<VkDeviceSize>(device_->limits().minStorageBufferOffsetAlignment,

@@ -1,4 +1,4 @@
-// VulkanDriver: the Driver for a Vulkan 1.2 compute device (DESIGN.md §4), tested on Mesa's
+// VulkanDriver: the Driver for a Vulkan 1.2 compute device, tested on Mesa's
 // llvmpipe.
 //  - device: vulkan_device.h (selection by index or name; RAL_VULKAN_DEVICE);
 //  - memory: vulkan_memory.h (caching suballocator; device pointers are buffer device
@@ -28,6 +28,7 @@
 #include "drivers/vulkan/vulkan_semaphore.h"
 #include "drivers/vulkan/vulkan_stream.h"
 #include "ral/driver.h"
+#include "ral/driver_services.h"
 #include "ral/status.h"
 
 namespace ral::vulkan {
@@ -38,7 +39,7 @@ struct VulkanDriverOptions {
   std::string pipeline_cache_dir;
 };
 
-class VulkanDriver : public Driver {
+class VulkanDriver : public Driver, public BufferBindingService {
  public:
   static constexpr DeviceKind kDeviceKind = DeviceKind::kVulkan;
 
@@ -89,7 +90,13 @@ class VulkanDriver : public Driver {
   // shaders.
   StatusOr<VkDeviceAddress> deviceAddress(const void* ptr) const;
   // Offsets of buffer bindings must be multiples of this.
-  size_t bindingAlignment() const;
+  size_t bindingAlignment() const override;
+  // BufferBindingService.
+  StatusOr<uint64_t> allocationOffset(const void* ptr, size_t bytes) const override;
+  uint64_t maxBindingRange() const override;
+  void* queryService(ServiceId id) override {
+    return id == ServiceId::kBufferBinding ? static_cast<BufferBindingService*>(this) : nullptr;
+  }
   Status savePipelineCache() { return cache_->save(); }
   PipelineCacheStats pipelineCacheStats() const { return cache_->stats(); }
   // The stream behind a ral::Stream of this driver (nullptr: the default stream).

@@ -1,6 +1,8 @@
-// The Driver interface every device implements (DESIGN.md §4): memory, executables, streams and
-// timeline semaphores. Kernels reach a device only through this interface (via
-// Context::driver<...>()), which is what lets one kernel binary serve every host context.
+// The Driver interface every device implements: memory, executables, streams and timeline
+// semaphores. Kernels reach a device only through this interface (Context::driver(kind)), which
+// is what lets one kernel binary serve every host context; what only one kind of device offers
+// (a CPU thread pool, CUDA's stream-ordered queue, Vulkan buffer bindings) is reached through
+// Driver::service<T>() (ral/driver_services.h), never by casting to a concrete driver.
 #ifndef RAL_DRIVER_H_
 #define RAL_DRIVER_H_
 
@@ -18,6 +20,10 @@
 namespace ral {
 
 class Context;
+
+// The optional, device-specific services a driver may offer (ral/driver_services.h). Values are
+// only compared within one process.
+enum class ServiceId : uint32_t { kHostThreads, kCudaQueue, kBufferBinding };
 
 // Values are stable: they are stored in module files.
 enum class DeviceKind : uint8_t { kCpu = 0, kCuda = 1, kVulkan = 2, kHsa = 3 };
@@ -151,6 +157,22 @@ class Driver {
   // a signal happens when the stream reaches it.
   virtual Status queueSignal(Stream* stream, Semaphore* semaphore, uint64_t value) = 0;
   virtual Status queueWait(Stream* stream, Semaphore* semaphore, uint64_t value) = 0;
+  // Wraps a stream the host created with the device's native API (a CUstream for CUDA) so RAL
+  // work can be queued on it. The wrapper does not own `native`: destroying it waits for the work
+  // RAL queued and leaves `native` alive. Unsupported (naming the driver) where the device has no
+  // such streams; the default.
+  virtual StatusOr<std::unique_ptr<Stream>> wrapNativeStream(void* native);
+
+  // ---- device-specific services
+  // The service T (a class of ral/driver_services.h, with a static kServiceId) this driver
+  // offers, or nullptr. The driver owns it; it lives as long as the driver.
+  template <class T>
+  T* service() {
+    return static_cast<T*>(queryService(T::kServiceId));
+  }
+  // Returns the object implementing service `id` (of the class whose kServiceId is `id`), or
+  // nullptr; the default offers none.
+  virtual void* queryService(ServiceId id);
 };
 
 // Creates the driver of one device kind for a Context. Drivers register a default factory

@@ -1,4 +1,4 @@
-// ExecutionContext: the per-execution state a compiled module's entry receives (DESIGN.md §3).
+// ExecutionContext: the per-execution state a compiled module's entry receives.
 //
 // The pointer a module sees ("ctx") is the address of the ral_exec_header base, so generated
 // code can test `error` at offset 0 without knowing anything else about the object.
@@ -15,6 +15,7 @@
 namespace ral {
 
 class Context;
+class Stream;
 
 class ExecutionContext : public ral_exec_header {
  public:
@@ -44,14 +45,16 @@ class ExecutionContext : public ral_exec_header {
   // extend it to drop their bindings.
   virtual void reset();
 
-  // Opaque per-execution stream/queue handle chosen by the host (nullptr: driver default).
-  void* stream() const { return stream_; }
-  void setStream(void* stream) { stream_ = stream; }
+  // The stream the execution's device work is queued on, a Stream of the device's driver chosen
+  // by the host (nullptr: the driver's default stream). Not owned; the host keeps it alive for
+  // the execution. A host with its own native streams wraps them (Driver::wrapNativeStream).
+  Stream* stream() const { return stream_; }
+  void setStream(Stream* stream) { stream_ = stream; }
 
  private:
   Context* context_;
   const ContextType* type_;
-  void* stream_ = nullptr;
+  Stream* stream_ = nullptr;
   Status status_;
 };
 

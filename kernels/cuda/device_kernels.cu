@@ -1,16 +1,18 @@
-// Device code of the CUDA kernels, compiled by nvcc at build time into a fatbin (PTX plus SASS
-// for sm_80 and sm_90) that is embedded in libral.so and loaded through the driver on first use.
-// Compiled with -fmad=false so every + and * rounds separately, as kernels/philox.h requires.
+// Device code of the CUDA kernels of every op (strided copy and fill, rng, topk/sort), compiled by
+// nvcc at build time into one fatbin (PTX plus SASS for sm_80 and sm_90) that is embedded in
+// libral.so and loaded through the driver on first use. It stays one .cu file on purpose: nvcc
+// is the slowest step of the build, and one fatbin is one module to load per Context.
+// Compiled with -fmad=false so every + and * rounds separately, as kernels/rng/philox.h requires.
 // No CUDA header is needed: conversions use PTX directly.
 #include <stdint.h>
 
 #include "kernels/cuda/device_params.h"
 
-using ral::cuda_kernels::CopyParams;
-using ral::cuda_kernels::FillParams;
-using ral::cuda_kernels::OrderParams;
-using ral::cuda_kernels::RngParams;
-using ral::cuda_kernels::StridedView;
+using ral::kernels::cuda::CopyParams;
+using ral::kernels::cuda::FillParams;
+using ral::kernels::cuda::OrderParams;
+using ral::kernels::cuda::RngParams;
+using ral::kernels::cuda::StridedView;
 
 namespace {
 
@@ -48,7 +50,8 @@ __device__ void stridedFill(const FillParams& p) {
   for (int64_t i = globalIndex(); i < p.count; i += globalStride()) dst[offsetOf(p.dst, i)] = value;
 }
 
-// ---- Philox4x32-10: a line-by-line mirror of kernels/philox.h ---------------------------------
+// ---- Philox4x32-10: a line-by-line mirror of kernels/rng/philox.h
+// ---------------------------------
 
 struct Block {
   uint32_t w[4];

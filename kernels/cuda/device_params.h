@@ -1,12 +1,12 @@
 // Argument structs of the CUDA device kernels (device_kernels.cu), passed by value to
 // cuLaunchKernel. Plain C++ with fixed-size integers, so nvcc and the host compiler agree on the
-// layout; the host side fills them in kernels/cuda/*.cc.
+// layout; the host side fills them in the ops' *_cuda.cc files.
 #ifndef RAL_KERNELS_CUDA_DEVICE_PARAMS_H_
 #define RAL_KERNELS_CUDA_DEVICE_PARAMS_H_
 
 #include <stdint.h>
 
-namespace ral::cuda_kernels {
+namespace ral::kernels::cuda {
 
 inline constexpr int kMaxRank = 8;
 
@@ -63,6 +63,6 @@ struct OrderParams {
   int32_t pad;
 };
 
-}  // namespace ral::cuda_kernels
+}  // namespace ral::kernels::cuda
 
 #endif  // RAL_KERNELS_CUDA_DEVICE_PARAMS_H_

@@ -19,7 +19,7 @@ __asm__(".section .rodata\n"
 extern "C" const unsigned char ral_cuda_fatbin_begin[];
 extern "C" const unsigned char ral_cuda_fatbin_end[];
 
-namespace ral::cuda_kernels {
+namespace ral::kernels::cuda {
 
 const char* embeddedFatbinMd5() { return RAL_CUDA_FATBIN_MD5; }
 
@@ -29,4 +29,4 @@ size_t embeddedFatbinSize() {
   return static_cast<size_t>(ral_cuda_fatbin_end - ral_cuda_fatbin_begin);
 }
 
-}  // namespace ral::cuda_kernels
+}  // namespace ral::kernels::cuda

@@ -5,12 +5,12 @@
 
 #include <cstddef>
 
-namespace ral::cuda_kernels {
+namespace ral::kernels::cuda {
 
 const void* embeddedFatbin();
 size_t embeddedFatbinSize();
 const char* embeddedFatbinMd5();
 
-}  // namespace ral::cuda_kernels
+}  // namespace ral::kernels::cuda
 
 #endif  // RAL_KERNELS_CUDA_EMBEDDED_FATBIN_H_

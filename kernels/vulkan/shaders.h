@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "kernels/vulkan/kernel_util.h"
+#include "kernels/vulkan/vulkan_env.h"
 
 namespace ral::kernels::vulkan {
 namespace spirv {

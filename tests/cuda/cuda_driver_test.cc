@@ -366,5 +366,36 @@ TEST_F(CudaDeviceTest, DeviceNameAndContextFromTheRegistry) {
   ASSERT_TRUE(d.ok()) << d.status();
 }
 
+// A wrapped CUstream runs RAL work, and destroying the wrapper leaves it usable.
+TEST(CudaDriverTest, WrappedNativeStreamIsUsableAndOutlivesItsWrapper) {
+  if (!CudaLibrary::get().ok()) GTEST_SKIP() << "no CUDA driver here";
+  auto driver = CudaDriver::create();
+  if (!driver.ok()) GTEST_SKIP() << driver.status();
+  auto owner = (*driver)->createStream();  // stands in for the host's own stream
+  ASSERT_TRUE(owner.ok()) << owner.status();
+  auto native = (*driver)->streamHandle(owner->get());
+  ASSERT_TRUE(native.ok()) << native.status();
+  auto host = (*driver)->allocate(256, 64, MemoryKind::kHostVisible);
+  auto device = (*driver)->allocate(256);
+  ASSERT_TRUE(host.ok() && device.ok());
+  {
+    auto wrapped = (*driver)->wrapNativeStream(*native);
+    ASSERT_TRUE(wrapped.ok()) << wrapped.status();
+    const uint32_t pattern = 0x01020304;
+    ASSERT_TRUE((*driver)->fill(*device, 256, &pattern, 4, wrapped->get()).ok());
+    ASSERT_TRUE((*driver)->copy(*host, *device, 256, CopyKind::kDeviceToHost, wrapped->get()).ok());
+    ASSERT_TRUE((*driver)->synchronize(wrapped->get()).ok());
+    EXPECT_EQ(static_cast<uint32_t*>(*host)[63], pattern);
+  }
+  // The native stream is still alive: work on it runs.
+  const uint32_t zero = 0;
+  ASSERT_TRUE((*driver)->fill(*device, 256, &zero, 4, owner->get()).ok());
+  ASSERT_TRUE((*driver)->copy(*host, *device, 256, CopyKind::kDeviceToHost, owner->get()).ok());
+  ASSERT_TRUE((*driver)->synchronize(owner->get()).ok());
+  EXPECT_EQ(static_cast<uint32_t*>(*host)[63], 0u);
+  ASSERT_TRUE((*driver)->deallocate(*host).ok());
+  ASSERT_TRUE((*driver)->deallocate(*device).ok());
+}
+
 }  // namespace
 }  // namespace ral::cuda

@@ -97,7 +97,9 @@ TEST(ExecutionContextTest, PoolReusesAndResets) {
     auto exec = context.acquireExecution();
     first = exec.get();
     exec->signalError(internalError("x"));
-    exec->setStream(&first);
+    static struct : Stream {
+    } stream;
+    exec->setStream(&stream);
   }
   auto again = context.acquireExecution();
   EXPECT_EQ(again.get(), first);

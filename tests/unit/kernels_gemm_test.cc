@@ -2,7 +2,7 @@
 // flags, odd and empty shapes, strided layouts, broadcasting; bad shapes are context errors.
 #include <gtest/gtest.h>
 
-#include "kernels/openblas.h"
+#include "kernels/blas/openblas.h"
 #include "kernels_test_util.h"
 
 namespace ral::testing {
@@ -192,14 +192,14 @@ TEST(GemmErrorTest, OutputOverlappingAnInputStillCorrect) {
 }
 
 TEST(OpenBlasTest, LoadsWithTheRecommendedCoreType) {
-  auto blas = kernels::openBlas();
+  auto blas = kernels::cpu::openBlas();
   ASSERT_TRUE(blas.ok()) << blas.status();
-  const std::string recommended = kernels::recommendedOpenBlasCoreType();
+  const std::string recommended = kernels::cpu::recommendedOpenBlasCoreType();
   if (!(*blas)->was_already_loaded && !recommended.empty() && (*blas)->coretype_chosen_by_ral) {
     EXPECT_EQ((*blas)->coretype, recommended);
   }
-  EXPECT_FALSE(kernels::openBlasDescription().empty());
-  ASSERT_TRUE(kernels::setOpenBlasThreads(1).ok());
+  EXPECT_FALSE(kernels::cpu::openBlasDescription().empty());
+  ASSERT_TRUE(kernels::cpu::setOpenBlasThreads(1).ok());
   EXPECT_EQ((*blas)->get_num_threads(), 1);
 }
 

@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "drivers/cpu/cpu_driver.h"
-#include "kernels/philox.h"
+#include "kernels/rng/philox.h"
 #include "kernels_test_util.h"
 
 namespace ral::testing {

@@ -540,5 +540,14 @@ TEST(VulkanStream, ExecutablesArePerContext) {
   EXPECT_EQ(*(*d1)->load(testing::fillIndexSpec()), *e1);
 }
 
+// Vulkan queues are not wrapped: refused, naming the driver.
+TEST(VulkanDevice, WrapNativeStreamIsUnsupported) {
+  auto d = makeDriver();
+  int native = 0;
+  auto wrapped = d->wrapNativeStream(&native);
+  EXPECT_EQ(wrapped.status().code(), StatusCode::kUnsupported);
+  EXPECT_NE(wrapped.status().message().find("vulkan"), std::string::npos) << wrapped.status();
+}
+
 }  // namespace
 }  // namespace ral::vulkan

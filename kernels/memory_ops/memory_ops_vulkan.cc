@@ -1,0 +1,12 @@
+// ral_memcpy and ral_memset for device "vulkan" (kernels/memory_ops/memory_ops.h).
+#include "kernels/memory_ops/memory_ops.h"
+
+namespace ral::kernels::vulkan {
+namespace {
+
+using Dev = Tag;
+constexpr char kDevice[] = "vulkan";
+RAL_REGISTER_MEMORY_OPS()
+
+}  // namespace
+}  // namespace ral::kernels::vulkan
