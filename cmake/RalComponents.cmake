@@ -23,4 +23,20 @@ function(ral_link_components)
   target_compile_features(ral PUBLIC cxx_std_17)
   # Symbols a component needs from another (e.g. kernels from the core) resolve inside libral.
   target_link_options(ral PRIVATE -Wl,--no-undefined)
+
+  # libral_static.a: the same objects for programs that link RAL statically. The linker keeps
+  # only object files a program names, so such programs call the register functions of
+  # ral/registration.h for the components they use.
+  find_package(Threads REQUIRED)
+  find_package(dlpack CONFIG REQUIRED)
+  add_library(ral_static STATIC)
+  add_library(ral::ral_static ALIAS ral_static)
+  foreach(component ${components})
+    target_sources(ral_static PRIVATE $<TARGET_OBJECTS:${component}>)
+  endforeach()
+  # What the components link (they dlopen device runtimes and BLAS, so nothing else).
+  target_link_libraries(ral_static INTERFACE Threads::Threads dlpack::dlpack ${CMAKE_DL_LIBS})
+  target_include_directories(ral_static PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
+                                               $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+  target_compile_features(ral_static PUBLIC cxx_std_17)
 endfunction()

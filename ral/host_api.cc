@@ -16,6 +16,7 @@
 #include "ral/api.h"
 #include "ral/half.h"
 #include "ral/host_execution_context.h"
+#include "ral/registration.h"
 
 namespace ral {
 namespace {
@@ -77,4 +78,7 @@ RAL_API("ral_signal_error", "cpu", signalModuleError);
 #undef RAL_HOST_IO
 
 }  // namespace
+// Defined beside the registrations above, so naming it links them.
+Status registerHostApi() { return internal::registrationHealth(); }
+
 }  // namespace ral

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "ral/registration.h"
+
 namespace ral {
 
 Registry& Registry::global() {
@@ -139,5 +141,9 @@ Status resolveImports(const Registry& registry, const ContextType* type, ral_imp
   for (size_t i = 0; i < count; ++i) imports[i].fn = resolved[i];
   return Status();
 }
+
+namespace internal {
+Status registrationHealth() { return Registry::global().health(); }
+}  // namespace internal
 
 }  // namespace ral

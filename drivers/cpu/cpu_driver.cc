@@ -10,6 +10,7 @@
 #include "drivers/cpu/cpu_info.h"
 #include "drivers/cpu/cpu_stream.h"
 #include "drivers/cpu/host_semaphore.h"
+#include "ral/registration.h"
 
 namespace ral::cpu {
 namespace {
@@ -352,3 +353,8 @@ Status CpuDriver::queueWait(Stream* stream, Semaphore* semaphore, uint64_t value
 }
 
 }  // namespace ral::cpu
+
+// Defined beside RAL_REGISTER_DRIVER above, so naming it links the registration.
+ral::Status ral::registerCpuDriver() {
+  return ral::defaultDriverFactory(ral::DeviceKind::kCpu).status();
+}

@@ -9,6 +9,7 @@
 #include "drivers/cuda/pending_queue.h"
 #include "drivers/cuda/stream_allocator.h"
 #include "drivers/cuda/timeline_semaphore.h"
+#include "ral/registration.h"
 
 namespace ral::cuda {
 
@@ -462,3 +463,8 @@ DriverFactory cudaDriverFactory(CudaDriverOptions options) {
 RAL_REGISTER_DRIVER(DeviceKind::kCuda, cudaDriverFactory());
 
 }  // namespace ral::cuda
+
+// Defined beside RAL_REGISTER_DRIVER above, so naming it links the registration.
+ral::Status ral::registerCudaDriver() {
+  return ral::defaultDriverFactory(ral::DeviceKind::kCuda).status();
+}

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <utility>
 
+#include "ral/registration.h"
+
 namespace ral::vulkan {
 namespace {
 
@@ -244,3 +246,8 @@ Status VulkanDriver::queueWait(Stream* stream, Semaphore* semaphore, uint64_t va
 }
 
 }  // namespace ral::vulkan
+
+// Defined beside RAL_REGISTER_DRIVER above, so naming it links the registration.
+ral::Status ral::registerVulkanDriver() {
+  return ral::defaultDriverFactory(ral::DeviceKind::kVulkan).status();
+}

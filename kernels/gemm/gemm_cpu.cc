@@ -12,6 +12,7 @@
 #include "kernels/common/devices.h"
 #include "kernels/gemm/gemm.h"
 #include "ral/driver_services.h"
+#include "ral/registration.h"
 
 namespace ral::kernels::cpu {
 namespace {
@@ -210,3 +211,5 @@ RAL_KERNEL_FLOAT_TYPES(RAL_REGISTER_GEMM)
 
 }  // namespace
 }  // namespace ral::kernels::cpu
+
+RAL_REGISTRATION_ANCHOR(kernels_gemm_cpu);

@@ -14,6 +14,7 @@
 #include "kernels/gemm/gemm.h"
 #include "ral/context.h"
 #include "ral/half.h"
+#include "ral/registration.h"
 
 namespace ral::kernels::cuda {
 namespace {
@@ -218,3 +219,5 @@ RAL_KERNEL_FLOAT_TYPES(RAL_REGISTER_GEMM)
 
 }  // namespace
 }  // namespace ral::kernels::cuda
+
+RAL_REGISTRATION_ANCHOR(kernels_gemm_cuda);

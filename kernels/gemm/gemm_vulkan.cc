@@ -7,6 +7,7 @@
 #include "kernels/gemm/gemm.h"
 #include "kernels/vulkan/shaders.h"
 #include "kernels/vulkan/vulkan_env.h"
+#include "ral/registration.h"
 
 namespace ral::kernels::vulkan {
 namespace {
@@ -96,3 +97,5 @@ RAL_REGISTER_GEMM(float)
 
 }  // namespace
 }  // namespace ral::kernels::vulkan
+
+RAL_REGISTRATION_ANCHOR(kernels_gemm_vulkan);

@@ -7,6 +7,7 @@
 #include "kernels/common/parallel.h"
 #include "kernels/rng/philox.h"
 #include "kernels/rng/rng.h"
+#include "ral/registration.h"
 
 namespace ral::kernels::cpu {
 namespace {
@@ -105,3 +106,5 @@ RAL_KERNEL_FLOAT_TYPES(RAL_REGISTER_CPU_RNG_)
 
 }  // namespace
 }  // namespace ral::kernels::cpu
+
+RAL_REGISTRATION_ANCHOR(kernels_rng_cpu);

@@ -5,6 +5,7 @@
 
 #include "kernels/cuda/cuda_env.h"
 #include "kernels/rng/rng.h"
+#include "ral/registration.h"
 
 namespace ral::kernels::cuda {
 namespace {
@@ -41,3 +42,5 @@ RAL_KERNEL_FLOAT_TYPES(RAL_REGISTER_RNG_UNIFORM)
 
 }  // namespace
 }  // namespace ral::kernels::cuda
+
+RAL_REGISTRATION_ANCHOR(kernels_rng_cuda);

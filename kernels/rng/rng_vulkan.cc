@@ -9,6 +9,7 @@
 #include "kernels/rng/rng.h"
 #include "kernels/vulkan/shaders.h"
 #include "kernels/vulkan/vulkan_env.h"
+#include "ral/registration.h"
 
 namespace ral::kernels::vulkan {
 namespace {
@@ -71,3 +72,5 @@ RAL_REGISTER_RNG_UNIFORM(double)
 
 }  // namespace
 }  // namespace ral::kernels::vulkan
+
+RAL_REGISTRATION_ANCHOR(kernels_rng_vulkan);

@@ -8,6 +8,7 @@
 #include "kernels/common/devices.h"
 #include "kernels/common/parallel.h"
 #include "kernels/topk_sort/topk_sort.h"
+#include "ral/registration.h"
 
 namespace ral::kernels::cpu {
 namespace {
@@ -93,3 +94,5 @@ RAL_REGISTER_TOPK_SORT()
 
 }  // namespace
 }  // namespace ral::kernels::cpu
+
+RAL_REGISTRATION_ANCHOR(kernels_topk_sort_cpu);

@@ -6,6 +6,7 @@
 
 #include "kernels/cuda/cuda_env.h"
 #include "kernels/topk_sort/topk_sort.h"
+#include "ral/registration.h"
 
 namespace ral::kernels::cuda {
 namespace {
@@ -84,3 +85,5 @@ RAL_REGISTER_TOPK_SORT()
 
 }  // namespace
 }  // namespace ral::kernels::cuda
+
+RAL_REGISTRATION_ANCHOR(kernels_topk_sort_cuda);

@@ -1,5 +1,6 @@
 // ral_transpose for device "cpu" (kernels/transpose/transpose.h).
 #include "kernels/transpose/transpose.h"
+#include "ral/registration.h"
 
 namespace ral::kernels::cpu {
 namespace {
@@ -10,3 +11,5 @@ RAL_REGISTER_TRANSPOSE()
 
 }  // namespace
 }  // namespace ral::kernels::cpu
+
+RAL_REGISTRATION_ANCHOR(kernels_transpose_cpu);

@@ -1,5 +1,6 @@
 // ral_transpose for device "cuda" (kernels/transpose/transpose.h).
 #include "kernels/transpose/transpose.h"
+#include "ral/registration.h"
 
 namespace ral::kernels::cuda {
 namespace {
@@ -10,3 +11,5 @@ RAL_REGISTER_TRANSPOSE()
 
 }  // namespace
 }  // namespace ral::kernels::cuda
+
+RAL_REGISTRATION_ANCHOR(kernels_transpose_cuda);

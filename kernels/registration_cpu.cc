@@ -1,0 +1,24 @@
+// registerKernels for device "cpu": names every kernel source with registrations for it, so
+// a static link keeps them. A new op's cpu file adds its anchor here.
+#include "ral/registration.h"
+
+RAL_DECLARE_REGISTRATION_ANCHOR(kernels_gemm_cpu);
+RAL_DECLARE_REGISTRATION_ANCHOR(kernels_memory_ops_cpu);
+RAL_DECLARE_REGISTRATION_ANCHOR(kernels_module_code_cpu);
+RAL_DECLARE_REGISTRATION_ANCHOR(kernels_rng_cpu);
+RAL_DECLARE_REGISTRATION_ANCHOR(kernels_topk_sort_cpu);
+RAL_DECLARE_REGISTRATION_ANCHOR(kernels_transpose_cpu);
+
+namespace ral {
+
+Status registerCpuKernels() {
+  RAL_KEEP_LINKED(kernels_gemm_cpu);
+  RAL_KEEP_LINKED(kernels_memory_ops_cpu);
+  RAL_KEEP_LINKED(kernels_module_code_cpu);
+  RAL_KEEP_LINKED(kernels_rng_cpu);
+  RAL_KEEP_LINKED(kernels_topk_sort_cpu);
+  RAL_KEEP_LINKED(kernels_transpose_cpu);
+  return internal::registrationHealth();
+}
+
+}  // namespace ral
