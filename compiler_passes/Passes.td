@@ -1,4 +1,4 @@
-// The RAL passes (DESIGN.md §7). mlir-tblgen generates their base classes, options, create
+// The RAL passes. mlir-tblgen generates their base classes, options, create
 // functions and registration into passes.h.inc; each pass's logic is in its own .cc file.
 #ifndef RAL_COMPILER_PASSES_PASSES_TD_
 #define RAL_COMPILER_PASSES_PASSES_TD_

@@ -1,4 +1,4 @@
-// The disc_ral dialect (DESIGN.md §7): the execution context type and the operations that model
+// The disc_ral dialect: the execution context type and the operations that model
 // how a compiled module talks to RAL, defined in DiscRalOps.td.
 //
 //   %ctx : !disc_ral.context

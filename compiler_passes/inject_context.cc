@@ -1,4 +1,4 @@
-// disc-ral-inject-execution-context (pass 1 of DESIGN.md §7).
+// disc-ral-inject-execution-context (the first RAL pass; docs/architecture.md lists the pipeline).
 //
 // The entry `func @main(args) -> results` becomes `func @main(%ctx: !disc_ral.context)`: each
 // argument is received with disc_ral.recv_input, each returned value is sent with

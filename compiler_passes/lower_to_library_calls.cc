@@ -1,4 +1,4 @@
-// disc-ral-lower-to-library-calls (pass 2 of DESIGN.md §7).
+// disc-ral-lower-to-library-calls (the second RAL pass; docs/architecture.md lists the pipeline).
 //
 // Ops that have a RAL kernel become disc_ral.dispatch:
 //   linalg.matmul       (f16/bf16/f32/f64 memrefs) -> "ral_gemm"(a, b, c, false, false)

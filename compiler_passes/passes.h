@@ -1,4 +1,4 @@
-// The RAL passes (DESIGN.md §7, declared in Passes.td) and the pipeline ral-compile runs.
+// The RAL passes (declared in Passes.td) and the pipeline ral-compile runs.
 //
 //   disc-ral-bufferize                  tensor-level programs (linalg, tensor, TOSA) -> buffers
 //   disc-ral-inject-execution-context   func @main(args) -> results  =>  func @main(%ctx)

@@ -1,4 +1,4 @@
-// Loading a module's host shared object straight from memory (DESIGN.md §6): the bytes go into
+// Loading a module's host shared object straight from memory: the bytes go into
 // an anonymous memfd and are dlopen'ed through /proc/self/fd/N, so nothing touches the file
 // system and nothing is left behind.
 #ifndef RAL_HOST_LIBRARY_H_

@@ -1,4 +1,4 @@
-// The layout contract between a compiled module and its host (DESIGN.md §2): each input's
+// The layout contract between a compiled module and its host: each input's
 // signature records the layout the compiled code addresses it with (TensorSignature::strides);
 // a host binds a view that matches it as it is, and copies any other view into a buffer laid out
 // as the signature says, or refuses it in strict zero-copy mode. Every host context decides

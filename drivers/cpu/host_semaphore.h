@@ -1,4 +1,4 @@
-// HostSemaphore: a timeline semaphore in host memory (DESIGN.md §4). The value is a 64-bit
+// HostSemaphore: a timeline semaphore in host memory. The value is a 64-bit
 // counter that only grows; wait(v) returns once it is >= v. Any number of threads may wait for
 // different values, before or after the matching signal. fail(status) poisons the semaphore:
 // every current and future wait, signal and query returns that status.

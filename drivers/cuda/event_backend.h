@@ -1,4 +1,4 @@
-// EventBackend: the few device operations the timeline-semaphore machinery needs (seed 002):
+// EventBackend: the few device operations the timeline-semaphore machinery needs:
 // binary events that a stream records and other streams or the host wait for, and host functions
 // that run when a stream reaches them. The CUDA driver implements it over CUevent/CUstream; the
 // unit tests implement it in-process, so the bookkeeping is tested without a GPU.

@@ -1,4 +1,4 @@
-// GpuEvent and EventPool (seed 002): device events with a reference count, recycled through a
+// GpuEvent and EventPool: device events with a reference count, recycled through a
 // pool. One recorded event may serve a timeline signal timepoint and any number of device waits at
 // once; it returns to the pool when the last user releases it. Releasing never calls the backend,
 // so it is safe inside host functions; only trim() and the destructor destroy events.

@@ -1,4 +1,4 @@
-// HostEvent and HostEventPool (seed 002): the host notification a host wait timepoint blocks on,
+// HostEvent and HostEventPool: the host notification a host wait timepoint blocks on,
 // recycled through a pool so waiting allocates nothing in the steady state.
 #ifndef RAL_DRIVERS_CUDA_HOST_EVENT_H_
 #define RAL_DRIVERS_CUDA_HOST_EVENT_H_

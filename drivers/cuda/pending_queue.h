@@ -1,4 +1,4 @@
-// PendingQueueActions (seed 002): work whose semaphore waits are not yet satisfied.
+// PendingQueueActions: work whose semaphore waits are not yet satisfied.
 //
 // Every operation on a stream (copy, fill, launch, signal, wait) goes through submit()/wait()/
 // signal(). While nothing on the stream is held back, work is issued to the device at once, and a

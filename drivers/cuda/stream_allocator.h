@@ -1,4 +1,4 @@
-// StreamOrderedAllocator: the CUDA driver's caching allocator (DESIGN.md §4).
+// StreamOrderedAllocator: the CUDA driver's caching allocator.
 //
 // Freed blocks are cached in size buckets (four per power of two, at least 512 bytes) per memory
 // kind and per stream. Reuse is stream-ordered: a block freed on stream S goes straight back to

@@ -1,4 +1,4 @@
-// TimelineSemaphore: the CUDA driver's timeline semaphore, emulated with events (seed 002).
+// TimelineSemaphore: the CUDA driver's timeline semaphore, emulated with events.
 //
 // CUDA events are binary and must be recorded before anyone waits on them, so the 64-bit
 // timeline is kept on the host and every point of interest is a Timepoint:

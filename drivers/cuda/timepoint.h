@@ -1,4 +1,4 @@
-// Timepoint and TimepointPool (seed 002): one point on a semaphore's timeline.
+// Timepoint and TimepointPool: one point on a semaphore's timeline.
 //  - host wait: a host thread blocked on a HostEvent until the value is reached;
 //  - device signal: a recorded GpuEvent that completes when a stream reaches a signal of `value`
 //    (it also carries the host function that advances the timeline, hence the reference count);

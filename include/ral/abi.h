@@ -1,4 +1,4 @@
-/* RAL module ABI, version 1 (DESIGN.md §2).
+/* RAL module ABI, version 1.
  *
  * This header is plain C so that hand-written modules, generated code and other languages can use
  * it without a C++ toolchain. A compiled module has no link-time dependency on RAL: it exports

@@ -1,4 +1,4 @@
-// RAL_API: registers a C++ function as a RAL function (DESIGN.md §2, "Registration").
+// RAL_API: registers a C++ function as a RAL function (docs/abi.md, "Registration").
 //
 //   template <typename T>
 //   void gemm(ExecutionContext*, MemRef<T, 2> a, MemRef<T, 2> b, MemRef<T, 2> c, bool, bool);

@@ -1,4 +1,4 @@
-// Context: everything one loaded module shares across its executions in one host (DESIGN.md §3):
+// Context: everything one loaded module shares across its executions in one host:
 // drivers (created lazily, on first use), a typed resource cache, API resolution for
 // ral_api_call and import tables, the module's executables and constants as each device sees
 // them ("load if not loaded", once per device), and a pool of ExecutionContexts. Thread-safe.

@@ -1,4 +1,4 @@
-// Module: a loaded module file (.ralm, DESIGN.md §6).
+// Module: a loaded module file (.ralm).
 //
 // load() memory-maps the file (or copies the given bytes), checks the FlatBuffers structure and
 // then the contents (ABI version, signatures, constants in bounds, entry present, code checksums)

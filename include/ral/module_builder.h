@@ -1,4 +1,4 @@
-// ModuleBuilder: writes module files (.ralm, DESIGN.md §6). Compilers and the ral-pack tool use
+// ModuleBuilder: writes module files (.ralm). Compilers and the ral-pack tool use
 // it; the format itself (ral/schema/module.fbs) stays private to RAL.
 //
 //   ral::ModuleBuilder b("add");

@@ -1,4 +1,4 @@
-// Plain descriptions of what a module file (.ralm, DESIGN.md §6) holds: the signatures of the
+// Plain descriptions of what a module file (.ralm) holds: the signatures of the
 // entry's inputs and outputs, device executables, constants. Shared by the builder (which writes
 // them) and the loader (which reads them); no FlatBuffers types appear here.
 #ifndef RAL_MODULE_SPEC_H_
@@ -22,8 +22,8 @@ inline constexpr int64_t kDynamicDim = -1;
 
 // One input or output of a module's entry.
 //
-// Its layout is the memory layout the compiled code addresses it with (the layout contract,
-// DESIGN.md §2): empty `strides` is the identity layout (dense row-major, what a memref type
+// Its layout is the memory layout the compiled code addresses it with (the layout contract of
+// ral/layout.h): empty `strides` is the identity layout (dense row-major, what a memref type
 // without a layout means); otherwise one element stride per dimension, each a fixed value or
 // kDynamicDim (any stride, read from the bound view at run time), as in the memref type
 // `memref<?x?xf32, strided<[?, 1], offset: ?>>`. Offsets are not part of it: hosts pass the

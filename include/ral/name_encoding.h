@@ -1,4 +1,4 @@
-// Name encoding of RAL functions (DESIGN.md §2):
+// Name encoding of RAL functions:
 //   full_name = target___device___inputs___outputs
 // where inputs/outputs are type codes joined by '_' (no result: "void"). The signature part is
 // derived from a C++ function type at compile time; the runtime helpers below produce the same

@@ -1,4 +1,4 @@
-// The CUDA driver's timeline-semaphore machinery (seed 002) against the in-process fake event
+// The CUDA driver's timeline-semaphore machinery against the in-process fake event
 // backend: host and device signals and waits in every order, event reuse, the pending queue, and
 // failure propagation.
 #include "drivers/cuda/timeline_semaphore.h"
