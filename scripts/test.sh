@@ -36,7 +36,7 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:ha
 step "ThreadSanitizer (concurrency tests)"
 cmake -S . -B build-tsan "${GEN[@]}" "${SAN_OPTS[@]}" -DRAL_SANITIZE=thread
 TSAN_TARGETS=(ral_concurrency_test ral_core_test ral_cpu_driver_test ral_kernels_test
-              ral_standalone_concurrency_test)
+              ral_standalone_concurrency_test ral_driver_cts)
 # The CUDA driver's semaphore machinery (fake event backend) when the CUDA toolkit is present.
 if grep -q '^RAL_ENABLE_CUDA:BOOL=ON' build-tsan/CMakeCache.txt; then
   TSAN_TARGETS+=(ral_cuda_timeline_test)
@@ -49,6 +49,9 @@ fi
 cmake --build build-tsan -j "$JOBS" --target "${TSAN_TARGETS[@]}"
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
   ctest --test-dir build-tsan --output-on-failure -j "$JOBS" -R 'Concurrency|Thread|Lazily|ResourceCache'
+# The conformance suite's multi-threaded tests (semaphores and streams), on every driver.
+TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 RAL_VULKAN_PIPELINE_CACHE_DIR=off \
+  build-tsan/tests/cts/ral_driver_cts --gtest_filter='*Concurrency*:*Thread*'
 
 step "libFuzzer: the module loader (60 s, clang-19, ASan + UBSan)"
 bash scripts/fuzz.sh 60 build-fuzz

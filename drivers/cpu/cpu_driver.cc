@@ -340,7 +340,9 @@ Status CpuDriver::queueSignal(Stream* stream, Semaphore* semaphore, uint64_t val
   if (semaphore == nullptr) return invalidArgument("cpu: queueSignal on a null semaphore");
   if (stream == nullptr) return semaphore->signal(value);
   RAL_ASSIGN_OR_RETURN(CpuStream * s, asCpuStream(stream));
-  s->enqueue([semaphore, value] { return semaphore->signal(value); });
+  // Skipped behind a failure, the signal never happens: its waiters get the failure instead.
+  s->enqueue([semaphore, value] { return semaphore->signal(value); },
+             [semaphore](const Status& why) { semaphore->fail(why); });
   return Status();
 }
 

@@ -16,10 +16,10 @@ CpuStream::~CpuStream() {
   thread_.join();
 }
 
-void CpuStream::enqueue(std::function<Status()> op) {
+void CpuStream::enqueue(std::function<Status()> op, std::function<void(const Status&)> on_skip) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    ops_.push_back(std::move(op));
+    ops_.push_back(Op{std::move(op), std::move(on_skip)});
   }
   work_cv_.notify_one();
 }
@@ -35,22 +35,24 @@ void CpuStream::loop() {
   while (true) {
     work_cv_.wait(lock, [&] { return stop_ || !ops_.empty(); });
     if (ops_.empty()) return;  // stop_ and drained
-    std::function<Status()> op = std::move(ops_.front());
+    Op op = std::move(ops_.front());
     ops_.pop_front();
-    const bool skip = !error_.ok();
+    const Status skipped_for = error_;
     busy_ = true;
     lock.unlock();
     Status status;
-    if (!skip) {
+    if (!skipped_for.ok()) {
+      if (op.on_skip) op.on_skip(skipped_for);
+    } else {
       try {
-        status = op();
+        status = op.run();
       } catch (const std::exception& e) {
         status = internalError("exception in stream work: ", e.what());
       } catch (...) {
         status = internalError("unknown exception in stream work");
       }
     }
-    op = nullptr;
+    op = Op();
     lock.lock();
     busy_ = false;
     if (!status.ok() && error_.ok()) error_ = std::move(status);

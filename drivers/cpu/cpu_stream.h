@@ -1,6 +1,8 @@
 // CpuStream: an in-order queue of host work run by its own thread, so work queued on a stream
 // overlaps with the caller, as on a GPU. The first failure is kept and reported by the next
-// synchronize(); work queued behind a failure is skipped until then.
+// synchronize(); work queued behind a failure is skipped until then (a skipped operation's
+// `on_skip` is told why, so e.g. a skipped semaphore signal fails its semaphore instead of leaving
+// its waiters blocked forever).
 #ifndef RAL_DRIVERS_CPU_CPU_STREAM_H_
 #define RAL_DRIVERS_CPU_CPU_STREAM_H_
 
@@ -21,7 +23,7 @@ class CpuStream final : public Stream {
   // Finishes the queued work first.
   ~CpuStream() override;
 
-  void enqueue(std::function<Status()> op);
+  void enqueue(std::function<Status()> op, std::function<void(const Status&)> on_skip = nullptr);
   // Waits until everything queued so far is done; returns (and clears) the first failure.
   Status synchronize();
 
@@ -31,7 +33,11 @@ class CpuStream final : public Stream {
   std::mutex mutex_;
   std::condition_variable work_cv_;
   std::condition_variable idle_cv_;
-  std::deque<std::function<Status()>> ops_;
+  struct Op {
+    std::function<Status()> run;
+    std::function<void(const Status&)> on_skip;
+  };
+  std::deque<Op> ops_;
   bool busy_ = false;
   bool stop_ = false;
   Status error_;

@@ -64,8 +64,8 @@ Status checkSpirvCapabilities(const SpirvInfo& info, const VulkanDevice::ShaderF
 
 Status VulkanExecutable::build(PipelineCache* cache, const ExecutableSpec& spec) {
   if (spec.format != ExecutableFormat::kSpirv)
-    return invalidArgument("format '", executableFormatName(spec.format),
-                           "' is not SPIR-V, the only format the Vulkan driver runs");
+    return unsupported("format '", executableFormatName(spec.format),
+                       "' is not SPIR-V, the only format the Vulkan driver runs");
   RAL_ASSIGN_OR_RETURN(info_, reflectSpirv(spec.data, spec.size));
   hash_ = hashBytes(spec.data, spec.size);
   source_ = spec.data;

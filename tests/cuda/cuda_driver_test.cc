@@ -1,6 +1,8 @@
 // The CUDA driver without a GPU (the documented errors when libcuda.so.1 or a device is missing,
-// the stream-ordered allocator against fakes) and with one (memory, PTX launch, semaphores with
-// real events, including a GPU->GPU wait with no host wake-up). GPU tests skip with the reason.
+// the stream-ordered allocator against fakes) and with one (memory, launches, semaphores with
+// real events, including a GPU->GPU wait with no host wake-up). Device tests skip with the reason
+// when there is no device; CTest also runs them against the simulated CUDA library
+// (tests/sim_cuda), where kernels are host functions of this binary and PTX tests skip.
 #include "drivers/cuda/cuda_driver.h"
 
 #include <gtest/gtest.h>
@@ -20,6 +22,7 @@
 #include "ral/abi.h"
 #include "ral/context.h"
 #include "ral/memref.h"
+#include "tests/sim_cuda/sim_cuda_kernel.h"
 
 namespace ral::cuda {
 namespace {
@@ -242,12 +245,33 @@ LOOP:
 .visible .entry empty() { ret; }
 )";
 
+}  // namespace
+}  // namespace ral::cuda
+
+// The same two kernels for the simulated device (exported: it finds them with dlsym).
+extern "C" void ral_cuda_test_spin_then_write(const RalSimCudaLaunch*, void** params) {
+  uint32_t* out = *static_cast<uint32_t**>(params[0]);
+  const uint32_t value = *static_cast<uint32_t*>(params[1]);
+  const uint64_t ns = *static_cast<uint64_t*>(params[2]);
+  std::this_thread::sleep_for(std::chrono::nanoseconds(ns));
+  *out = value;
+}
+extern "C" void ral_cuda_test_empty(const RalSimCudaLaunch*, void**) {}
+
+namespace ral::cuda {
+namespace {
+
+constexpr char kSimModule[] = RAL_SIM_CUDA_MODULE_MAGIC
+    "\nspin_then_write ral_cuda_test_spin_then_write 8 4 8\nempty ral_cuda_test_empty\n";
+
+// The PTX kernels, or their host-function twins on the simulated device.
 ExecutableSpec ptxSpec() {
+  const bool sim = testing::isSimulatedDevice();
   ExecutableSpec spec;
   spec.name = "test_spin";
   spec.format = ExecutableFormat::kPtx;
-  spec.data = kPtx;
-  spec.size = sizeof(kPtx) - 1;
+  spec.data = sim ? kSimModule : kPtx;
+  spec.size = sim ? sizeof(kSimModule) - 1 : sizeof(kPtx) - 1;
   spec.entries = {{"spin_then_write", {0, 0, 0}}, {"empty", {0, 0, 0}}};
   return spec;
 }
@@ -356,6 +380,51 @@ TEST_F(CudaDeviceTest, FailedSemaphoreDropsHeldWorkAndReportsOnSynchronize) {
   EXPECT_EQ(out->wait(1, 10s).code(), StatusCode::kDataLoss);
   EXPECT_EQ(driver->synchronize(stream.get()).code(), StatusCode::kDataLoss);
   EXPECT_TRUE(driver->synchronize(stream.get()).ok());
+}
+
+TEST_F(CudaDeviceTest, RealPtxLoadsAndRuns) {
+  RAL_REQUIRE_REAL_CUDA_DEVICE();
+  ExecutableSpec spec = ptxSpec();
+  spec.data = kPtx;
+  spec.size = sizeof(kPtx) - 1;
+  auto exe = driver->load(spec);
+  ASSERT_TRUE(exe.ok()) << exe.status();
+  ASSERT_TRUE(driver->launch(*exe, 1, LaunchConfig{}, {}).ok());
+  EXPECT_TRUE(driver->synchronize().ok());
+}
+
+TEST_F(CudaDeviceTest, PtxOnTheSimulatedDeviceIsAnInvalidImage) {
+  if (!testing::isSimulatedDevice()) GTEST_SKIP() << "not the simulated CUDA device";
+  ExecutableSpec spec = ptxSpec();
+  spec.name = "real_ptx";
+  spec.data = kPtx;
+  spec.size = sizeof(kPtx) - 1;
+  auto exe = driver->load(spec);
+  ASSERT_FALSE(exe.ok());
+  EXPECT_EQ(exe.status().code(), StatusCode::kInvalidArgument) << exe.status();
+  EXPECT_NE(exe.status().message().find("CUDA_ERROR_INVALID_IMAGE"), std::string::npos)
+      << exe.status();
+}
+
+TEST_F(CudaDeviceTest, DeviceOutOfMemoryIsACleanError) {
+  auto huge = driver->allocate(size_t{1} << 40);  // 1 TiB: more than any device (or the sim) has
+  ASSERT_FALSE(huge.ok());
+  EXPECT_EQ(huge.status().code(), StatusCode::kOutOfMemory) << huge.status();
+  EXPECT_NE(huge.status().message().find("cuMemAlloc"), std::string::npos) << huge.status();
+  auto small = driver->allocate(1024);
+  ASSERT_TRUE(small.ok()) << small.status();
+  EXPECT_TRUE(driver->deallocate(*small).ok());
+}
+
+TEST_F(CudaDeviceTest, PointersAreClassified) {
+  void* dev = *driver->allocate(64);
+  void* pinned = *driver->allocate(64, 64, MemoryKind::kHostVisible);
+  int local = 0;
+  EXPECT_TRUE(*driver->isDevicePointer(dev));
+  EXPECT_FALSE(*driver->isDevicePointer(pinned));
+  EXPECT_FALSE(*driver->isDevicePointer(&local));
+  ASSERT_TRUE(driver->deallocate(dev).ok());
+  ASSERT_TRUE(driver->deallocate(pinned).ok());
 }
 
 TEST_F(CudaDeviceTest, DeviceNameAndContextFromTheRegistry) {

@@ -1,5 +1,7 @@
-// The CPU driver: caching allocator, thread pool and workgroup launches, streams, timeline
-// semaphores. Tests whose names contain "Thread" or "Concurrency" also run under ThreadSanitizer.
+// The CPU driver's specifics: caching allocator, thread pool, workgroup launches, copies and
+// fills. What every driver must do (streams, semaphores, memory) is in the driver conformance
+// suite (tests/cts). Tests whose names contain "Thread" or "Concurrency" also run under
+// ThreadSanitizer.
 #include "drivers/cpu/cpu_driver.h"
 
 #include <gtest/gtest.h>
@@ -14,7 +16,6 @@
 
 #include "drivers/cpu/caching_allocator.h"
 #include "drivers/cpu/cpu_info.h"
-#include "drivers/cpu/host_semaphore.h"
 #include "drivers/cpu/thread_pool.h"
 #include "ral/context.h"
 
@@ -457,181 +458,6 @@ TEST(CpuDriverTest, CopyAndFill) {
     ASSERT_TRUE(driver->deallocate(a).ok());
     ASSERT_TRUE(driver->deallocate(b).ok());
   }
-}
-
-TEST(CpuDriverTest, StreamWorkRunsInOrderBehindSemaphoreWaits) {
-  auto driver = makeDriver({2, {}});
-  auto stream = std::move(driver->createStream()).value();
-  auto sem = std::move(driver->createSemaphore(0)).value();
-  auto done = std::move(driver->createSemaphore(0)).value();
-  auto* buf = static_cast<uint32_t*>(*driver->allocate(1024 * sizeof(uint32_t)));
-  auto* out = static_cast<uint32_t*>(*driver->allocate(1024 * sizeof(uint32_t)));
-  const uint32_t zero = 0, seven = 7;
-  ASSERT_TRUE(driver->fill(out, 4096, &zero, 4).ok());
-  ASSERT_TRUE(driver->queueWait(stream.get(), sem.get(), 1).ok());
-  ASSERT_TRUE(driver->fill(buf, 4096, &seven, 4, stream.get()).ok());
-  ASSERT_TRUE(driver->copy(out, buf, 4096, CopyKind::kDeviceToDevice, stream.get()).ok());
-  ASSERT_TRUE(driver->queueSignal(stream.get(), done.get(), 1).ok());
-  // Nothing ran yet: the stream waits for the host's signal.
-  EXPECT_EQ(done->wait(1, std::chrono::milliseconds(20)).code(), StatusCode::kDeadlineExceeded);
-  EXPECT_EQ(out[0], 0u);
-  ASSERT_TRUE(sem->signal(1).ok());
-  ASSERT_TRUE(done->wait(1).ok());
-  ASSERT_TRUE(driver->synchronize(stream.get()).ok());
-  for (int i = 0; i < 1024; ++i) ASSERT_EQ(out[i], 7u);
-
-  // A failed semaphore fails the stream; synchronize reports it once, then the stream recovers.
-  auto broken = std::move(driver->createSemaphore(0)).value();
-  ASSERT_TRUE(driver->queueWait(stream.get(), broken.get(), 5).ok());
-  ASSERT_TRUE(driver->fill(out, 4096, &zero, 4, stream.get()).ok());
-  broken->fail(aborted("device lost"));
-  Status s = driver->synchronize(stream.get());
-  EXPECT_EQ(s.code(), StatusCode::kAborted);
-  EXPECT_EQ(out[0], 7u) << "work behind the failure is skipped";
-  EXPECT_TRUE(driver->synchronize(stream.get()).ok());
-
-  // Launch on a stream copies its arguments.
-  std::vector<std::atomic<int>> hits(4);
-  for (auto& h : hits) h.store(0);
-  {
-    std::atomic<int>* hits_ptr = hits.data();
-    int64_t scale = 1;
-    void* values[] = {&hits_ptr, &scale};
-    size_t sizes[] = {sizeof(hits_ptr), sizeof(scale)};
-    Executable* exe = *driver->load(recordSpec());
-    ASSERT_TRUE(
-        driver->launch(exe, 0, {{4, 1, 1}, {1, 1, 1}, 0}, {values, sizes, 2}, stream.get()).ok());
-  }
-  ASSERT_TRUE(driver->synchronize(stream.get()).ok());
-  for (auto& h : hits) EXPECT_EQ(h.load(), 1);
-  ASSERT_TRUE(driver->deallocate(buf).ok());
-  ASSERT_TRUE(driver->deallocate(out).ok());
-}
-
-// ---- semaphores ------------------------------------------------------------------------------
-
-TEST(HostSemaphoreTest, SignalQueryAndOrdering) {
-  HostSemaphore sem(5);
-  EXPECT_EQ(*sem.query(), 5u);
-  EXPECT_TRUE(sem.wait(5, Timeout::zero()).ok());
-  EXPECT_TRUE(sem.wait(3).ok());
-  EXPECT_TRUE(sem.signal(5).ok());  // same value: no-op
-  EXPECT_TRUE(sem.signal(9).ok());
-  EXPECT_EQ(*sem.query(), 9u);
-  EXPECT_EQ(sem.signal(8).code(), StatusCode::kInvalidArgument);  // never decreases
-  EXPECT_EQ(*sem.query(), 9u);
-  EXPECT_TRUE(sem.signal(~uint64_t{0}).ok());
-  EXPECT_TRUE(sem.wait(~uint64_t{0}).ok());
-}
-
-TEST(HostSemaphoreTest, WaitTimesOut) {
-  HostSemaphore sem(1);
-  EXPECT_EQ(sem.wait(2, Timeout::zero()).code(), StatusCode::kDeadlineExceeded);
-  const auto start = std::chrono::steady_clock::now();
-  Status s = sem.wait(2, std::chrono::milliseconds(30));
-  EXPECT_EQ(s.code(), StatusCode::kDeadlineExceeded) << s;
-  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(30));
-  EXPECT_EQ(*sem.query(), 1u);
-}
-
-TEST(HostSemaphoreTest, ThreadWaitsBeforeTheSignal) {
-  HostSemaphore sem;
-  std::atomic<uint64_t> seen{0};
-  std::thread waiter([&] {
-    EXPECT_TRUE(sem.wait(3).ok());
-    seen = *sem.query();
-  });
-  ASSERT_TRUE(sem.signal(1).ok());
-  ASSERT_TRUE(sem.signal(2).ok());
-  ASSERT_TRUE(sem.signal(3).ok());
-  waiter.join();
-  EXPECT_GE(seen.load(), 3u);
-}
-
-TEST(HostSemaphoreTest, ThreadWaitersOnDifferentValuesWakeInOrder) {
-  HostSemaphore sem;
-  constexpr int kWaiters = 8;
-  std::vector<std::atomic<uint64_t>> woke_at(kWaiters);
-  std::vector<std::thread> waiters;
-  for (int i = 0; i < kWaiters; ++i) {
-    woke_at[i] = 0;
-    waiters.emplace_back([&, i] {
-      const uint64_t target = 10 * (kWaiters - i);  // registered in reverse order
-      Status s = sem.wait(target, std::chrono::seconds(60));
-      EXPECT_TRUE(s.ok()) << s;
-      woke_at[i] = *sem.query();
-    });
-  }
-  for (uint64_t v = 1; v <= 10 * kWaiters; ++v) ASSERT_TRUE(sem.signal(v).ok());
-  for (auto& t : waiters) t.join();
-  for (int i = 0; i < kWaiters; ++i) EXPECT_GE(woke_at[i].load(), 10u * (kWaiters - i));
-}
-
-TEST(HostSemaphoreTest, ThreadFailureReachesCurrentAndFutureWaiters) {
-  HostSemaphore sem;
-  std::vector<std::thread> waiters;
-  std::atomic<int> failures{0};
-  for (int i = 0; i < 4; ++i) {
-    waiters.emplace_back([&, i] {
-      Status s = sem.wait(100 + i);
-      if (s.code() == StatusCode::kAborted && s.message() == "device lost") ++failures;
-    });
-  }
-  ASSERT_TRUE(sem.signal(50).ok());
-  sem.fail(aborted("device lost"));
-  sem.fail(internalError("second failure is ignored"));
-  for (auto& t : waiters) t.join();
-  EXPECT_EQ(failures.load(), 4);
-  EXPECT_EQ(sem.wait(1).code(), StatusCode::kAborted);
-  EXPECT_EQ(sem.signal(200).code(), StatusCode::kAborted);
-  EXPECT_EQ(sem.query().status().message(), "device lost");
-  HostSemaphore other;
-  other.fail(Status());
-  EXPECT_EQ(other.wait(1).code(), StatusCode::kInternal);
-}
-
-// 8 threads pass a token around a ring: thread t waits for 8k + t, then signals 8k + t + 1.
-// Meanwhile pollers check the value never goes backwards.
-TEST(HostSemaphoreTest, ConcurrencyEightThreadRingStress) {
-  HostSemaphore sem;
-  constexpr int kThreads = 8;
-  constexpr int kLaps = 300;
-  std::atomic<bool> stop{false};
-  std::atomic<int> errors{0};
-  std::thread poller([&] {
-    uint64_t last = 0;
-    while (!stop.load()) {
-      const uint64_t v = *sem.query();
-      if (v < last) ++errors;
-      last = v;
-      (void)sem.wait(v + 1, std::chrono::microseconds(50));
-    }
-  });
-  std::vector<std::thread> ring;
-  for (int t = 0; t < kThreads; ++t) {
-    ring.emplace_back([&, t] {
-      for (int k = 0; k < kLaps; ++k) {
-        const uint64_t mine = uint64_t{kThreads} * k + t;
-        if (!sem.wait(mine).ok()) ++errors;
-        if (!sem.signal(mine + 1).ok()) ++errors;
-      }
-    });
-  }
-  for (auto& t : ring) t.join();
-  stop = true;
-  poller.join();
-  EXPECT_EQ(errors.load(), 0);
-  EXPECT_EQ(*sem.query(), uint64_t{kThreads} * kLaps);
-}
-
-// The CPU has no native streams: wrapping one is refused, naming the driver.
-TEST(CpuDriverTest, WrapNativeStreamIsUnsupported) {
-  auto driver = CpuDriver::create();
-  ASSERT_TRUE(driver.ok()) << driver.status();
-  int native = 0;
-  auto wrapped = (*driver)->wrapNativeStream(&native);
-  EXPECT_EQ(wrapped.status().code(), StatusCode::kUnsupported);
-  EXPECT_NE(wrapped.status().message().find("cpu"), std::string::npos) << wrapped.status();
 }
 
 }  // namespace

@@ -350,7 +350,7 @@ TEST(VulkanExecutable, RejectsBadModules) {
   spec = testing::fillIndexSpec();
   spec.name = "not-spirv";
   spec.format = ExecutableFormat::kPtx;
-  EXPECT_EQ(d->load(spec).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(d->load(spec).status().code(), StatusCode::kUnsupported);
   std::vector<uint32_t> garbage(64, 0x12345678u);
   spec.format = ExecutableFormat::kSpirv;
   spec.name = "garbage";
