@@ -460,5 +460,15 @@ TEST(CpuDriverTest, CopyAndFill) {
   }
 }
 
+// The CPU has no native streams: wrapping one is refused, naming the driver.
+TEST(CpuDriverTest, WrapNativeStreamIsUnsupported) {
+  auto driver = CpuDriver::create();
+  ASSERT_TRUE(driver.ok()) << driver.status();
+  int native = 0;
+  auto wrapped = (*driver)->wrapNativeStream(&native);
+  EXPECT_EQ(wrapped.status().code(), StatusCode::kUnsupported);
+  EXPECT_NE(wrapped.status().message().find("cpu"), std::string::npos) << wrapped.status();
+}
+
 }  // namespace
 }  // namespace ral::cpu
