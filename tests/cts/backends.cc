@@ -15,6 +15,8 @@
 #endif
 #ifdef RAL_CTS_CUDA
 #include "drivers/cuda/cuda_driver.h"
+#include "drivers/cuda/cuda_library.h"
+#include "ral/driver_services.h"
 #endif
 
 namespace ral::cts {
@@ -145,6 +147,19 @@ class CudaSimBackend final : public CtsBackend {
     spec.name = "cts.missing_entry";
     spec.entries.push_back({"no_such_entry", {0, 0, 0}});
     return spec;
+  }
+  void* createNativeStream(Driver& driver) const override {
+    auto lib = cuda::CudaLibrary::get();
+    auto* queue = driver.service<CudaQueueService>();
+    if (!lib.ok() || queue == nullptr || !queue->makeCurrent().ok()) return nullptr;
+    CUstream stream = nullptr;
+    if (!RAL_CUDA_CALL(**lib, cuStreamCreate, &stream, CU_STREAM_NON_BLOCKING).ok()) return nullptr;
+    return stream;
+  }
+  Status destroyNativeStream(Driver& driver, void* native) const override {
+    RAL_ASSIGN_OR_RETURN(const cuda::CudaLibrary* lib, cuda::CudaLibrary::get());
+    RAL_RETURN_IF_ERROR(driver.service<CudaQueueService>()->makeCurrent());
+    return RAL_CUDA_CALL(*lib, cuStreamDestroy_v2, static_cast<CUstream>(native));
   }
 };
 #endif

@@ -42,6 +42,10 @@ class CtsBackend {
   // The add_one executable under another name, asking for an entry point the module does not
   // have (or, where the format has no names, whose code is missing).
   virtual ExecutableSpec missingEntry() const = 0;
+  // A stream made with the device's own API (for Driver::wrapNativeStream), or null where the
+  // device has none; destroyNativeStream() fails if something else destroyed it already.
+  virtual void* createNativeStream(Driver&) const { return nullptr; }
+  virtual Status destroyNativeStream(Driver&, void*) const { return Status(); }
 };
 
 // Every backend built into this binary (cpu first).

@@ -73,6 +73,36 @@ TEST_P(Streams, ForeignStreamsAreRejected) {
 
 // Eight threads allocate, copy, launch and free at once, half on their own stream and half on
 // the shared default stream.
+// A stream the host made with the device's own API (torch's current CUDA stream, say) carries RAL
+// work in order; the wrapper does not own it. Devices without native streams refuse, by name.
+TEST_P(Streams, WrappedNativeStreamRunsWorkAndIsNotOwned) {
+  void* native = backend().createNativeStream(driver());
+  if (native == nullptr) {
+    int not_a_stream = 0;
+    auto wrapped = driver().wrapNativeStream(&not_a_stream);
+    EXPECT_EQ(wrapped.status().code(), StatusCode::kUnsupported) << wrapped.status();
+    EXPECT_NE(wrapped.status().message().find(deviceKindName(driver().kind())), std::string::npos)
+        << wrapped.status();
+    return;
+  }
+  constexpr uint32_t kN = 1000;
+  void* data = buffer(kN, 5);
+  {
+    auto wrapped = driver().wrapNativeStream(native);
+    ASSERT_TRUE(wrapped.ok()) << wrapped.status();
+    Stream* s = wrapped->get();
+    for (int i = 0; i < 3; ++i) ASSERT_TRUE(addOne(data, kN, s).ok());
+    auto done = semaphore(0);
+    ASSERT_TRUE(driver().queueSignal(s, done.get(), 1).ok());
+    ASSERT_TRUE(done->wait(1).ok());
+    ASSERT_TRUE(driver().synchronize(s).ok());
+  }
+  EXPECT_EQ(read(data, kN), std::vector<uint32_t>(kN, 8));
+  // Still alive after the wrapper went away: destroying it is the host's job, and works.
+  Status destroyed = backend().destroyNativeStream(driver(), native);
+  EXPECT_TRUE(destroyed.ok()) << destroyed;
+}
+
 TEST_P(Streams, ConcurrencyAllocateLaunchFree) {
   constexpr int kThreads = 8, kIterations = 40;
   ASSERT_NE(kernel(KernelId::kAddOne), nullptr);
