@@ -54,10 +54,12 @@ std::string HostExecutionContext::describe(const HostTensor& t) const {
   return shapeString(t.dtype, t.shape, t.rank);
 }
 
+// Only the flags: bindInput() writes the rest before setting `bound` again.
 void HostExecutionContext::unbind(size_t index) {
   Binding& b = inputs_[index];
   if (b.copied) dropInputCopy(index);
-  b = Binding();
+  b.bound = false;
+  b.copied = false;
 }
 
 Status HostExecutionContext::bindInput(size_t index, const HostTensor& t) {

@@ -3,11 +3,11 @@
 namespace ral::io_checks {
 
 int64_t numelOf(const int64_t* sizes, int rank) {
+  // On every binding and output: a multiply with an overflow check, not a division per dim.
   int64_t n = 1;
   for (int d = 0; d < rank; ++d) {
-    if (sizes[d] < 0) return -1;
-    if (sizes[d] != 0 && n > (int64_t{1} << 48) / sizes[d]) return -1;
-    n *= sizes[d];
+    if (sizes[d] < 0 || __builtin_mul_overflow(n, sizes[d], &n) || n > (int64_t{1} << 48))
+      return -1;
   }
   return n;
 }
