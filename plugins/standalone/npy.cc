@@ -4,11 +4,10 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <string>
 #include <string_view>
 
+#include "ral/file_reader.h"
 #include "ral/memref.h"
 
 namespace ral::cli {
@@ -240,19 +239,8 @@ StatusOr<HostTensor> parseNpy(const std::vector<uint8_t>& f) {
   return t;
 }
 
-StatusOr<std::vector<uint8_t>> readFileBytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return Status(errno == ENOENT ? StatusCode::kNotFound : StatusCode::kUnavailable,
-                  internal::strCat("cannot open '", path, "': ", std::strerror(errno)));
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
-                             std::istreambuf_iterator<char>());
-  if (in.bad()) return unavailable("cannot read '", path, "'");
-  return bytes;
-}
-
 StatusOr<HostTensor> readNpy(const std::string& path) {
-  RAL_ASSIGN_OR_RETURN(auto bytes, readFileBytes(path));
+  RAL_ASSIGN_OR_RETURN(auto bytes, readRegularFile(path));
   auto t = parseNpy(bytes);
   if (!t.ok()) return t.status().withContext(internal::strCat("'", path, "'"));
   return t;

@@ -20,8 +20,6 @@ StatusOr<HostTensor> readNpy(const std::string& path);
 StatusOr<std::vector<uint8_t>> encodeNpy(const HostTensor& t);
 Status writeNpy(const std::string& path, const HostTensor& t);
 
-StatusOr<std::vector<uint8_t>> readFileBytes(const std::string& path);
-
 }  // namespace ral::cli
 
 #endif  // RAL_PLUGINS_STANDALONE_NPY_H_

@@ -13,6 +13,7 @@
 
 #include "plugins/standalone/host_tensor.h"
 #include "plugins/standalone/npy.h"
+#include "ral/file_reader.h"
 #include "ral/module_builder.h"
 
 namespace {
@@ -64,7 +65,7 @@ StatusOr<ral::ExecutableDef> parseExecutable(const std::string& text) {
   ral::ExecutableDef e;
   e.name = parts[0];
   RAL_ASSIGN_OR_RETURN(e.format, formatFromName(parts[1]));
-  RAL_ASSIGN_OR_RETURN(e.data, ral::cli::readFileBytes(parts[2].substr(1)));
+  RAL_ASSIGN_OR_RETURN(e.data, ral::readRegularFile(parts[2].substr(1)));
   if (parts.size() > 3) {
     std::string list = parts[3];
     for (size_t s = 0, c;; s = c + 1) {
@@ -128,7 +129,7 @@ int main(int argc, char** argv) {
     if (!sig.ok()) return fail(sig.status());
     b.addOutput(*sig);
   }
-  auto bytes = ral::cli::readFileBytes(library);
+  auto bytes = ral::readRegularFile(library);
   if (!bytes.ok()) return fail(bytes.status());
   b.setHostLibrary(std::move(*bytes));
   auto imports = importsOf(library);
