@@ -1,6 +1,7 @@
 #include "ral/host_library.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -97,6 +98,37 @@ StatusOr<void*> dlopenFromMemory(const void* data, size_t size, std::string_view
     return failedPrecondition("cannot load the host library: ", message, hint);
   }
   return handle;
+}
+
+StatusOr<void*> findSymbol(void* library, const char* symbol, SymbolKind kind,
+                           std::string_view what) {
+  dlerror();
+  void* address = dlsym(library, symbol);
+  if (address == nullptr) return notFound(what, " '", symbol, "' is not defined");
+  Dl_info info{};
+  void* symbol_entry = nullptr;
+  if (dladdr1(address, &info, &symbol_entry, RTLD_DL_SYMENT) == 0 || symbol_entry == nullptr)
+    return invalidArgument(what, " '", symbol, "' is not a symbol of a loaded library");
+  // dlsym also searches the library's dependencies: "malloc" would be found in libc.
+  struct link_map* own = nullptr;
+  void* defining = nullptr;
+  Dl_info unused{};
+  if (dlinfo(library, RTLD_DI_LINKMAP, &own) != 0 || own == nullptr ||
+      dladdr1(address, &unused, &defining, RTLD_DL_LINKMAP) == 0)
+    return internalError("cannot inspect the library defining ", what, " '", symbol, "'");
+  if (defining != static_cast<void*>(own))
+    return invalidArgument(what, " '", symbol, "' is defined by ",
+                           info.dli_fname ? info.dli_fname : "another library",
+                           ", not by the module's host library");
+  const int type = ELF64_ST_TYPE(static_cast<const ElfW(Sym)*>(symbol_entry)->st_info);
+  const bool function = type == STT_FUNC || type == STT_GNU_IFUNC;
+  if (kind == SymbolKind::kFunction && !function)
+    return invalidArgument(what, " '", symbol, "' is not a function (ELF symbol type ", type,
+                           type == STT_OBJECT ? ", data" : "", ")");
+  if (kind == SymbolKind::kData && type != STT_OBJECT)
+    return invalidArgument(what, " '", symbol, "' is not data (ELF symbol type ", type,
+                           function ? ", a function" : "", ")");
+  return address;
 }
 
 }  // namespace ral::internal

@@ -16,6 +16,14 @@ namespace ral::internal {
 // libral with RTLD_LOCAL (as Python extensions do).
 StatusOr<void*> dlopenFromMemory(const void* data, size_t size, std::string_view label);
 
+// The address of `symbol` defined by `library` itself (not by a library it depends on) with the
+// ELF type `kind` wants: a function (STT_FUNC, STT_GNU_IFUNC) or data (STT_OBJECT). A module
+// naming a data symbol as its entry would otherwise be "called" and crash the host. `what` names
+// the symbol's role in messages ("the entry function").
+enum class SymbolKind { kFunction, kData };
+StatusOr<void*> findSymbol(void* library, const char* symbol, SymbolKind kind,
+                           std::string_view what);
+
 // Idempotent; OK when libral's symbols are global (also when the attempt was not needed).
 Status makeRalSymbolsGlobal();
 

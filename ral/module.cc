@@ -14,6 +14,7 @@
 #include "module_generated.h"
 #include "ral/context.h"
 #include "ral/host_library.h"
+#include "ral/manifest_checksum.h"
 #include "ral/memref.h"
 #include "ral/module_checks.h"
 #include "ral/name_encoding.h"
@@ -194,6 +195,15 @@ Status Module::parse() {
     return failedPrecondition("the module was built for RAL ABI version ", abi_version_,
                               " but this runtime implements version ", RAL_ABI_VERSION,
                               "; rebuild the module with a matching compiler");
+  // Before any field is trusted: every byte of the manifest, payloads through their checksums.
+  if (m->manifest_checksum() == 0)
+    return dataLoss(
+        "the module file has no manifest checksum (written by a RAL from before it "
+        "existed?); rebuild it with ral-compile or ral-pack");
+  if (internal::manifestChecksum(*m) != m->manifest_checksum())
+    return dataLoss(
+        "the module manifest (signatures, names, imports, executable and constant "
+        "descriptions) fails its checksum: the file is corrupt");
   name_ = str(m->name());
   if (name_.empty()) return invalidArgument("the module has no name");
   entry_name_ = str(m->entry());
@@ -276,6 +286,8 @@ Status Module::parse() {
       ref.data = c->data() ? c->data()->data() : nullptr;
       ref.size = c->data() ? c->data()->size() : 0;
       RAL_RETURN_IF_ERROR(checkConstant(ref.name, ref.dtype, ref.shape, ref.size));
+      if (moduleChecksum(ref.data, ref.size) != c->checksum())
+        return dataLoss("constant '", ref.name, "' fails its checksum: the file is corrupt");
       // The verifier proved the bytes lie inside the file; in-place use also needs alignment.
       if (ref.size > 0 && reinterpret_cast<uintptr_t>(ref.data) % kConstantAlignment != 0)
         return invalidArgument("constant '", ref.name, "' is not ", kConstantAlignment,
@@ -290,13 +302,33 @@ Status Module::parse() {
 Status Module::openHostLibrary() {
   RAL_ASSIGN_OR_RETURN(library_,
                        internal::dlopenFromMemory(host_library_, host_library_size_, name_));
-  entry_ = reinterpret_cast<EntryFn>(dlsym(library_, entry_name_.c_str()));
-  if (entry_ == nullptr)
-    return notFound("the host library does not define the entry function '", entry_name_,
-                    "' named by the module");
-  auto* table = static_cast<ral_import*>(dlsym(library_, "ral_imports"));
-  auto* count = static_cast<const uint32_t*>(dlsym(library_, "ral_import_count"));
+  // Each symbol must be of its kind and defined by the library itself: a data symbol named as
+  // the entry would be jumped to, a symbol found in a dependency would run foreign code.
+  auto entry = internal::findSymbol(library_, entry_name_.c_str(), internal::SymbolKind::kFunction,
+                                    "the entry function");
+  if (!entry.ok()) {
+    if (entry.status().code() == StatusCode::kNotFound)
+      return notFound("the host library does not define the entry function '", entry_name_,
+                      "' named by the module");
+    return entry.status().withContext("the module's host library");
+  }
+  entry_ = reinterpret_cast<EntryFn>(*entry);
+  // The import table is optional (absent when there is nothing to import).
+  auto optionalData = [&](const char* symbol) -> StatusOr<void*> {
+    auto found = internal::findSymbol(library_, symbol, internal::SymbolKind::kData, "the symbol");
+    if (!found.ok() && found.status().code() == StatusCode::kNotFound) return nullptr;
+    if (!found.ok()) return found.status().withContext("the module's host library");
+    return found;
+  };
+  RAL_ASSIGN_OR_RETURN(void* count_address, optionalData("ral_import_count"));
+  auto* count = static_cast<const uint32_t*>(count_address);
   const size_t n = count ? *count : 0;
+  // An empty table may be a zero-sized symbol at the end of a segment: only looked up when used.
+  ral_import* table = nullptr;
+  if (n > 0) {
+    RAL_ASSIGN_OR_RETURN(void* table_address, optionalData("ral_imports"));
+    table = static_cast<ral_import*>(table_address);
+  }
   if (n != imports_.size() || (n > 0 && table == nullptr))
     return invalidArgument("the host library's import table (ral_imports, ral_import_count = ", n,
                            ") does not match the ", imports_.size(),
@@ -320,11 +352,15 @@ Status Module::resolveHostKernels() {
                              "' does not hold the symbol names of its entries");
     e.host_functions.clear();
     for (const EntryPoint& entry : e.entries) {
-      void* fn = dlsym(library_, entry.name.c_str());
-      if (fn == nullptr)
-        return notFound("host executable '", e.name, "' entry '", entry.name,
-                        "' is not defined by the host library");
-      e.host_functions.push_back(fn);
+      auto fn = internal::findSymbol(library_, entry.name.c_str(), internal::SymbolKind::kFunction,
+                                     "the function");
+      if (!fn.ok()) {
+        if (fn.status().code() == StatusCode::kNotFound)
+          return notFound("host executable '", e.name, "' entry '", entry.name,
+                          "' is not defined by the host library");
+        return fn.status().withContext(internal::strCat("host executable '", e.name, "'"));
+      }
+      e.host_functions.push_back(*fn);
     }
   }
   return Status();

@@ -2,11 +2,13 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string_view>
 #include <utility>
 
 #include "module_generated.h"
+#include "ral/manifest_checksum.h"
 #include "ral/module_checks.h"
 
 namespace ral {
@@ -98,9 +100,9 @@ std::vector<uint8_t> ModuleBuilder::buildUnchecked() const {
   for (const ConstantDef& c : spec_.constants) {
     fbb.ForceVectorAlignment(c.data.size(), 1, kConstantAlignment);
     auto data = fbb.CreateVector(c.data);
-    constants.push_back(fb::CreateConstant(fbb, fbb.CreateString(c.name),
-                                           static_cast<fb::DType>(c.dtype),
-                                           fbb.CreateVector(c.shape), data));
+    constants.push_back(fb::CreateConstant(
+        fbb, fbb.CreateString(c.name), static_cast<fb::DType>(c.dtype), fbb.CreateVector(c.shape),
+        data, moduleChecksum(c.data.data(), c.data.size())));
   }
   std::vector<flatbuffers::Offset<fb::Executable>> executables;
   for (const ExecutableDef& e : spec_.executables) {
@@ -125,9 +127,14 @@ std::vector<uint8_t> ModuleBuilder::buildUnchecked() const {
                                fbb.CreateVector(outputs), host,
                                moduleChecksum(spec_.host_library.data(), spec_.host_library.size()),
                                fbb.CreateVector(executables), fbb.CreateVector(constants),
-                               fbb.CreateVectorOfStrings(spec_.imports));
+                               fbb.CreateVectorOfStrings(spec_.imports),
+                               /*manifest_checksum=*/~uint64_t{0});  // non-default: stored
   fb::FinishSizePrefixedModuleBuffer(fbb, root);
-  return std::vector<uint8_t>(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
+  std::vector<uint8_t> bytes(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
+  // Sealed once every other byte is final; the field's placeholder is not part of the checksum.
+  const Status sealed = internal::resealManifest(bytes.data(), bytes.size());
+  if (!sealed.ok()) std::abort();  // a buffer this builder just wrote always verifies
+  return bytes;
 }
 
 Status ModuleBuilder::writeFile(const std::string& path) const {

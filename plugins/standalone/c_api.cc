@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "ral/standalone_context.h"
 #include "ral/module.h"
+#include "ral/standalone_context.h"
 
 struct ral_module {
   std::shared_ptr<ral::Module> module;

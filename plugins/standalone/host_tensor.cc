@@ -9,8 +9,8 @@
 #include <string>
 #include <type_traits>
 
-#include "ral/dlpack_util.h"
 #include "plugins/standalone/npy.h"
+#include "ral/dlpack_util.h"
 #include "ral/half.h"
 #include "ral/memref.h"
 #include "ral/module_spec.h"

@@ -4,11 +4,14 @@
 #include <cstdio>
 #include <string>
 
-#include "ral/standalone_context.h"
+#include "plugins/standalone/tool_main.h"
 #include "ral/module.h"
 #include "ral/registry.h"
+#include "ral/standalone_context.h"
 
-int main(int argc, char** argv) {
+namespace {
+
+int runMain(int argc, char** argv) {
   CLI::App app{"Prints the contents of a RAL module file (.ralm)", "ral-inspect"};
   std::string path;
   app.add_option("module", path, "module file")->required();
@@ -70,4 +73,10 @@ int main(int argc, char** argv) {
   if (missing > 0)
     std::printf("warning: %zu import(s) are not registered in this RAL build\n", missing);
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return ral::cli::runTool("ral-inspect", [&] { return runMain(argc, argv); });
 }

@@ -13,7 +13,9 @@
 
 #include "plugins/standalone/host_tensor.h"
 #include "plugins/standalone/npy.h"
+#include "plugins/standalone/tool_main.h"
 #include "ral/file_reader.h"
+#include "ral/host_library.h"
 #include "ral/module_builder.h"
 
 namespace {
@@ -21,16 +23,22 @@ namespace {
 using ral::Status;
 using ral::StatusOr;
 
-int fail(const Status& s) {
-  std::fprintf(stderr, "ral-pack: error: %s\n", s.toString().c_str());
-  return 1;
+// Everything before writing checks what the user gave (exit 2); writing can fail on its own (1).
+int fail(const Status& s, int code = ral::cli::kExitUsage) {
+  return ral::cli::toolError("ral-pack", code, s.toString());
 }
 
-// Reads ral_imports from the library. Loading runs the library's constructors: only pack code
-// you trust.
-StatusOr<std::vector<std::string>> importsOf(const std::string& path) {
+// Reads ral_imports from the library and checks that `entry` is a function it defines (as the
+// loader will). Loading runs the library's constructors: only pack code you trust.
+StatusOr<std::vector<std::string>> importsOf(const std::string& path, const std::string& entry) {
   void* h = dlopen(path.c_str(), RTLD_LAZY | RTLD_LOCAL);
   if (h == nullptr) return ral::failedPrecondition("cannot open '", path, "': ", dlerror());
+  auto entry_fn = ral::internal::findSymbol(h, entry.c_str(), ral::internal::SymbolKind::kFunction,
+                                            "the entry function (--entry)");
+  if (!entry_fn.ok()) {
+    dlclose(h);
+    return entry_fn.status().withContext(ral::internal::strCat("'", path, "'"));
+  }
   std::vector<std::string> names;
   auto* count = static_cast<const uint32_t*>(dlsym(h, "ral_import_count"));
   auto* table = static_cast<const ral_import*>(dlsym(h, "ral_imports"));
@@ -88,9 +96,7 @@ StatusOr<ral::ExecutableDef> parseExecutable(const std::string& text) {
   return e;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int runMain(int argc, char** argv) {
   CLI::App app{"Packs a module shared object into a RAL module file (.ralm)", "ral-pack"};
   std::string library, name, entry = "ral_entry", out;
   std::vector<std::string> inputs, outputs, constants, executables;
@@ -132,7 +138,7 @@ int main(int argc, char** argv) {
   auto bytes = ral::readRegularFile(library);
   if (!bytes.ok()) return fail(bytes.status());
   b.setHostLibrary(std::move(*bytes));
-  auto imports = importsOf(library);
+  auto imports = importsOf(library, entry);
   if (!imports.ok()) return fail(imports.status());
   for (auto& i : *imports) b.addImport(i);
   for (const auto& c : constants) {
@@ -150,6 +156,12 @@ int main(int argc, char** argv) {
     b.addExecutable(std::move(*def));
   }
   Status written = b.writeFile(out);
-  if (!written.ok()) return fail(written);
+  if (!written.ok()) return fail(written, ral::cli::kExitFailed);
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return ral::cli::runTool("ral-pack", [&] { return runMain(argc, argv); });
 }

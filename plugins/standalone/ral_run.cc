@@ -8,24 +8,28 @@
 //           [--expected_output=@ref.npy] [--rtol=1e-5 --atol=1e-6] [--device=cpu]
 //           [--benchmark=N --threads=T]
 //
-// Exit codes: 0 success; 1 the module failed to load or run; 2 bad arguments or input files;
-// 3 an output differs from its expected value. Every error is one line on stderr.
+// Exit codes (plugins/standalone/tool_main.h): 0 success; 1 the module failed to load or run, or
+// memory ran out; 2 bad arguments or input files; 3 an output differs from its expected value;
+// 4 an internal error. Every error is one line on stderr.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <memory>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
-#include "ral/standalone_context.h"
 #include "plugins/standalone/host_tensor.h"
 #include "plugins/standalone/npy.h"
+#include "plugins/standalone/tool_main.h"
 #include "ral/context.h"
 #include "ral/driver.h"
+#include "ral/standalone_context.h"
 
 namespace {
 
@@ -34,15 +38,12 @@ using ral::StatusOr;
 using ral::cli::HostTensor;
 using ral::standalone::StandaloneContext;
 
-constexpr int kExitRunFailed = 1;
-constexpr int kExitUsage = 2;
-constexpr int kExitMismatch = 3;
+using ral::cli::kExitMismatch;
+using ral::cli::kExitUsage;
+constexpr int kExitRunFailed = ral::cli::kExitFailed;
 
 int fail(int code, const std::string& message) {
-  std::string line = message;
-  std::replace(line.begin(), line.end(), '\n', ' ');
-  std::fprintf(stderr, "ral-run: error: %s\n", line.c_str());
-  return code;
+  return ral::cli::toolError("ral-run", code, message);
 }
 
 // One execution: binds `inputs`, runs, returns the outputs (copied when `keep` is set).
@@ -63,6 +64,39 @@ Status runOnce(StandaloneContext& context, std::vector<HostTensor>& inputs,
   return Status();
 }
 
+// Latencies of one benchmark thread: the exact count and minimum, and a uniform sample of at most
+// `max_samples` values (reservoir sampling) for the percentiles, so memory stays bounded whatever
+// --benchmark and --threads ask for.
+class LatencySample {
+ public:
+  explicit LatencySample(size_t max_samples = 1) : max_samples_(max_samples) {}
+
+  void add(double us) {
+    ++count_;
+    min_ = std::min(min_, us);
+    if (samples_.size() < max_samples_) {
+      samples_.push_back(us);
+      return;
+    }
+    // xorshift64: cheap and good enough to pick which sample to replace.
+    state_ ^= state_ << 13;
+    state_ ^= state_ >> 7;
+    state_ ^= state_ << 17;
+    const uint64_t j = state_ % count_;
+    if (j < max_samples_) samples_[j] = us;
+  }
+  uint64_t count() const { return count_; }
+  double min() const { return min_; }
+  const std::vector<double>& samples() const { return samples_; }
+
+ private:
+  size_t max_samples_;
+  uint64_t count_ = 0;
+  double min_ = 1e300;
+  uint64_t state_ = 0x9E3779B97F4A7C15ull;
+  std::vector<double> samples_;
+};
+
 double percentile(const std::vector<double>& sorted, double p) {
   if (sorted.empty()) return 0;
   const size_t i = std::min(sorted.size() - 1, static_cast<size_t>(p / 100.0 * sorted.size()));
@@ -76,28 +110,41 @@ int benchmark(StandaloneContext& context, std::vector<HostTensor>& inputs, int i
     Status s = runOnce(context, inputs, nullptr);
     if (!s.ok()) return fail(kExitRunFailed, s.toString());
   }
-  std::vector<std::vector<double>> latencies(threads);
+  std::vector<LatencySample> latencies(threads);
   std::vector<Status> errors(threads);
   std::atomic<int> ready{0};
-  std::atomic<bool> go{false};
+  std::atomic<bool> go{false}, abandon{false};
   std::vector<std::thread> pool;
   Clock::time_point start;
-  for (int t = 0; t < threads; ++t)
-    pool.emplace_back([&, t] {
-      latencies[t].reserve(iterations);
-      ++ready;
-      while (!go.load(std::memory_order_acquire)) std::this_thread::yield();
-      for (int i = 0; i < iterations; ++i) {
-        const auto t0 = Clock::now();
-        Status s = runOnce(context, inputs, nullptr);
-        const auto t1 = Clock::now();
-        if (!s.ok()) {
-          errors[t] = s;
-          return;
-        }
-        latencies[t].push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+  auto work = [&](int t) {
+    latencies[t] = LatencySample(std::max<size_t>(1024, (size_t{1} << 20) / threads));
+    ++ready;
+    while (!go.load(std::memory_order_acquire)) std::this_thread::yield();
+    if (abandon.load()) return;
+    for (int i = 0; i < iterations; ++i) {
+      const auto t0 = Clock::now();
+      Status s = runOnce(context, inputs, nullptr);
+      const auto t1 = Clock::now();
+      if (!s.ok()) {
+        errors[t] = s;
+        return;
       }
-    });
+      latencies[t].add(std::chrono::duration<double, std::micro>(t1 - t0).count());
+    }
+  };
+  for (int t = 0; t < threads; ++t) {
+    try {
+      pool.emplace_back(work, t);
+    } catch (const std::system_error& e) {
+      // The system refused a thread (a process or memory limit): stop the started ones cleanly.
+      abandon.store(true);
+      go.store(true, std::memory_order_release);
+      for (auto& th : pool) th.join();
+      return fail(kExitRunFailed, "cannot start benchmark thread " + std::to_string(t + 1) +
+                                      " of " + std::to_string(threads) + ": " + e.what() +
+                                      " (use fewer --threads)");
+    }
+  }
   while (ready.load() < threads) std::this_thread::yield();
   start = Clock::now();
   go.store(true, std::memory_order_release);
@@ -106,18 +153,22 @@ int benchmark(StandaloneContext& context, std::vector<HostTensor>& inputs, int i
   for (const Status& s : errors)
     if (!s.ok()) return fail(kExitRunFailed, s.toString());
   std::vector<double> all;
-  for (auto& l : latencies) all.insert(all.end(), l.begin(), l.end());
+  uint64_t count = 0;
+  double min = 1e300;
+  for (const LatencySample& l : latencies) {
+    all.insert(all.end(), l.samples().begin(), l.samples().end());
+    count += l.count();
+    min = std::min(min, l.min());
+  }
   std::sort(all.begin(), all.end());
   std::printf("benchmark: %d thread(s) x %d execution(s) on one context\n", threads, iterations);
-  std::printf("latency (us): min %.2f  p50 %.2f  p90 %.2f  p99 %.2f\n", all.front(),
-              percentile(all, 50), percentile(all, 90), percentile(all, 99));
-  std::printf("throughput: %.0f executions/s\n", static_cast<double>(all.size()) / seconds);
+  std::printf("latency (us): min %.2f  p50 %.2f  p90 %.2f  p99 %.2f\n", min, percentile(all, 50),
+              percentile(all, 90), percentile(all, 99));
+  std::printf("throughput: %.0f executions/s\n", static_cast<double>(count) / seconds);
   return 0;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int runMain(int argc, char** argv) {
   CLI::App app{"Runs a RAL module file (.ralm) on the standalone CPU context", "ral-run"};
   std::string path, device = "cpu";
   std::vector<std::string> inputs, outputs, expected;
@@ -223,4 +274,10 @@ int main(int argc, char** argv) {
   if (!refs.empty()) std::printf("expected outputs: %zu matched\n", refs.size());
   if (iterations > 0) return benchmark(**context, values, iterations, threads);
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return ral::cli::runTool("ral-run", [&] { return runMain(argc, argv); });
 }

@@ -5,6 +5,9 @@
 // hostile ELF files, so the full load (dlopen, symbol checks, import linking) runs only when the
 // host library is one of the test modules' own (RAL_TEST_MODULE_DIR). Everything else — the
 // file structure, the manifest, constants, executables, checksums — is fuzzed on every input.
+// Each input is loaded as given and, when its structure verifies, again with its manifest
+// checksum recomputed: otherwise nearly every mutation would stop at the checksum, and the
+// checks behind it would go unfuzzed.
 #include <dirent.h>
 
 #include <cstdint>
@@ -16,6 +19,7 @@
 #include <vector>
 
 #include "ral/standalone_context.h"
+#include "ral/manifest_checksum.h"
 #include "ral/module.h"
 
 namespace {
@@ -64,22 +68,33 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   return 0;
 }
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+namespace {
+
+void loadOne(const uint8_t* data, size_t size) {
   ral::LoadOptions inspect;
   inspect.load_host_library = false;
   auto m = ral::Module::load(data, size, inspect);
   if (!m.ok()) {
     checkError(m.status());
-    return 0;
+    return;
   }
   touch(**m);
-  if (trustedLibraries().count((*m)->hostLibraryChecksum()) == 0) return 0;
+  if (trustedLibraries().count((*m)->hostLibraryChecksum()) == 0) return;
   auto full = ral::Module::load(data, size);
   if (!full.ok()) {
     checkError(full.status());
-    return 0;
+    return;
   }
   auto ctx = ral::standalone::StandaloneContext::create(*full);
   if (!ctx.ok()) checkError(ctx.status());
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  loadOne(data, size);
+  std::vector<uint8_t> resealed(data, data + size);
+  if (ral::internal::resealManifest(resealed.data(), resealed.size()).ok())
+    loadOne(resealed.data(), resealed.size());
   return 0;
 }
