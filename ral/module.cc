@@ -114,7 +114,8 @@ StatusOr<std::shared_ptr<Module>> Module::load(const std::string& path,
   auto fail = [&](Status s) {
     return s.withContext(internal::strCat("loading module '", path, "'"));
   };
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO with no writer would block open; it is refused below as not regular.
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) {
     const int e = errno;
     return fail(Status(e == ENOENT ? StatusCode::kNotFound : StatusCode::kUnavailable,

@@ -94,6 +94,8 @@ flatbuffers::Offset<fb::TensorSignature> writeSignature(flatbuffers::FlatBufferB
 
 std::vector<uint8_t> ModuleBuilder::buildUnchecked() const {
   flatbuffers::FlatBufferBuilder fbb(1024 + spec_.host_library.size());
+  // Every field is stored, defaults too: the manifest checksum then covers a byte for each.
+  fbb.ForceDefaults(true);
   // Constant payloads first (FlatBuffers writes back to front, so they end up at the end of the
   // file), each aligned so that the data of a mapped file is usable in place.
   std::vector<flatbuffers::Offset<fb::Constant>> constants;

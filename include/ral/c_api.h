@@ -9,8 +9,22 @@
  *   ral_context_free(c); ral_module_free(m);
  *
  * Every function returns RAL_OK (0) or a ral::StatusCode value; ral_last_error() then describes
- * the failure (per thread, until the next failing call on that thread). A context may be run
- * from many threads at once. */
+ * the failure (per thread, until the next failing call on that thread).
+ *
+ * Ownership and lifetime:
+ *   - ral_module_load* and ral_context_create* give the caller one handle each; the caller frees
+ *     it exactly once with ral_module_free / ral_context_free. A context keeps its module alive,
+ *     so the module handle may be freed first.
+ *   - Inputs are borrowed for the duration of ral_context_run only; outputs are owned by the
+ *     caller (release each with its deleter, once) and outlive the context and the module.
+ *   - NULL handles, NULL out-pointers, wrong counts, tensors of the wrong dtype/shape/device and
+ *     corrupt files are reported as errors. What cannot be detected is undefined behaviour:
+ *     freeing a handle twice, using a handle after freeing it, freeing a context while another
+ *     thread runs it, calling a tensor's deleter twice, or passing a pointer that is not a handle
+ *     from this API.
+ *
+ * Thread safety: every function may be called from any thread. A context may be run from many
+ * threads at once; a module may be shared by contexts on different threads. */
 #ifndef RAL_C_API_H_
 #define RAL_C_API_H_
 
