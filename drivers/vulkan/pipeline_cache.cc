@@ -11,8 +11,13 @@
 #include <fstream>
 #include <iterator>
 
+#include "ral/file_reader.h"
+
 namespace ral::vulkan {
 namespace {
+
+// Pipeline caches are megabytes; a larger file is not one this driver wrote.
+constexpr uint64_t kMaxCacheFileBytes = uint64_t{1} << 30;
 
 std::string hex(const uint8_t* bytes, size_t n) {
   static const char* digits = "0123456789abcdef";
@@ -60,15 +65,17 @@ StatusOr<std::unique_ptr<PipelineCache>> PipelineCache::open(std::shared_ptr<Vul
     cache->stats_.path = internal::strCat(dir, "/vulkan-pipelines-", std::hex, props.vendorID, "-",
                                           props.deviceID, "-", props.driverVersion, "-",
                                           hex(props.pipelineCacheUUID, VK_UUID_SIZE), ".bin");
-    std::ifstream in(cache->stats_.path, std::ios::binary);
-    if (in) {
-      std::vector<char> data((std::istreambuf_iterator<char>(in)),
-                             std::istreambuf_iterator<char>());
+    // Whatever is at the path (a directory, a FIFO, a huge file) is at worst a rejected cache.
+    auto read = readRegularFile(cache->stats_.path, kMaxCacheFileBytes);
+    if (read.ok()) {
+      std::vector<char> data(read->begin(), read->end());
       if (cache->headerMatches(data)) {
         cache->on_disk_ = std::move(data);
       } else {
         ++cache->stats_.rejected;
       }
+    } else if (read.status().code() != StatusCode::kNotFound) {
+      ++cache->stats_.rejected;
     }
   }
 

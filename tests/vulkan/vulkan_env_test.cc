@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -107,6 +108,23 @@ TEST(VulkanEnvironment, PipelineCachePersistsAcrossProcesses) {
   EXPECT_EQ(field(third.out, "loaded"), "0") << third.out;
   EXPECT_EQ(field(third.out, "rejected"), "1") << third.out;
   EXPECT_EQ(readFile(path), written);
+}
+
+// The cache file replaced by a directory (or anything not a regular file): a rejected cache, not
+// an exception out of the driver (std::ifstream threw "Is a directory" while reading).
+TEST(VulkanEnvironment, APipelineCachePathThatIsADirectoryIsRejectedNotFatal) {
+  const std::string dir = testing::makeTempDir("pipeline_cache_dir");
+  const std::map<std::string, std::string> env = {{"RAL_VULKAN_PIPELINE_CACHE_DIR", dir}};
+  const ChildRun first = probe(env, /*load=*/true);
+  ASSERT_EQ(first.code, 0) << first.out;
+  const std::string path = field(first.out, "path");
+  ASSERT_EQ(std::remove(path.c_str()), 0) << path;
+  ASSERT_EQ(mkdir(path.c_str(), 0700), 0) << path;
+  const ChildRun second = probe(env, /*load=*/true);
+  ASSERT_EQ(second.code, 0) << second.out;
+  EXPECT_EQ(field(second.out, "loaded"), "0") << second.out;
+  EXPECT_EQ(field(second.out, "rejected"), "1") << second.out;
+  EXPECT_EQ(field(second.out, "pipelines"), "1") << second.out;
 }
 
 TEST(VulkanEnvironment, PipelineCacheCanBeTurnedOff) {
