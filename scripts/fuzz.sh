@@ -41,7 +41,7 @@ for f in "${FUZZERS[@]}"; do
       ;;
     npy)
       cmake --build "$BUILD" -j "$JOBS" --target ral_npy_fuzzer
-      run_fuzzer npy "$BUILD/tests/fuzz/ral_npy_fuzzer" tests/fuzz/npy_seeds/*
+      run_fuzzer npy "$BUILD/tests/fuzz/ral_npy_fuzzer" tests/fuzz/npy_seeds/* tests/fuzz/npy_regressions/*
       ;;
     *) echo "unknown fuzzer '$f' (module_load, npy)" >&2; exit 2 ;;
   esac

@@ -228,6 +228,12 @@ StatusOr<HostTensor> parseNpy(const std::vector<uint8_t>& f) {
     return bad(internal::strCat("shape ", t.typeString(), " needs ", need,
                                 " data bytes, the file has ", have));
   t.bytes.assign(f.begin() + static_cast<std::ptrdiff_t>(data_start), f.end());
+  // NumPy writes bools as 0 or 1; any other byte would be an invalid bool for the module's code.
+  if (t.dtype == DType::kBool)
+    for (size_t i = 0; i < t.bytes.size(); ++i)
+      if (t.bytes[i] > 1)
+        return bad(internal::strCat("bool element ", i, " is the byte ", int{t.bytes[i]},
+                                    ", not 0 or 1"));
   if (fortran && t.rank() > 1) {
     t.strides.resize(t.rank());
     int64_t s = 1;

@@ -132,6 +132,9 @@ bad_npy)
   npy shape.npy "{'descr': '<f4', 'fortran_order': False, 'shape': (1, x), }" "$F1"
   expect 2 "shape holds something other than sizes" "$RUN" "$A" --input=@shape.npy --input=1xf32=1
   expect 2 "cannot open 'missing.npy'" "$RUN" "$A" --input=@missing.npy --input=1xf32=1
+  # A bool byte other than 0 or 1 (found by the .npy fuzzer): refused, not read as a bool.
+  npy bool.npy "{'descr': '|b1', 'fortran_order': False, 'shape': (2,), }" '\x01\x20'
+  expect 2 "bool element 1 is the byte 32, not 0 or 1" "$RUN" "$A" --input=@bool.npy --input=1xf32=1
   ;;
 run_errors)
   # Execution errors: exit 1, one line, naming the problem.
