@@ -161,7 +161,8 @@ void forEachOffset(const std::vector<int64_t>& shape, const std::vector<int64_t>
 
 int64_t HostTensor::numel() const {
   int64_t n = 1;
-  for (int64_t s : shape) n *= s;
+  for (int64_t s : shape)
+    if (s < 0 || __builtin_mul_overflow(n, s, &n)) return -1;
   return n;
 }
 
@@ -187,6 +188,8 @@ StatusOr<HostTensor> fromDLTensor(const DLTensor& t) {
   std::vector<int64_t> strides;
   if (t.strides != nullptr) strides.assign(t.strides, t.strides + t.ndim);
   const size_t elem = dtypeSize(dtype);
+  if (h.numel() < 0 || h.numel() > (int64_t{1} << 48))
+    return invalidArgument("bad shape ", h.typeString(), ": negative or too many elements");
   h.bytes.resize(static_cast<size_t>(h.numel()) * elem);
   const char* base = static_cast<const char*>(t.data) + t.byte_offset;
   forEachOffset(h.shape, strides, [&](int64_t k, int64_t off) {
@@ -210,7 +213,7 @@ StatusOr<HostTensor> parseTensorLiteral(std::string_view text) {
       return invalidArgument("bad tensor '", text, "': a value needs concrete sizes, not '?'");
     t.shape.push_back(d);
   }
-  if (t.numel() > (int64_t{1} << 32))
+  if (t.numel() < 0 || t.numel() > (int64_t{1} << 32))
     return invalidArgument("bad tensor '", text, "': too many elements for a literal");
   std::vector<std::string_view> values;
   std::string_view rest = text.substr(eq + 1);

@@ -23,7 +23,7 @@ struct HostTensor {
   std::vector<uint8_t> bytes;
 
   int rank() const { return static_cast<int>(shape.size()); }
-  int64_t numel() const;
+  int64_t numel() const;  // -1 when a size is negative or the product overflows
   // "2x3xf32"
   std::string typeString() const;
   // A view for StandaloneExecutionContext::bindInput (valid while this tensor lives).

@@ -135,6 +135,9 @@ bad_npy)
   # A bool byte other than 0 or 1 (found by the .npy fuzzer): refused, not read as a bool.
   npy bool.npy "{'descr': '|b1', 'fortran_order': False, 'shape': (2,), }" '\x01\x20'
   expect 2 "bool element 1 is the byte 32, not 0 or 1" "$RUN" "$A" --input=@bool.npy --input=1xf32=1
+  # A literal whose element count overflows int64 (found by the fuzzer): refused by name.
+  expect 2 "too many elements for a literal" "$RUN" "$A" --input=4294967296x4294967296xf32= \
+    --input=1xf32=1
   ;;
 run_errors)
   # Execution errors: exit 1, one line, naming the problem.
