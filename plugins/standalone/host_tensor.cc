@@ -133,9 +133,10 @@ std::string formatValue(T v) {
 template <typename F>
 void forEachOffset(const std::vector<int64_t>& shape, const std::vector<int64_t>& strides, F&& f) {
   const int rank = static_cast<int>(shape.size());
+  for (int64_t s : shape)
+    if (s == 0) return;  // empty (its other sizes may be huge: no products of them below)
   int64_t numel = 1;
-  for (int64_t s : shape) numel *= s;
-  if (numel == 0) return;
+  for (int64_t s : shape) numel *= s;  // non-empty tensors here are held in memory: no overflow
   std::vector<int64_t> st = strides;
   if (st.empty()) {
     st.resize(rank);
@@ -160,6 +161,8 @@ void forEachOffset(const std::vector<int64_t>& shape, const std::vector<int64_t>
 }  // namespace
 
 int64_t HostTensor::numel() const {
+  for (int64_t s : shape)
+    if (s == 0) return 0;  // empty, however large the other sizes
   int64_t n = 1;
   for (int64_t s : shape)
     if (s < 0 || __builtin_mul_overflow(n, s, &n)) return -1;

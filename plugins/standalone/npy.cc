@@ -101,8 +101,10 @@ class HeaderParser {
       int64_t v = 0;
       size_t digits = 0;
       while (i_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[i_]))) {
-        if (++digits > 15) return bad("shape dimension too large");
-        v = v * 10 + (s_[i_++] - '0');
+        ++digits;
+        // Any int64 size is a valid dimension of an empty tensor; beyond that it is refused.
+        if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, s_[i_++] - '0', &v))
+          return bad("shape dimension too large");
       }
       if (digits == 0) return bad("shape holds something other than sizes");
       if (eat('L')) {
@@ -216,11 +218,9 @@ StatusOr<HostTensor> parseNpy(const std::vector<uint8_t>& f) {
       std::string_view(reinterpret_cast<const char*>(f.data()) + header_start, header_len));
   RAL_RETURN_IF_ERROR(parser.parse(&descr, &fortran, &t.shape));
   RAL_ASSIGN_OR_RETURN(t.dtype, dtypeFromDescr(descr));
-  int64_t numel = 1;
-  for (int64_t s : t.shape) {
-    if (s != 0 && numel > (int64_t{1} << 40) / s) return bad("too many elements");
-    numel *= s;
-  }
+  // An empty tensor is empty whatever its other sizes (0x1099511627776 is fine).
+  const int64_t numel = t.numel();
+  if (numel < 0 || numel > (int64_t{1} << 40)) return bad("too many elements");
   const size_t data_start = header_start + header_len;
   const uint64_t need = static_cast<uint64_t>(numel) * dtypeSize(t.dtype);
   const uint64_t have = f.size() - data_start;
@@ -234,7 +234,7 @@ StatusOr<HostTensor> parseNpy(const std::vector<uint8_t>& f) {
       if (t.bytes[i] > 1)
         return bad(internal::strCat("bool element ", i, " is the byte ", int{t.bytes[i]},
                                     ", not 0 or 1"));
-  if (fortran && t.rank() > 1) {
+  if (fortran && t.rank() > 1 && numel > 0) {  // an empty tensor's layout does not matter
     t.strides.resize(t.rank());
     int64_t s = 1;
     for (int d = 0; d < t.rank(); ++d) {
