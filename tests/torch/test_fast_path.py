@@ -149,7 +149,10 @@ def test_tensor_subclasses_and_parameters(load):
     m = load("add_r1")
     p = torch.nn.Parameter(torch.randn(4))
     b = torch.randn(4)
-    assert torch.equal(m(p, b), p.detach() + b)
+    with torch.no_grad():  # a Parameter requires grad; RAL modules are inference-only
+        assert torch.equal(m(p, b), p.detach() + b)
+    with pytest.raises(RuntimeError, match="requires grad"):
+        m(p, b)
 
     class Sub(torch.Tensor):
         pass
