@@ -74,7 +74,12 @@ Status HostExecutionContext::bindInput(size_t index, const HostTensor& t) {
     return invalidArgument("input ", index, " has rank ", t.rank, " but no shape");
   const int64_t numel = io_checks::numelOf(t.shape, t.rank);
   if (numel < 0)
-    return invalidArgument("input ", index, " has an invalid shape (negative or too large)");
+    return invalidArgument("input ", index, " (", describe(t),
+                           ") has an invalid shape: a negative size or more than 2^48 elements");
+  io_checks::ByteSpan span;
+  if (t.strides != nullptr && !io_checks::byteSpanOf(t.shape, t.strides, t.rank, 1, &span))
+    return invalidArgument("input ", index, " (", describe(t), ") has strides ",
+                           stridesString(t.strides, t.rank), " that reach more than 2^48 elements");
   if (t.dtype != sig.dtype)
     return invalidArgument("input ", index, ": expected element type ", dtypeName(sig.dtype), " (",
                            sig.typeString(), "), got ", typeName(t), " (", describe(t), ")");
@@ -176,7 +181,8 @@ const HostExecutionContext::Binding* HostExecutionContext::checkInput(int64_t in
 
 void HostExecutionContext::setOutput(int64_t index, DType dtype, int rank, void* allocated,
                                      void* data, const int64_t* sizes, const int64_t* strides) {
-  if (Status s = io_checks::checkOutput(module_, index, dtype, rank, sizes, data); !s.ok()) {
+  if (Status s = io_checks::checkOutput(module_, index, dtype, rank, sizes, strides, data);
+      !s.ok()) {
     signalError(std::move(s));
     return;
   }

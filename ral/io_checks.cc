@@ -1,15 +1,37 @@
 #include "ral/io_checks.h"
 
+#include "ral/layout.h"
+#include "ral/module_spec.h"
+
 namespace ral::io_checks {
 
 int64_t numelOf(const int64_t* sizes, int rank) {
   // On every binding and output: a multiply with an overflow check, not a division per dim.
   int64_t n = 1;
   for (int d = 0; d < rank; ++d) {
-    if (sizes[d] < 0 || __builtin_mul_overflow(n, sizes[d], &n) || n > (int64_t{1} << 48))
-      return -1;
+    if (sizes[d] < 0 || __builtin_mul_overflow(n, sizes[d], &n) || n > kMaxElements) return -1;
   }
   return n;
+}
+
+bool byteSpanOf(const int64_t* sizes, const int64_t* strides, int rank, int64_t elem_size,
+                ByteSpan* span) {
+  *span = ByteSpan();
+  const int64_t numel = numelOf(sizes, rank);
+  if (numel < 0 || elem_size < 0) return false;
+  if (numel == 0) return true;
+  int64_t low = 0, high = 0;  // in elements, relative to the first; each within kMaxElements
+  for (int d = 0; d < rank; ++d) {
+    if (sizes[d] == 1 || strides[d] == 0) continue;
+    int64_t reach;
+    if (__builtin_mul_overflow(sizes[d] - 1, strides[d], &reach) || reach > kMaxElements ||
+        reach < -kMaxElements)
+      return false;
+    (reach < 0 ? low : high) += reach;
+    if (high > kMaxElements || low < -kMaxElements) return false;
+  }
+  return !__builtin_mul_overflow(low, elem_size, &span->begin) &&
+         !__builtin_mul_overflow(high + 1, elem_size, &span->end);
 }
 
 Status checkInputRequest(const Module& module, int64_t index, DType dtype, int rank) {
@@ -25,7 +47,7 @@ Status checkInputRequest(const Module& module, int64_t index, DType dtype, int r
 }
 
 Status checkOutput(const Module& module, int64_t index, DType dtype, int rank, const int64_t* sizes,
-                   const void* data) {
+                   const int64_t* strides, const void* data) {
   const auto& outputs = module.outputs();
   if (index < 0 || index >= static_cast<int64_t>(outputs.size()))
     return outOfRange("ral_send_output: output index ", index, " is out of range: module '",
@@ -35,13 +57,20 @@ Status checkOutput(const Module& module, int64_t index, DType dtype, int rank, c
     return invalidArgument("ral_send_output: the module sends output ", index, " as rank ", rank,
                            " ", dtypeName(dtype), " but its signature is ", sig.typeString());
   const int64_t numel = numelOf(sizes, rank);
-  if (numel < 0) return invalidArgument("ral_send_output: output ", index, " has an invalid shape");
+  if (numel < 0)
+    return invalidArgument("ral_send_output: output ", index, " (", shapeString(dtype, sizes, rank),
+                           ") has an invalid shape: a negative size or more than 2^48 elements");
   for (int d = 0; d < rank; ++d)
     if (sig.dims[d] != kDynamicDim && sig.dims[d] != sizes[d])
       return invalidArgument("ral_send_output: output ", index, " dimension ", d, " is ", sizes[d],
                              " but the signature says ", sig.dims[d]);
   if (data == nullptr && numel > 0)
     return invalidArgument("ral_send_output: output ", index, " has null data");
+  ByteSpan span;
+  if (!byteSpanOf(sizes, strides, rank, static_cast<int64_t>(dtypeSize(dtype)), &span))
+    return invalidArgument("ral_send_output: output ", index, " (", shapeString(dtype, sizes, rank),
+                           ") has strides ", stridesString(strides, rank),
+                           " that reach more than 2^48 elements");
   return Status();
 }
 

@@ -10,13 +10,22 @@
 //   device first, or refused when setStrictZeroCopy(true). Element type, rank, static dims and
 //   device are checked against the module's signature first; a mismatch is an error naming the
 //   input.
+// - Tensors whose memory does not hold their values as plain strided elements are errors naming
+//   what they are: non-strided layouts (sparse, mkldnn), quantized and nested tensors, views
+//   reaching past their storage (a storage resized under them). Shapes and strides whose extent
+//   overflows are refused by the core (io_checks::byteSpanOf). A tensor with the negative or
+//   conjugate bit is bound as a resolved copy, or refused under strict zero-copy.
+// - Modules are inference-only: under grad mode an input that requires grad is an error saying
+//   so (outputs would have no autograd history); under no_grad or inference_mode it runs.
 // - ral_alloc memory comes from torch's allocator for the execution's device: torch's CPU
 //   allocator (through TorchCpuDriver, which kernels use as well) or the CUDA caching allocator
 //   of the inputs' device, on torch's current stream.
 // - Outputs: a ral_alloc buffer becomes the output tensor's storage without a copy; an output
 //   inside an input tensor's storage becomes a view of that input (as_strided: it shares the
 //   input's memory, as an in-place op's result would); anything else (constants, static data)
-//   is copied into a new tensor.
+//   is copied into a new tensor. An aliasing output of an input bound as a resolved copy (it
+//   cannot share the caller's memory) or of an input whose elements overlap (torch refuses
+//   in-place results there) is an error.
 // - On CUDA the execution runs with the device of its inputs current and torch's current stream
 //   as its stream (ExecutionContext::stream()).
 //
@@ -35,6 +44,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ral/context.h"
@@ -84,12 +94,20 @@ class TorchExecutionContext : public HostExecutionContext {
   std::string deviceName(const HostTensor& t) const override;
 
  private:
+  // What the core cannot see: tensor kinds without plain strided memory, autograd, and a view
+  // reaching past its storage.
+  Status checkTensor(size_t index, const at::Tensor& t, bool grad_mode) const;
   Status bindInputs(const std::vector<at::Tensor>& inputs);
+  // After bindInputs(): the entry on the inputs' device, outputs into `outputs`.
+  Status executeBound(const std::vector<at::Tensor>& inputs, std::vector<at::Tensor>* outputs);
   // The device a CUDA execution runs on: its inputs', else torch's current one.
   static StatusOr<c10::Device> cudaDeviceOf(const std::vector<at::Tensor>& inputs);
 
   TorchContext* torch_;
   std::vector<at::Tensor> copies_;  // per input: its copy in the module's layout, if it needed one
+  // Per input, during run(): its values when it has the negative or conjugate bit set.
+  std::vector<at::Tensor> resolved_;
+  bool any_resolved_ = false;
   const std::vector<at::Tensor>* inputs_ = nullptr;  // during run()
   std::vector<at::Tensor>* outputs_ = nullptr;       // during run()
   TorchAllocator* device_allocator_ = nullptr;       // set per run: CUDA executions only
@@ -132,6 +150,11 @@ class TorchContext : public Context, public std::enable_shared_from_this<TorchCo
   bool uses_cuda_ = false;
   std::atomic<bool> strict_zero_copy_{false};
 };
+
+// `s` with every byte that is not part of valid UTF-8 (as Python's strict decoder reads it)
+// written as \xNN: Python decodes the strings and messages torch hands it as UTF-8, and a module
+// file's names are arbitrary bytes.
+std::string escapeInvalidUtf8(std::string_view s);
 
 }  // namespace ral::torch_host
 

@@ -2,10 +2,13 @@
 
 #include <ATen/ops/empty.h>
 #include <c10/util/Exception.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstdint>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <utility>
 
 #include "ral/module_spec.h"
@@ -13,11 +16,46 @@
 namespace ral::torch_host {
 namespace {
 
+// Module files are at most this large (the core loader's FlatBuffers limit, 2 GiB).
+constexpr int64_t kMaxModuleFileBytes = (int64_t{1} << 31) - 2;
+
+const char* fileKind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+// The whole file, checked to be a regular file of a module's size before anything is read:
+// directories, FIFOs and devices would fail (or block, or never end) in the middle of a read.
 std::string readFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  TORCH_CHECK(in.good(), "ral: cannot open module file '", path, "'");
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  TORCH_CHECK(!in.bad(), "ral: cannot read module file '", path, "'");
+  // O_NONBLOCK: opening a FIFO without a writer must not block; it is refused below.
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  TORCH_CHECK(fd >= 0, "ral: cannot open module file '", path, "': ", std::strerror(errno));
+  struct FdCloser {
+    int fd;
+    ~FdCloser() { close(fd); }
+  } closer{fd};
+  struct stat st {};
+  TORCH_CHECK(fstat(fd, &st) == 0, "ral: cannot stat module file '", path,
+              "': ", std::strerror(errno));
+  TORCH_CHECK(S_ISREG(st.st_mode), "ral: cannot load module file '", path, "': it is ",
+              fileKind(st.st_mode), ", not a module file");
+  TORCH_CHECK(st.st_size <= kMaxModuleFileBytes, "ral: cannot load module file '", path,
+              "': it has ", static_cast<int64_t>(st.st_size),
+              " bytes; module files are limited to 2 GiB");
+  std::string bytes(static_cast<size_t>(st.st_size), '\0');
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = read(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    TORCH_CHECK(n >= 0, "ral: cannot read module file '", path, "': ", std::strerror(errno));
+    if (n == 0) break;  // shrunk while being read: the loader refuses the truncated module
+    done += static_cast<size_t>(n);
+  }
+  bytes.resize(done);
   return bytes;
 }
 
@@ -25,17 +63,24 @@ std::vector<std::string> describe(const std::vector<TensorSignature>& sigs) {
   std::vector<std::string> out;
   out.reserve(sigs.size());
   for (const TensorSignature& s : sigs)
-    out.push_back(s.name.empty() ? s.toString() : s.name + ":" + s.toString());
+    out.push_back(s.name.empty() ? s.toString() : escapeInvalidUtf8(s.name) + ":" + s.toString());
   return out;
 }
 
 }  // namespace
 
-RalModule::RalModule(const std::string& path) : RalModule(FromBytes(), readFile(path)) {}
+RalModule::RalModule(const std::string& path) : bytes_(readFile(path)) {
+  init(internal::strCat("module file '", path, "'"));
+}
 
-RalModule::RalModule(FromBytes, std::string bytes) : bytes_(std::move(bytes)) {
+RalModule::RalModule(FromBytes, std::string bytes) : bytes_(std::move(bytes)) { init(""); }
+
+void RalModule::init(const std::string& source) {
   auto context = TorchContext::load(bytes_.data(), bytes_.size());
-  TORCH_CHECK(context.ok(), context.status().toString());
+  if (!context.ok()) {
+    const Status s = source.empty() ? context.status() : context.status().withContext(source);
+    TORCH_CHECK(false, escapeInvalidUtf8(s.toString()));
+  }
   context_ = *std::move(context);
 }
 

@@ -44,7 +44,7 @@ class RalModule : public torch::CustomClassHolder {
   // names it; "@cuda" for CUDA tensors).
   std::vector<std::string> inputSignature() const;
   std::vector<std::string> outputSignature() const;
-  std::string name() const { return context_->module().name(); }
+  std::string name() const { return escapeInvalidUtf8(context_->module().name()); }
   // TorchContext::setStrictZeroCopy: refuse, rather than copy, inputs in another layout.
   void setStrictZeroCopy(bool strict) const { context_->setStrictZeroCopy(strict); }
   bool strictZeroCopy() const { return context_->strictZeroCopy(); }
@@ -56,6 +56,8 @@ class RalModule : public torch::CustomClassHolder {
  private:
   struct FromBytes {};
   RalModule(FromBytes, std::string bytes);
+  // Loads bytes_; errors name `source` when it is not empty.
+  void init(const std::string& source);
 
   std::string bytes_;
   std::shared_ptr<TorchContext> context_;

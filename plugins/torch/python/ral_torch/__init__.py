@@ -5,6 +5,10 @@
     y = m(x)                              # one tensor, or a tuple for several outputs
     scripted = torch.jit.script(m)        # also as a submodule of a scripted model
 
+Modules are inference-only: call them under torch.no_grad() or torch.inference_mode() (an input
+that requires grad is an error under grad mode). torch.fx traces them as leaf modules (a Tracer
+whose is_leaf_module() returns True for ral_torch.RalModule instances).
+
 Importing the package loads libral_torch.so (next to this file), which registers the TorchScript
 custom class torch.classes.ral.Module. No pip install is needed: put the directory that holds this
 package on sys.path (the build lays it out in <build>/python). A process that loads a saved

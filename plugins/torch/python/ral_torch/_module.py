@@ -10,13 +10,22 @@ Eager calls take a fast path: RalModule.__call__ passes the tensors straight to 
 torch.classes.ral.Module.handle(), skipping nn.Module.__call__ and the TorchScript method call,
 which together cost several times a small module's execution. Calls with keyword arguments, a
 wrong number of arguments, hooks (the module's or global ones) or under torch.jit.trace go through
-nn.Module.__call__ unchanged. TorchScript compiles forward(), never __call__, so scripted models
-are unaffected. Without the extension every call uses the TorchScript method.
+nn.Module.__call__ unchanged, and so do calls with other arguments than tensors (torch.fx's
+Proxies: FX patches nn.Module.__call__ to see leaf modules). TorchScript compiles forward(), never
+__call__, so scripted models are unaffected. Without the extension every call uses the TorchScript
+method.
+
+Modules with the same name and forward() share one generated class (classes and their linecache
+entries would otherwise accumulate with every load); a class and its linecache entry go away with
+its last module.
 """
 
 import functools
+import itertools
 import keyword
 import linecache
+import sys
+import weakref
 from typing import List, Tuple
 
 import torch
@@ -28,8 +37,9 @@ try:
 except ImportError:  # built without Python's headers: the TorchScript method serves every call
     _fast = None
 
-_counter = 0
-_module_call = torch.nn.Module.__call__
+_counter = itertools.count(1)
+# (class name, forward source) -> the generated class, while a module of it lives.
+_classes = weakref.WeakValueDictionary()
 _tracing_state = torch._C._get_tracing_state
 # The hook dicts nn.Module.__call__ consults (torch 2.x adds the backward pre-hooks). Torch mutates
 # the global ones in place and never rebinds them, so holding the dicts is enough; a reassigned
@@ -54,17 +64,35 @@ _GLOBAL_HOOKS = tuple(
 )
 # Attributes whose (re)assignment changes whether a call may skip nn.Module.__call__.
 _GUARDED_ATTRIBUTES = frozenset(_INSTANCE_HOOKS + ("_compiled_call_impl",))
+# Names the generated forward() uses itself: never parameter names.
+_RESERVED_NAMES = frozenset(("self", "out", "torch", "Tensor", "List", "Tuple"))
+
+
+def _module_call(module, *args, **kwargs):
+    # Looked up on every call, not at import: torch.fx patches nn.Module.__call__ while tracing.
+    return torch.nn.Module.__call__(module, *args, **kwargs)
 
 
 class RalModule(torch.nn.Module):
-    """A RAL module as a torch.nn.Module. `module` is the torch.classes.ral.Module it runs."""
+    """A RAL module as a torch.nn.Module. `module` is the torch.classes.ral.Module it runs.
+
+    Assigning `module` another torch.classes.ral.Module with as many inputs and outputs makes every
+    call (eager, and what torch.jit.script compiles from now on) run that one; anything else is
+    refused.
+    """
 
     # Python-only: TorchScript does not compile it (scripted code calls forward()).
     __jit_unused_properties__ = ["strict_zero_copy"]
 
     def __init__(self, module):
         super().__init__()
-        self.module = module
+        _check_custom_class(module)
+        super().__setattr__("module", module)
+        self._bind(module)
+
+    def _bind(self, module):
+        # The eager paths over `module`: forward()'s (calls through nn.Module.__call__) and
+        # __call__'s fast path.
         outputs = len(module.output_signature())
         if _fast is not None:
             fast_run = functools.partial(_fast.run, module.handle())
@@ -72,16 +100,18 @@ class RalModule(torch.nn.Module):
         else:
             fast_run = None
             arity = -1  # no fast path: every call goes through nn.Module.__call__
-        # forward()'s eager branch, for calls through nn.Module.__call__.
-        self._run = functools.partial(_eager_forward, fast_run, module.forward, outputs)
+        object.__setattr__(
+            self, "_run", functools.partial(_eager_forward, fast_run, module.forward, outputs)
+        )
         object.__setattr__(self, "_fast_path", (fast_run, arity, (), module))
         self._update_fast_path()
 
     def _update_fast_path(self):
         # (runner, arity, guards, pin): one attribute for __call__ to read; a call may skip
         # nn.Module.__call__ while every guard is empty (no hooks, not compiled). The pin keeps the
-        # C++ module whose address the runner holds alive even if `module` is reassigned; in a
-        # tuple, TorchScript does not take it for an attribute to save.
+        # C++ module whose address the runner holds alive as long as the runner (a call in flight
+        # while `module` is replaced holds the old tuple); in a tuple, TorchScript does not take
+        # it for an attribute to save.
         run, arity, _, pin = self._fast_path
         guards = tuple(getattr(self, name) for name in _INSTANCE_HOOKS) + _GLOBAL_HOOKS
         if getattr(self, "_compiled_call_impl", None) is not None:  # torch 2.x Module.compile()
@@ -89,15 +119,43 @@ class RalModule(torch.nn.Module):
         object.__setattr__(self, "_fast_path", (run, arity, guards, pin))
 
     def __setattr__(self, name, value):
+        if name == "module" and "_fast_path" in self.__dict__:
+            self._rebind(value)
+            return
         super().__setattr__(name, value)
         if name in _GUARDED_ATTRIBUTES and "_fast_path" in self.__dict__:
             self._update_fast_path()
+
+    def __delattr__(self, name):
+        if name == "module":
+            raise AttributeError("ral_torch: a RAL module's `module` cannot be deleted")
+        super().__delattr__(name)
+
+    def _rebind(self, module):
+        # Eager and scripted calls both run the new module. forward() was generated for this
+        # many inputs and outputs, so the new module must have as many.
+        _check_custom_class(module)
+        old = self.module
+        if _arity(module) != _arity(old):
+            raise ValueError(
+                "ral_torch: cannot replace module '{}' ({} inputs, {} outputs) with '{}' ({} "
+                "inputs, {} outputs): forward() takes the first one's inputs; load the new module "
+                "with ral_torch.load() instead".format(
+                    old.name(), *_arity(old), module.name(), *_arity(module)
+                )
+            )
+        super().__setattr__("module", module)
+        self._bind(module)
 
     def __call__(self, *args, **kwargs):
         run, arity, guards, _ = self._fast_path
         if kwargs or len(args) != arity or any(guards) or _tracing_state() is not None:
             return _module_call(self, *args, **kwargs)
-        return run(*args)
+        try:
+            return run(*args)
+        except TypeError:
+            # Not all tensors: torch.fx's Proxies, or a mistake that forward() reports.
+            return _module_call(self, *args)
 
     def input_signature(self) -> List[str]:
         return self.module.input_signature()
@@ -127,12 +185,29 @@ class RalModule(torch.nn.Module):
 
 
 def _parameter_names(signatures: List[str]) -> List[str]:
+    # Signature names come from the module file: only plain, unambiguous identifiers become
+    # parameter names (compile() folds non-ASCII ones by NFKC, so two may meet); the rest are
+    # positional names that avoid every name taken.
     names = []
-    for i, sig in enumerate(signatures):
+    for sig in signatures:
         name = sig.split(":", 1)[0] if ":" in sig else ""
-        if not name.isidentifier() or keyword.iskeyword(name) or name in names or name == "self":
+        usable = (
+            name.isascii()
+            and name.isidentifier()
+            and not keyword.iskeyword(name)
+            and not name.startswith("__")
+            and name not in _RESERVED_NAMES
+            and name not in names
+        )
+        names.append(name if usable else None)
+    taken = set(names)
+    for i, name in enumerate(names):
+        if name is None:
             name = "x{}".format(i)
-        names.append(name)
+            while name in taken:
+                name = "_" + name
+            names[i] = name
+            taken.add(name)
     return names
 
 
@@ -154,33 +229,72 @@ def _forward_source(inputs: List[str], outputs: int) -> str:
 
 
 def _eager_forward(fast_run, method, outputs: int, *inputs):
-    # torch.jit.trace records the TorchScript method, not the extension's call.
-    if fast_run is None or _tracing_state() is not None:
-        out = method(list(inputs))
-        return out[0] if outputs == 1 else tuple(out)
-    return fast_run(*inputs)
+    try:
+        # torch.jit.trace records the TorchScript method, not the extension's call.
+        if fast_run is None or _tracing_state() is not None:
+            out = method(list(inputs))
+            return out[0] if outputs == 1 else tuple(out)
+        return fast_run(*inputs)
+    except (TypeError, RuntimeError):
+        _refuse_fx_proxies(inputs)
+        raise
+
+
+def _refuse_fx_proxies(inputs):
+    fx = sys.modules.get("torch.fx")
+    if fx is not None and any(isinstance(x, fx.Proxy) for x in inputs):
+        error = getattr(fx.proxy, "TraceError", RuntimeError)
+        raise error(
+            "ral_torch: torch.fx traced into a RAL module, whose compiled code it cannot see "
+            "through; trace it as a leaf: a torch.fx.Tracer whose is_leaf_module(m, name) returns "
+            "True for isinstance(m, ral_torch.RalModule)"
+        )
+
+
+def _arity(module) -> Tuple[int, int]:
+    return len(module.input_signature()), len(module.output_signature())
+
+
+def _check_custom_class(module):
+    if not (
+        isinstance(module, torch._C.ScriptObject)
+        and module._has_method("handle")
+        and module._has_method("input_signature")
+    ):
+        raise TypeError(
+            "ral_torch: a RAL module's `module` is a torch.classes.ral.Module (e.g. "
+            "ral_torch.load(path).module), not {}".format(type(module).__name__)
+        )
 
 
 def _specialize(module) -> RalModule:
-    global _counter
-    _counter += 1
     inputs = _parameter_names(module.input_signature())
     source = _forward_source(inputs, len(module.output_signature()))
-    filename = "<ral_torch generated forward {}>".format(_counter)
+    name = "RalModule_" + _class_suffix(module.name())
+    cls = _classes.get((name, source))
+    if cls is None:
+        cls = _generate_class(name, source)
+        _classes[(name, source)] = cls
+    return cls(module)
+
+
+def _generate_class(name: str, source: str) -> type:
+    filename = "<ral_torch generated forward {}>".format(next(_counter))
     # linecache entries with a None mtime are never checked against (or dropped for) a file.
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     namespace = {"torch": torch, "Tensor": Tensor, "List": List, "Tuple": Tuple}
     exec(compile(source, filename, "exec"), namespace)
     forward = namespace["forward"]
     forward.__module__ = __name__
-    cls = type("RalModule_" + _class_suffix(module.name()), (RalModule,), {"forward": forward})
-    cls.__module__ = __name__
-    cls.__qualname__ = cls.__name__
-    return cls(module)
+    attributes = {"forward": forward, "__module__": __name__, "__qualname__": name}
+    cls = type(name, (RalModule,), attributes)
+    # torch.jit.script reads the source through linecache: it lives as long as the class.
+    weakref.finalize(cls, linecache.cache.pop, filename, None).atexit = False
+    return cls
 
 
 def _class_suffix(name: str) -> str:
-    cleaned = "".join(c if c.isalnum() else "_" for c in name)
+    cleaned = "".join(c if c.isascii() and c.isalnum() else "_" for c in name[:64])
     return cleaned or "module"
 
 
