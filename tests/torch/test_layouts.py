@@ -70,6 +70,13 @@ def test_each_layout_binds_what_it_accepts_without_a_copy():
     }
     for name, x, row_major, _ in views():
         for layout, m in modules.items():
+            overlapping = any(st == 0 and sz > 1 for st, sz in zip(x.stride(), x.shape))
+            if layout == "any" and overlapping:
+                # Bound as it is, an expand()ed input would come back as an output aliasing memory
+                # its elements share: refused, as torch refuses in-place results on such views.
+                with pytest.raises(RuntimeError, match="whose elements share memory"):
+                    m(x)
+                continue
             y = m(x)
             assert torch.equal(y, x), (name, layout)
             zero_copy = layout == "any" or row_major

@@ -3,6 +3,8 @@ unambiguous identifiers; any other name gets a positional one. The module loads,
 whatever its names are."""
 
 import inspect
+import os
+import subprocess
 
 import pytest
 import torch
@@ -52,16 +54,19 @@ def test_class_names_are_plain():
     assert len(_module._class_suffix("x" * 10000)) == 64
 
 
-def test_names_that_are_not_utf8():
+def test_names_that_are_not_utf8(tmp_path):
     # A module file's names are bytes: Python reads every string torch hands it as UTF-8, so
     # invalid bytes come back escaped (never a UnicodeDecodeError in place of the result or the
     # module's error message).
-    with open(module_path("hostile_torch_names_keywords"), "rb") as f:
-        data = f.read()
-    name = b"hostile_torch_names_keywords"
-    bad = data.replace(b"class", b"cl\xffss").replace(name, b"hostile_torch_names_k\xfe\xedwords")
-    assert len(bad) == len(data)  # same-length names: the file stays well formed
-    m = ral_torch.load_bytes(bad)
+    # Packed with those names (a file edited in place would fail its manifest checksum).
+    library = module_path("hostile_torch_names_keywords")[: -len(".ralm")] + ".so"
+    out = tmp_path / "not_utf8.ralm"
+    subprocess.run(
+        [os.environ["RAL_PACK"].encode(), b"--host-library=" + library.encode(),
+         b"--name=hostile_torch_names_k\xfe\xedwords", b"--input=cl\xffss:?x?xf32",
+         b"--input=__x:?x?xf32", b"--output=sum:?x?xf32", b"-o", bytes(out)],
+        check=True)
+    m = ral_torch.load_bytes(out.read_bytes())
     assert m.module.name() == "hostile_torch_names_k\\xfe\\xedwords"
     assert m.input_signature() == ["cl\\xffss:?x?xf32", "__x:?x?xf32"]
     a = torch.randn(2, 3)
