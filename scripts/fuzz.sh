@@ -2,6 +2,7 @@
 # Runs RAL's libFuzzer targets under ASan + UBSan, each for the given time:
 #   module_load  Module::load on bytes (seeded with the test modules)
 #   npy          the .npy and TYPE=VALUES readers of the tools (seeded with tests/fuzz/npy_seeds)
+#   torch_load   ral_torch.load_bytes's native path (RalModule::fromBytes; where torch is found)
 #   scripts/fuzz.sh [seconds per fuzzer=600] [build dir=build-fuzz] [fuzzer names...]
 # Builds with clang-19 (libFuzzer from libclang-rt-19-dev) in its own build directory and fails on
 # any crash, sanitizer report, leak or timeout. Corpora are kept in <build>/fuzz-corpus-<name>;
@@ -13,11 +14,11 @@ SECONDS_TO_RUN=${1:-600}
 BUILD=${2:-build-fuzz}
 shift $(( $# > 2 ? 2 : $# ))
 FUZZERS=("$@")
-[ ${#FUZZERS[@]} -gt 0 ] || FUZZERS=(module_load npy)
+[ ${#FUZZERS[@]} -gt 0 ] || FUZZERS=(module_load npy torch_load)
 JOBS=${RAL_JOBS:-$(nproc)}
 
 CC=clang-19 CXX=clang++-19 cmake -S . -B "$BUILD" -G Ninja -DRAL_WERROR=ON \
-  -DRAL_BUILD_BENCHMARKS=OFF -DRAL_ENABLE_MLIR=OFF -DRAL_ENABLE_TORCH=OFF \
+  -DRAL_BUILD_BENCHMARKS=OFF -DRAL_ENABLE_MLIR=OFF \
   -DRAL_SANITIZE=address,undefined,fuzzer-no-link >/dev/null
 
 run_fuzzer() {  # <name> <binary> <seed files...>
@@ -43,6 +44,15 @@ for f in "${FUZZERS[@]}"; do
       cmake --build "$BUILD" -j "$JOBS" --target ral_npy_fuzzer
       run_fuzzer npy "$BUILD/tests/fuzz/ral_npy_fuzzer" tests/fuzz/npy_seeds/* tests/fuzz/npy_regressions/*
       ;;
-    *) echo "unknown fuzzer '$f' (module_load, npy)" >&2; exit 2 ;;
+    torch_load)
+      if ! grep -q '^RAL_ENABLE_TORCH:BOOL=ON' "$BUILD/CMakeCache.txt"; then
+        echo "torch_load: skipped (no libtorch found for the torch host)"
+        continue
+      fi
+      cmake --build "$BUILD" -j "$JOBS" --target ral_torch_load_bytes_fuzzer ral_test_modules
+      run_fuzzer torch_load "$BUILD/tests/fuzz/ral_torch_load_bytes_fuzzer" \
+        "$BUILD"/tests/modules/*.ralm
+      ;;
+    *) echo "unknown fuzzer '$f' (module_load, npy, torch_load)" >&2; exit 2 ;;
   esac
 done

@@ -7,7 +7,8 @@
 // As in module_load_fuzzer.cc, module code is native code: the full load (dlopen, linking) runs
 // only when the host library is one of the test modules' own (RAL_TEST_MODULE_DIR). Every input
 // goes through the loader without its library and through TorchContext::create's signature
-// checks.
+// checks. As there, each input is also tried with its manifest checksum recomputed, so the
+// checks behind the checksum are fuzzed too.
 #include <c10/util/Exception.h>
 #include <dirent.h>
 
@@ -21,6 +22,7 @@
 
 #include "contexts/torch/torch_context.h"
 #include "plugins/torch/ral_module.h"
+#include "ral/manifest_checksum.h"
 #include "ral/module.h"
 #include "ral/module_spec.h"
 
@@ -99,20 +101,22 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   return 0;
 }
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+namespace {
+
+void loadOne(const uint8_t* data, size_t size) {
   ral::LoadOptions inspect;
   inspect.load_host_library = false;
   auto m = ral::Module::load(data, size, inspect);
   if (!m.ok()) {
     checkError(m.status());
-    return 0;
+    return;
   }
   // The torch context's own checks (element types and devices it can represent), then its refusal
   // of a module without code.
   auto inspected = ral::torch_host::TorchContext::create(*m);
   if (inspected.ok()) __builtin_trap();
   checkError(inspected.status());
-  if (trustedLibraries().count((*m)->hostLibraryChecksum()) == 0) return 0;
+  if (trustedLibraries().count((*m)->hostLibraryChecksum()) == 0) return;
 
   const std::string bytes(reinterpret_cast<const char*>(data), size);
   try {
@@ -133,5 +137,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } catch (const c10::Error& e) {
     checkError(e);
   }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  loadOne(data, size);
+  std::vector<uint8_t> resealed(data, data + size);
+  if (ral::internal::resealManifest(resealed.data(), resealed.size()).ok())
+    loadOne(resealed.data(), resealed.size());
   return 0;
 }
