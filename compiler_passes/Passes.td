@@ -5,6 +5,19 @@
 
 include "mlir/Pass/PassBase.td"
 
+def CheckLimitsPass : Pass<"disc-ral-check-limits", "::mlir::ModuleOp"> {
+  let summary = "Refuse IR nested too deeply or with shapes too large to allocate";
+  let description = [{
+    The first pass of the pipeline (limits.h has the limits and why): regions nest at most 256
+    levels deep, and every static shape in the module (op results, block arguments, function
+    signatures, globals, constants; tensors, memrefs and vectors) holds at most 2^48 elements and
+    2^56 bytes. A shape beyond that is an error naming the op and the type: its byte size would
+    wrap in the generated code, and the module would allocate a buffer far smaller than it uses.
+    A `memref.alloca` takes at most 64 KiB (a stack overflow kills the host process), and the
+    module's constant values at most 2 GiB - 64 MiB in all (a module file holds 2 GiB).
+  }];
+}
+
 def BufferizePass : Pass<"disc-ral-bufferize", "::mlir::ModuleOp"> {
   let summary = "Bring a tensor-level program to buffers";
   let description = [{
@@ -32,7 +45,8 @@ def InjectExecutionContextPass
     its first argument, so later passes always find one in the enclosing function. An input
     declared with a static layout (the identity: row-major) is received as any strided view and
     checked: a view with other strides or offset fails the execution with an error naming the
-    input, instead of being read with the wrong layout.
+    input, instead of being read with the wrong layout. Recursion and indirect calls in what the
+    entry reaches are errors: a call depth set by the input would overflow the host's stack.
   }];
   let options = [
     Option<"entryName", "entry", "std::string", /*default=*/"\"main\"",
@@ -55,7 +69,8 @@ def LowerToLibraryCallsPass : Pass<"disc-ral-lower-to-library-calls", "::mlir::M
     buffers becomes a `linalg.copy`, compiled to loops: MLIR's own lowering would call a runtime
     library a module cannot link against. `cf.assert` becomes `disc_ral.signal_error` under an
     `scf.if`: a failed assertion fails the execution with its message (MLIR's own lowering
-    would abort the host process).
+    would abort the host process). A `memref.alloca` with dynamic sizes is an error: a stack
+    allocation sized at run time could overflow the host's stack.
   }];
   let options = [
     Option<"device", "device", "std::string", /*default=*/"\"cpu\"",
@@ -187,7 +202,9 @@ def DiscRalToLLVMPass : Pass<"disc-ral-to-llvm", "::mlir::ModuleOp"> {
     Every disc_ral op becomes a call of its RAL function through the module's `ral_imports`
     table (or `ral_api_call(ctx, name, args)` by name), followed by a test of the execution
     context's error flag; the rest of the module goes to the LLVM dialect and the entry is
-    exported as `void ral_entry(void* ctx)`.
+    exported as `void ral_entry(void* ctx)`. A `disc_ral.alloc` with dynamic sizes checks them
+    first: a negative size, or more than 2^48 elements or 2^56 bytes, fails the execution with
+    an error naming the allocation instead of allocating a wrapped byte size.
   }];
   let options = [
     Option<"byName", "by-name", "bool", /*default=*/"false",

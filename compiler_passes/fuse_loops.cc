@@ -150,10 +150,11 @@ void fuseSiblings(Block& block) {
 }
 
 // Keeps a reduction's accumulator in a register: inside `loop`, the one load and the one store
-// of fresh buffer element m[idx] (idx invariant) become an iter_arg.
-bool promoteAccumulator(scf::ForOp loop) {
+// of fresh buffer element m[idx] (idx invariant) become an iter_arg. Returns the loop that
+// replaces `loop`, or null when there was nothing to promote.
+scf::ForOp promoteAccumulator(scf::ForOp loop) {
   auto accesses = collectAccesses(loop);
-  if (!accesses) return false;
+  if (!accesses) return nullptr;
   Block* body = loop.getBody();
   for (Operation& op : *body) {
     auto load = dyn_cast<memref::LoadOp>(&op);
@@ -184,7 +185,7 @@ bool promoteAccumulator(scf::ForOp loop) {
     auto result = loop.replaceWithAdditionalYields(
         rewriter, ValueRange{init}, /*replaceInitOperandUsesInLoop=*/false,
         [&](OpBuilder&, Location, ArrayRef<BlockArgument>) { return SmallVector<Value>{stored}; });
-    if (failed(result)) return false;
+    if (failed(result)) return nullptr;
     auto promoted = cast<scf::ForOp>(result->getOperation());
     rewriter.replaceAllUsesWith(load.getResult(), promoted.getRegionIterArgs().back());
     rewriter.eraseOp(load);
@@ -199,24 +200,20 @@ bool promoteAccumulator(scf::ForOp loop) {
           fm.getFastMathAttrName(),
           arith::FastMathFlagsAttr::get(loop.getContext(), fm.getFastMathFlagsAttr().getValue() |
                                                                arith::FastMathFlags::reassoc));
-    return true;
+    return promoted;
   }
-  return false;
+  return nullptr;
 }
 
 void promoteAccumulators(func::FuncOp f) {
   // Innermost loops first: an outer loop's accumulator appears once the inner one is promoted.
-  bool changed = true;
-  while (changed) {
-    changed = false;
-    SmallVector<scf::ForOp> loops;
-    f.walk<WalkOrder::PostOrder>([&](scf::ForOp loop) { loops.push_back(loop); });
-    for (scf::ForOp loop : loops)
-      if (promoteAccumulator(loop)) {
-        changed = true;
-        break;
-      }
-  }
+  // A promotion only adds a load and a store around the loop, in its parent: the loops before it
+  // in post order (inside it, or earlier siblings) see no change, so one pass over the loops
+  // suffices; restarting after each promotion was cubic in the depth of a loop nest.
+  SmallVector<scf::ForOp> loops;
+  f.walk<WalkOrder::PostOrder>([&](scf::ForOp loop) { loops.push_back(loop); });
+  for (scf::ForOp loop : loops)
+    while (scf::ForOp promoted = promoteAccumulator(loop)) loop = promoted;
 }
 
 // Loads of a fresh buffer at indices fixed in a loop, which nothing in the loop may write, move

@@ -90,7 +90,8 @@ class InjectExecutionContextPass
       call->insertOperands(0, caller.getArgument(0));
       return WalkResult::advance();
     });
-    if (walk.wasInterrupted()) signalPassFailure();
+    if (walk.wasInterrupted()) return signalPassFailure();
+    if (failed(checkBoundedCalls(entry, with_ctx, symbols))) signalPassFailure();
   }
 
  private:
@@ -127,6 +128,63 @@ class InjectExecutionContextPass
         return entry.emitError() << "result #" << it.index() << " of entry function @" << entryName
                                  << " has type " << it.value()
                                  << ", which RAL cannot bind: " << kBindableTypes;
+    return success();
+  }
+
+  // Recursion (direct or through other functions) and indirect calls are refused in the code the
+  // entry reaches: a call depth set by the input would overflow the stack of the host's thread and
+  // kill the process, where every other failure of a module is an error. Iterative, so a long
+  // call chain does not overflow this pass's stack either.
+  LogicalResult checkBoundedCalls(FuncOp entry, const llvm::SetVector<FuncOp>& reachable,
+                                  SymbolTable& symbols) {
+    llvm::DenseMap<Operation*, SmallVector<std::pair<FuncOp, CallOp>>> callees;
+    for (FuncOp f : reachable) {
+      WalkResult indirect = f.walk([&](Operation* op) {
+        if (isa<func::CallIndirectOp>(op)) {
+          op->emitOpError() << "is not supported: a RAL module's calls must be direct, so that "
+                               "recursion can be refused";
+          return WalkResult::interrupt();
+        }
+        if (auto call = dyn_cast<CallOp>(op))
+          if (auto callee = symbols.lookup<FuncOp>(call.getCallee());
+              callee && reachable.contains(callee))
+            callees[f].emplace_back(callee, call);
+        return WalkResult::advance();
+      });
+      if (indirect.wasInterrupted()) return failure();
+    }
+    enum class State { kUnseen, kOnPath, kDone };
+    llvm::DenseMap<Operation*, State> state;
+    struct Frame {
+      FuncOp f;
+      size_t next = 0;
+    };
+    SmallVector<Frame> path{{entry}};
+    state[entry] = State::kOnPath;
+    while (!path.empty()) {
+      const FuncOp f = path.back().f;
+      auto& out = callees[f];
+      if (path.back().next == out.size()) {
+        state[f] = State::kDone;
+        path.pop_back();
+        continue;
+      }
+      auto [callee, call] = out[path.back().next++];
+      const State s = state.lookup(callee);
+      if (s == State::kUnseen) {
+        state[callee] = State::kOnPath;
+        path.push_back({callee});
+      } else if (s == State::kOnPath) {
+        auto diag = call.emitError() << "@" << callee.getName() << " calls itself";
+        auto start = llvm::find_if(path, [&](const Frame& fr) { return fr.f == callee; });
+        if (std::next(start) != path.end()) {
+          diag << " through";
+          for (auto it = std::next(start); it != path.end(); ++it) diag << " @" << it->f.getName();
+        }
+        return diag << ": recursion is not supported (a call depth set by the input could "
+                       "overflow the host thread's stack)";
+      }
+    }
     return success();
   }
 

@@ -143,6 +143,17 @@ class LowerToLibraryCallsPass : public impl::LowerToLibraryCallsPassBase<LowerTo
       copy.erase();
     });
 
+    // A stack allocation of a size the input decides could overflow the host thread's stack
+    // and kill the process; a heap one fails cleanly when too large (disc-ral-to-llvm).
+    WalkResult allocas = module.walk([&](memref::AllocaOp op) {
+      if (op.getDynamicSizes().empty()) return WalkResult::advance();
+      op.emitOpError() << "with dynamic sizes is not supported (" << op.getType()
+                       << "): a stack allocation of a size set at run time could overflow the "
+                          "stack; use memref.alloc";
+      return WalkResult::interrupt();
+    });
+    if (allocas.wasInterrupted()) return signalPassFailure();
+
     SmallVector<Operation*> memory;
     module.walk([&](Operation* op) {
       if (isa<memref::AllocOp, memref::DeallocOp>(op)) memory.push_back(op);

@@ -11,6 +11,7 @@
 // `ral_imports` (names, null function pointers for the loader to fill), `ral_import_count`, and
 // the exported `void ral_entry(void* ctx)`; everything else is internal.
 #include "compiler_passes/dialect.h"
+#include "compiler_passes/limits.h"
 #include "compiler_passes/passes.h"
 #include "compiler_passes/type_codes.h"
 #include "llvm/ADT/StringMap.h"
@@ -33,6 +34,7 @@
 #include "mlir/Interfaces/DataLayoutInterfaces.h"
 #include "mlir/Transforms/DialectConversion.h"
 #include "ral/name_encoding.h"
+#include "ral/status.h"
 
 namespace mlir {
 namespace disc_ral {
@@ -51,6 +53,24 @@ constexpr char kHoistAttr[] = "disc_ral.hoist";
 
 Type ptrType(MLIRContext* ctx) { return LLVM::LLVMPointerType::get(ctx); }
 
+// void ral_signal_error(ctx, int32_t code, const char* message): LLVM's opaque pointers cannot
+// say `const char*` (pi8), so this one name is spelled out.
+std::string signalErrorName() {
+  return ral::encodeApiName("ral_signal_error", "cpu", {"pvoid", "i32", "pi8"}, {});
+}
+
+// A disc_ral.alloc with dynamic sizes fails the execution with this message when its sizes are
+// out of range (AllocLowering); not the file's path: the message is compiled into the module.
+std::string allocSizeMessage(AllocOp alloc) {
+  std::string message;
+  llvm::raw_string_ostream os(message);
+  os << "memref.alloc of " << alloc.getType();
+  if (auto file = alloc.getLoc()->findInstanceOf<FileLineColLoc>())
+    os << " at line " << file.getLine() << ", column " << file.getColumn();
+  os << ": a size is negative, or the buffer would have more than 2^48 elements or 2^56 bytes";
+  return os.str();
+}
+
 // The encoded name of the RAL function a disc_ral op calls; empty for other ops. The host glue
 // (inputs, outputs, host memory, errors) is the host context's, named for "cpu" whatever the
 // device; kernel launches and constants are the device's (`device`).
@@ -67,11 +87,7 @@ std::string calleeName(Operation* op, StringRef device) {
                           dispatch.getArgs().getTypes(), dispatch.getResultTypes());
   if (isa<AllocOp>(op)) return encodeCallName("ral_alloc", host, {i64}, {ptrType(ctx)});
   if (isa<DeallocOp>(op)) return encodeCallName("ral_dealloc", host, {ptrType(ctx)}, {});
-  // void ral_signal_error(ctx, int32_t code, const char* message): LLVM's opaque pointers cannot
-  // say `const char*` (pi8), so this one name is spelled out.
-  if (isa<SignalErrorOp>(op))
-    return ral::encodeApiName("ral_signal_error", std::string_view(host.data(), host.size()),
-                              {"pvoid", "i32", "pi8"}, {});
+  if (isa<SignalErrorOp>(op)) return signalErrorName();
   if (auto constant = dyn_cast<ConstantOp>(op))
     return encodeCallName("ral_constant", device, {i64}, {constant.getType()});
   // void ral_kernel_launch(ctx, i64 executable, i64 entry, i64 grid[3], i64 block[3],
@@ -277,17 +293,25 @@ class DispatchLowering : public RalOpLowering {
   }
 };
 
-// disc_ral.alloc -> ral_alloc(ctx, bytes), then a descriptor over the returned buffer.
+// disc_ral.alloc -> ral_alloc(ctx, bytes), then a descriptor over the returned buffer. Dynamic
+// sizes are checked first: each in [0, max] and their product with the static ones at most max
+// elements, where max = min(2^48, 2^56 / element bytes) (limits.h; static shapes were checked
+// at compile time by disc-ral-check-limits). Otherwise ral_signal_error fails the execution with
+// a message naming the allocation, where the unchecked byte size would have wrapped and
+// ral_alloc would have returned a buffer smaller than the code uses.
 class AllocLowering : public RalOpLowering {
  public:
-  template <typename... A>
-  explicit AllocLowering(A&&... a)
-      : RalOpLowering(AllocOp::getOperationName(), std::forward<A>(a)...) {}
+  AllocLowering(LLVMTypeConverter& converter, const CallEmitter& emitter, StringRef device,
+                const llvm::StringMap<std::string>& messages)
+      : RalOpLowering(AllocOp::getOperationName(), converter, emitter, device),
+        messages_(messages) {}
   LogicalResult matchAndRewrite(Operation* op, ArrayRef<Value> operands,
                                 ConversionPatternRewriter& rewriter) const override {
     auto alloc = cast<AllocOp>(op);
     MemRefType type = alloc.getType();
     Location loc = op->getLoc();
+    if (!alloc.getDynamicSizes().empty())
+      checkSizes(rewriter, alloc, operands[0], operands.drop_front());
     SmallVector<Value, 4> sizes, strides;
     Value bytes;
     getMemRefDescriptorSizes(loc, type, operands.drop_front(), rewriter, sizes, strides, bytes);
@@ -311,6 +335,60 @@ class AllocLowering : public RalOpLowering {
         op, {createMemRefDescriptor(loc, type, allocated, data, sizes, strides, rewriter)});
     return success();
   }
+
+ private:
+  // Leaves the rewriter in a new block, reached only when the sizes are in range; the other
+  // branch calls ral_signal_error, after which the error check returns.
+  void checkSizes(ConversionPatternRewriter& rewriter, AllocOp alloc, Value ctx,
+                  ValueRange dynamic_sizes) const {
+    MemRefType type = alloc.getType();
+    Location loc = alloc.getLoc();
+    const int64_t element_bytes = elementBytes(type.getElementType()).value_or(1);
+    const int64_t max_elements = std::min(kMaxElements, kMaxBytes / element_bytes);
+    // At most 2^48 after disc-ral-check-limits; without it, a count beyond max fails every run.
+    int64_t static_elements = 1;
+    for (int64_t d : type.getShape())
+      if (!ShapedType::isDynamic(d) &&
+          (__builtin_mul_overflow(static_elements, d, &static_elements) ||
+           static_elements > max_elements)) {
+        static_elements = max_elements + 1;
+        break;
+      }
+    Value max = i64Constant(rewriter, loc, max_elements);
+    Value one = i64Constant(rewriter, loc, 1);
+    Value elements = i64Constant(rewriter, loc, static_elements);
+    Value ok =
+        rewriter.create<LLVM::ConstantOp>(loc, rewriter.getI1Type(), rewriter.getBoolAttr(true));
+    for (Value size : dynamic_sizes) {
+      // Unsigned: a negative size is beyond max too.
+      Value in_range = rewriter.create<LLVM::ICmpOp>(loc, LLVM::ICmpPredicate::ule, size, max);
+      // elements * size <= max  <=>  elements <= max / size (size > 0), without overflowing.
+      Value divisor = rewriter.create<LLVM::UMaxOp>(loc, size, one);
+      Value bound = rewriter.create<LLVM::UDivOp>(loc, max, divisor);
+      Value fits = rewriter.create<LLVM::ICmpOp>(loc, LLVM::ICmpPredicate::ule, elements, bound);
+      ok = rewriter.create<LLVM::AndOp>(loc, ok, rewriter.create<LLVM::AndOp>(loc, in_range, fits));
+      elements = rewriter.create<LLVM::MulOp>(loc, elements, size);
+    }
+    Block* before = rewriter.getInsertionBlock();
+    Block* after = rewriter.splitBlock(before, rewriter.getInsertionPoint());
+    Block* failed = rewriter.createBlock(after);
+    rewriter.setInsertionPointToEnd(before);
+    // Errors are rare: keep the allocation's path hot.
+    rewriter.create<LLVM::CondBrOp>(loc, ok, after, ValueRange{}, failed, ValueRange{},
+                                    std::make_pair(1000u, 1u));
+    rewriter.setInsertionPointToStart(failed);
+    Value code = rewriter.create<LLVM::ConstantOp>(
+        loc, rewriter.getI32Type(),
+        rewriter.getI32IntegerAttr(static_cast<int32_t>(ral::StatusCode::kInvalidArgument)));
+    Value message = rewriter.create<LLVM::AddressOfOp>(loc, ptrType(alloc.getContext()),
+                                                       messages_.lookup(allocSizeMessage(alloc)));
+    emitter_.emit(rewriter, loc, ctx, signalErrorName(), {code, message}, {});
+    // Not taken at run time: the error check after the call returns first.
+    rewriter.create<LLVM::BrOp>(loc, ValueRange{}, after);
+    rewriter.setInsertionPointToStart(after);
+  }
+
+  const llvm::StringMap<std::string>& messages_;
 };
 
 class DeallocLowering : public RalOpLowering {
@@ -460,6 +538,9 @@ class DiscRalToLLVMPass : public impl::DiscRalToLLVMPassBase<DiscRalToLLVMPass> 
           return WalkResult::interrupt();
         }
         table.intern(name);
+        // A dynamically sized allocation fails the execution when its sizes are out of range.
+        if (auto alloc = dyn_cast<AllocOp>(op); alloc && !alloc.getDynamicSizes().empty())
+          table.intern(signalErrorName());
       }
       return WalkResult::advance();
     });
@@ -499,9 +580,10 @@ class DiscRalToLLVMPass : public impl::DiscRalToLLVMPassBase<DiscRalToLLVMPass> 
     populateMathToLLVMConversionPatterns(converter, patterns);
     ub::populateUBToLLVMConversionPatterns(converter, patterns);
     CallEmitter emitter(table, byName);
-    patterns.add<RecvInputLowering, SendOutputLowering, DispatchLowering, AllocLowering,
-                 DeallocLowering>(converter, emitter, StringRef(device));
-    patterns.add<SignalErrorLowering>(converter, emitter, StringRef(device), messages);
+    patterns.add<RecvInputLowering, SendOutputLowering, DispatchLowering, DeallocLowering>(
+        converter, emitter, StringRef(device));
+    patterns.add<AllocLowering, SignalErrorLowering>(converter, emitter, StringRef(device),
+                                                     messages);
     patterns.add<ConstantLowering>(converter, emitter, StringRef(device));
     patterns.add<LaunchLowering>(converter, emitter, StringRef(device), kernel_refs);
     LLVMConversionTarget target(*ctx);
@@ -528,15 +610,20 @@ class DiscRalToLLVMPass : public impl::DiscRalToLLVMPassBase<DiscRalToLLVMPass> 
     OpBuilder b(module.getBodyRegion());
     b.setInsertionPointToStart(module.getBody());
     Type i8 = IntegerType::get(&getContext(), 8);
-    module.walk([&](SignalErrorOp op) {
-      auto [it, inserted] = symbols.try_emplace(op.getMessage(), "");
+    auto add = [&](Location loc, StringRef message) {
+      auto [it, inserted] = symbols.try_emplace(message, "");
       if (!inserted) return;
       it->second = "__ral_message_" + std::to_string(symbols.size() - 1);
-      std::string value = op.getMessage().str();
+      std::string value = message.str();
       value.push_back('\0');
       b.create<LLVM::GlobalOp>(
-          op.getLoc(), LLVM::LLVMArrayType::get(i8, static_cast<unsigned>(value.size())),
+          loc, LLVM::LLVMArrayType::get(i8, static_cast<unsigned>(value.size())),
           /*isConstant=*/true, LLVM::Linkage::Internal, it->second, b.getStringAttr(value));
+    };
+    module.walk([&](Operation* op) {
+      if (auto signal = dyn_cast<SignalErrorOp>(op)) add(op->getLoc(), signal.getMessage());
+      if (auto alloc = dyn_cast<AllocOp>(op); alloc && !alloc.getDynamicSizes().empty())
+        add(op->getLoc(), allocSizeMessage(alloc));
     });
     return symbols;
   }
@@ -643,7 +730,7 @@ class DiscRalToLLVMPass : public impl::DiscRalToLLVMPassBase<DiscRalToLLVMPass> 
         if (auto call = dyn_cast<LLVM::CallOp>(op)) {
           auto callee = call->getAttrOfType<FlatSymbolRefAttr>("callee");
           if (call->hasAttr(kCheckErrorAttr) ||
-              (callee && with_ctx.contains(callee.getValue()) && f.getNumArguments() > 0)) {
+              (callee && with_ctx.contains(callee.getValue()) && call.getNumOperands() > 0)) {
             call->removeAttr(kCheckErrorAttr);
             checks.push_back(call);
           }
@@ -669,14 +756,18 @@ class DiscRalToLLVMPass : public impl::DiscRalToLLVMPassBase<DiscRalToLLVMPass> 
     } else {
       b.create<LLVM::ReturnOp>(loc, ValueRange{b.create<LLVM::UndefOp>(loc, result)});
     }
-    Value ctx_arg = f.getArgument(0);
-    for (Operation* call : calls) {
+    // Last call first: each split then moves only the ops up to the next call, not the rest of
+    // the block (linear, where front to back is quadratic in a block with many calls).
+    for (Operation* call : llvm::reverse(calls)) {
+      // The context the call was given (an import-table call's operand 0 is the function
+      // pointer): a function may pass one that is not its own first argument.
+      Value call_ctx = call->getOperand(call->getAttrOfType<FlatSymbolRefAttr>("callee") ? 0 : 1);
       Block* before = call->getBlock();
       Block* after = before->splitBlock(call->getNextNode());
       b.setInsertionPointToEnd(before);
       Location l = call->getLoc();
       // The error flag is the first field of the ral_exec_header the context points to.
-      Value flag = b.create<LLVM::LoadOp>(l, i32, ctx_arg);
+      Value flag = b.create<LLVM::LoadOp>(l, i32, call_ctx);
       Value zero = b.create<LLVM::ConstantOp>(l, i32, b.getI32IntegerAttr(0));
       Value failed = b.create<LLVM::ICmpOp>(l, LLVM::ICmpPredicate::ne, flag, zero);
       // Errors are rare: keep the straight-line path hot.

@@ -1,5 +1,6 @@
 // The RAL passes (declared in Passes.td) and the pipeline ral-compile runs.
 //
+//   disc-ral-check-limits               nesting depth and static sizes within limits.h's limits
 //   disc-ral-bufferize                  tensor-level programs (linalg, tensor, TOSA) -> buffers
 //   disc-ral-inject-execution-context   func @main(args) -> results  =>  func @main(%ctx)
 //   disc-ral-lower-to-library-calls     matmul / custom calls -> dispatch; alloc -> RAL memory

@@ -52,6 +52,7 @@ namespace {
 }  // namespace
 
 void buildCompilePipeline(OpPassManager& pm, const PipelineOptions& options) {
+  pm.addPass(createCheckLimitsPass());
   pm.addPass(createBufferizePass());
   InjectExecutionContextPassOptions inject;
   inject.entryName = options.entry;

@@ -2,18 +2,19 @@
 // through the module's import table, followed by a test of the context's error flag.
 // RUN: ral-opt %s -disc-ral-to-llvm | FileCheck %s
 
-// The names are encoded from the types, exactly as RAL_API encodes C++ signatures.
-// CHECK: module attributes {disc_ral.imports = ["ral_recv_input___cpu___pvoid_i64___m2df32", "ral_alloc___cpu___pvoid_i64___pvoid", "ral_gemm___cpu___pvoid_m2df32_m2df32_m2df32_i1_i1___void", "ral_send_output___cpu___pvoid_i64_m2df32___void", "ral_sum___cpu___pvoid_m2df32___f32", "ral_dealloc___cpu___pvoid_pvoid___void"]}
+// The names are encoded from the types, exactly as RAL_API encodes C++ signatures. The
+// allocation's dynamic size is checked: out of range, ral_signal_error fails the execution.
+// CHECK: module attributes {disc_ral.imports = ["ral_recv_input___cpu___pvoid_i64___m2df32", "ral_alloc___cpu___pvoid_i64___pvoid", "ral_signal_error___cpu___pvoid_i32_pi8___void", "ral_gemm___cpu___pvoid_m2df32_m2df32_m2df32_i1_i1___void", "ral_send_output___cpu___pvoid_i64_m2df32___void", "ral_sum___cpu___pvoid_m2df32___f32", "ral_dealloc___cpu___pvoid_pvoid___void"]}
 // CHECK: llvm.mlir.global internal constant @[[RECV:__ral_name_0]]("ral_recv_input___cpu___pvoid_i64___m2df32\00")
-// CHECK: llvm.mlir.global internal constant @[[GEMM:__ral_name_2]]("ral_gemm___cpu___pvoid_m2df32_m2df32_m2df32_i1_i1___void\00")
+// CHECK: llvm.mlir.global internal constant @[[GEMM:__ral_name_3]]("ral_gemm___cpu___pvoid_m2df32_m2df32_m2df32_i1_i1___void\00")
 
 // The table: {name, null} per import, filled by the loader; and its size.
-// CHECK: llvm.mlir.global external @ral_imports() {{.*}} : !llvm.array<6 x struct<(ptr, ptr)>> {
+// CHECK: llvm.mlir.global external @ral_imports() {{.*}} : !llvm.array<7 x struct<(ptr, ptr)>> {
 // CHECK:   %[[NULL:.*]] = llvm.mlir.zero : !llvm.ptr
 // CHECK:   %[[N0:.*]] = llvm.mlir.addressof @[[RECV]] : !llvm.ptr
 // CHECK:   llvm.insertvalue %[[N0]], %{{.*}}[0, 0]
 // CHECK:   llvm.insertvalue %[[NULL]], %{{.*}}[0, 1]
-// CHECK: llvm.mlir.global external constant @ral_import_count(6 : i32) {{.*}} : i32
+// CHECK: llvm.mlir.global external constant @ral_import_count(7 : i32) {{.*}} : i32
 
 // CHECK-LABEL: llvm.func internal @main
 // CHECK-SAME: (%[[CTX:.*]]: !llvm.ptr)
@@ -51,19 +52,19 @@
 // Booleans travel as one byte holding 0 or 1, like a C++ bool.
 // CHECK: %[[BOOL:.*]] = llvm.zext %{{.*}} : i1 to i8
 // CHECK-NEXT: llvm.store %[[BOOL]], %{{.*}} : i8, !llvm.ptr
-// The gemm call goes through slot 2 of the table.
-// CHECK: llvm.getelementptr %{{.*}}[0, 2, 1]
+// The gemm call goes through slot 3 of the table.
+// CHECK: llvm.getelementptr %{{.*}}[0, 3, 1]
 // CHECK: llvm.call @helper(%[[CTX]],
 // A call of a function that takes the context is checked too.
 // CHECK-NEXT: llvm.load %[[CTX]] : !llvm.ptr -> i32
-// CHECK: llvm.getelementptr %{{.*}}[0, 3, 1]
+// CHECK: llvm.getelementptr %{{.*}}[0, 4, 1]
 // CHECK: ^[[EARLY]]:
 // CHECK-NEXT: llvm.return
 
 // A function with a result returns undef on the early path.
 // CHECK-LABEL: llvm.func internal @helper
-// CHECK: llvm.getelementptr %{{.*}}[0, 4, 1]
 // CHECK: llvm.getelementptr %{{.*}}[0, 5, 1]
+// CHECK: llvm.getelementptr %{{.*}}[0, 6, 1]
 // CHECK: llvm.return %{{.*}} : f32
 // CHECK: llvm.mlir.undef : f32
 // CHECK-NEXT: llvm.return %{{.*}} : f32

@@ -1,14 +1,18 @@
 #include "compiler_passes/tools/codegen.h"
 
+#include <algorithm>
 #include <memory>
 
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Analysis/LoopInfo.h"
+#include "llvm/IR/Dominators.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
+#include "llvm/Passes/StandardInstrumentations.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -52,7 +56,11 @@ void optimize(llvm::Module& module, llvm::TargetMachine* tm, int level) {
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
   llvm::ModuleAnalysisManager mam;
-  llvm::PassBuilder pb(tm);
+  // The standard instrumentations include the one that skips optnone functions.
+  llvm::PassInstrumentationCallbacks instrumentation;
+  llvm::StandardInstrumentations standard(module.getContext(), /*DebugLogging=*/false);
+  standard.registerCallbacks(instrumentation, &mam);
+  llvm::PassBuilder pb(tm, llvm::PipelineTuningOptions(), std::nullopt, &instrumentation);
   pb.registerModuleAnalyses(mam);
   pb.registerCGSCCAnalyses(cgam);
   pb.registerFunctionAnalyses(fam);
@@ -61,6 +69,39 @@ void optimize(llvm::Module& module, llvm::TargetMachine* tm, int level) {
   llvm::ModulePassManager mpm = level == 0 ? pb.buildO0DefaultPipeline(llvm::OptimizationLevel::O0)
                                            : pb.buildPerModuleDefaultPipeline(optLevel(level));
   mpm.run(module, mam);
+}
+
+// Compile time must stay near-linear in the input: a generated or hostile model can put 100k ops
+// in one function, or nest loops hundreds deep. Two parts of LLVM 19 are far from linear there
+// (measured on a 2-vCPU VM):
+//  - the loop passes of the -O1..-O3 pipelines (LICM, loop-instsimplify, simple-loop-unswitch,
+//    loop-simplifycfg) grow with about the fourth power of the loop nest depth: 200 nested loops
+//    took 5 s, 300 took 29 s;
+//  - the two-address instruction pass of code generation is quadratic in the instructions of a
+//    function with two-address forms (x86 SSE arithmetic, integer ops): 10k scalar ops took
+//    1.7 s, 50k 72 s, 100k 770 s (the IR pipeline took 0.8 s on those 100k).
+// A function beyond max_optimized_function_size instructions after the IR pipeline gets
+// `optnone` then, which selects the fast instruction selector (and skips the two-address
+// pass's optimisations) for it alone; one beyond max_optimized_loop_depth, or ten times that
+// size, gets it before the IR pipeline, which then leaves it as the MLIR pipeline made it
+// (canonicalized and CSE'd). The rest of the module keeps the requested level. What stays
+// superlinear is LLVM's greedy register allocator on functions of a million instructions
+// (100k ops of which 8k are RAL calls: 28 s, half of it there).
+unsigned maxLoopDepth(llvm::Function& f) {
+  if (f.isDeclaration()) return 0;
+  llvm::DominatorTree dominators(f);
+  llvm::LoopInfo loops(dominators);
+  unsigned deepest = 0;
+  for (llvm::Loop* loop : loops.getLoopsInPreorder())
+    deepest = std::max(deepest, loop->getLoopDepth());
+  return deepest;
+}
+
+void skipOptimization(llvm::Function& f) {
+  // optnone requires noinline; the entry wrapper's call of it stays a call.
+  f.removeFnAttr(llvm::Attribute::AlwaysInline);
+  f.addFnAttr(llvm::Attribute::NoInline);
+  f.addFnAttr(llvm::Attribute::OptimizeNone);
 }
 
 // Removes the files of a temporary directory when it goes out of scope.
@@ -111,7 +152,18 @@ bool compileToSharedObject(llvm::Module& module, const CodegenOptions& options,
     *error = "invalid LLVM IR: " + verify_os.str();
     return false;
   }
+  if (options.opt_level > 0) {
+    for (llvm::Function& f : module)
+      if (maxLoopDepth(f) > options.max_optimized_loop_depth ||
+          f.getInstructionCount() > 10 * options.max_optimized_function_size)
+        skipOptimization(f);
+  }
   optimize(module, tm.get(), options.opt_level);
+  if (options.opt_level > 0) {
+    for (llvm::Function& f : module)
+      if (!f.isDeclaration() && f.getInstructionCount() > options.max_optimized_function_size)
+        skipOptimization(f);
+  }
 
   TempDir dir;
   if (std::error_code ec = llvm::sys::fs::createUniqueDirectory("ral-compile", dir.path)) {

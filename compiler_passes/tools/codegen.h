@@ -2,6 +2,7 @@
 #ifndef RAL_COMPILER_PASSES_TOOLS_CODEGEN_H_
 #define RAL_COMPILER_PASSES_TOOLS_CODEGEN_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -17,8 +18,13 @@ struct CodegenOptions {
   int opt_level = 3;            // 0..3
   std::string cpu = "generic";  // "native": the build machine's CPU and features
   std::string linker = "";      // compiler driver used to link (clang); a build-time default
+  // Compile time stays near-linear in the input (codegen.cc has the measurements): a function
+  // with loops nested deeper than this, or of more than ten times the size below, is not
+  // optimised, and one with more instructions than this after optimisation gets the fast
+  // instruction selector.
+  unsigned max_optimized_loop_depth = 32;
+  size_t max_optimized_function_size = 10000;
 };
-
 
 // Optimises `module` in place (it gets the target's triple and data layout), emits an object
 // file and links it into a shared object. False with `error` set on failure.

@@ -5,7 +5,23 @@
 namespace ral {
 namespace compiler {
 
+namespace {
+
+// The loader refuses files of 2 GiB or more (ral/module.cc), and the FlatBuffers builder cannot
+// make them: its offsets are 32-bit. What the payloads (plus alignment padding, names and the
+// manifest, well under the margin) add up to is checked before anything is built.
+constexpr uint64_t kMaxPayloadBytes = (uint64_t{1} << 31) - (uint64_t{1} << 20);
+
+}  // namespace
+
 Status writeModuleFile(const CompiledModule& module, const std::string& path) {
+  uint64_t payload = module.host_library.size();
+  for (const ExecutableDef& exe : module.device_executables) payload += exe.data.size();
+  for (const ConstantDef& c : module.constants) payload += c.data.size() + 64;
+  if (payload > kMaxPayloadBytes)
+    return Status(StatusCode::kUnsupported, "the module's code and constants take " +
+                                                std::to_string(payload) +
+                                                " bytes; a module file holds at most 2 GiB");
   ModuleBuilder builder(module.name);
   builder.setEntry(module.entry_symbol).setHostLibrary(module.host_library);
   for (const TensorSignature& s : module.inputs) builder.addInput(s);

@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 
+#include "compiler_passes/limits.h"
 #include "compiler_passes/passes.h"
 #include "compiler_passes/tools/codegen.h"
 #include "compiler_passes/tools/host_symbols.h"
@@ -23,6 +24,7 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/Support/thread.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -79,6 +81,17 @@ cl::opt<std::string> emit("emit",
                           cl::init("ralm"));
 cl::opt<int> opt_level("O", cl::desc("Optimisation level 0..3 (default 3)"), cl::init(3),
                        cl::Prefix);
+cl::opt<unsigned> max_optimized_loop_depth(
+    "max-optimized-loop-depth",
+    cl::desc("Functions with loops nested deeper than this are not optimised: LLVM's loop "
+             "passes take time growing with the fourth power of the depth (default 32)"),
+    cl::init(32));
+cl::opt<size_t> max_optimized_function_size(
+    "max-optimized-function-size",
+    cl::desc("Functions of more LLVM instructions than this after optimisation get the fast "
+             "instruction selector, and of ten times more before it are not optimised: LLVM's "
+             "code generation takes time quadratic in a function's size (default 10000)"),
+    cl::init(10000));
 cl::opt<std::string> mcpu("mcpu",
                           cl::desc("Target CPU: generic (default, portable), native, or an LLVM "
                                    "CPU name"),
@@ -178,11 +191,14 @@ bool checkHostSymbols(const std::vector<uint8_t>& library,
   return ok;
 }
 
-}  // namespace
+// The parser, the verifier, the printer and many passes recurse once per level of nesting, and
+// LLVM's optimizers on long use-def chains and deep loop nests. Text beyond kMaxNestingDepth is
+// refused before parsing, but MLIR bytecode can only be checked once parsed, and recursion in
+// LLVM has no limit of ours: the compile runs on a thread with this much stack, reserved rather
+// than committed (only the pages touched count), where the main thread has 8 MiB.
+constexpr unsigned kCompileStackBytes = 256u << 20;
 
-int main(int argc, char** argv) {
-  llvm::InitLLVM init(argc, argv);
-  cl::ParseCommandLineOptions(argc, argv, "ral-compile: compiles an MLIR model to a RAL module\n");
+int compile() {
   if (device != "cpu" && device != "vulkan")
     return fail("--device=" + device +
                 " is not supported: this build generates code for cpu and vulkan");
@@ -200,7 +216,9 @@ int main(int argc, char** argv) {
 
   mlir::DialectRegistry registry;
   mlir::disc_ral::registerDialects(registry);
-  mlir::MLIRContext context(registry);
+  // Single-threaded, so every pass runs on this thread's large stack, not on a pool thread's
+  // (only convert-linalg-to-loops ran per function in parallel).
+  mlir::MLIRContext context(registry, mlir::MLIRContext::Threading::DISABLED);
   // Diagnostics carry file:line:col; a dump of the failing op would only bury them.
   context.printOpOnDiagnostic(false);
   mlir::registerBuiltinDialectTranslation(context);
@@ -211,7 +229,9 @@ int main(int argc, char** argv) {
   std::string open_error;
   auto file = mlir::openInputFile(input_path, &open_error);
   if (!file) return fail(open_error);
-  source_mgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+  const unsigned buffer_id = source_mgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+  // Before the parser recurses into the text.
+  if (mlir::failed(mlir::disc_ral::checkTextNesting(source_mgr, buffer_id, &context))) return 1;
   mlir::OwningOpRef<mlir::ModuleOp> module =
       mlir::parseSourceFile<mlir::ModuleOp>(source_mgr, mlir::ParserConfig(&context));
   if (!module) return 1;  // the diagnostic (file:line:col) is already printed
@@ -312,6 +332,8 @@ int main(int argc, char** argv) {
   codegen.opt_level = opt_level;
   codegen.cpu = mcpu;
   codegen.linker = RAL_LINKER_DRIVER;
+  codegen.max_optimized_loop_depth = max_optimized_loop_depth;
+  codegen.max_optimized_function_size = max_optimized_function_size;
   std::string error;
   if (!ral::compiler::compileToSharedObject(*llvm_module, codegen, &compiled.host_library, &error))
     return fail(error);
@@ -327,4 +349,15 @@ int main(int argc, char** argv) {
   ral::Status status = ral::compiler::writeModuleFile(compiled, out_path);
   if (!status.ok()) return fail("cannot write " + out_path + ": " + status.toString());
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::ParseCommandLineOptions(argc, argv, "ral-compile: compiles an MLIR model to a RAL module\n");
+  int rc = 1;
+  llvm::thread worker(std::optional<unsigned>(kCompileStackBytes), [&rc] { rc = compile(); });
+  worker.join();
+  return rc;
 }
