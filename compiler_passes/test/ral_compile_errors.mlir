@@ -19,7 +19,7 @@
 // LEGALIZE: no_llvm_lowering.mlir:4:8: error: failed to legalize operation 'math.ipowi'
 
 // RUN: not ral-compile %S/Inputs/missing.mlir -o %t.4.ralm 2>&1 | FileCheck %s --check-prefix=MISSING
-// MISSING: ral-compile: error: cannot open input file {{.*}}missing.mlir
+// MISSING: ral-compile: error: cannot open '{{.*}}missing.mlir': No such file or directory
 
 // RUN: not ral-compile %S/Inputs/bad_syntax.mlir --device=tpu -o %t.5.ralm 2>&1 | FileCheck %s --check-prefix=DEVICE
 // DEVICE: ral-compile: error: --device=tpu is not supported

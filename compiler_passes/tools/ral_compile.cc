@@ -36,7 +36,9 @@
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
+#include "plugins/standalone/tool_main.h"
 #include "ral/driver.h"
+#include "ral/file_reader.h"
 
 namespace cl = llvm::cl;
 
@@ -121,9 +123,11 @@ ral::ConstantDef constantOf(mlir::StringAttr name, mlir::DenseElementsAttr value
   return c;
 }
 
-int fail(const llvm::Twine& message) {
+// Exit codes as every RAL tool (plugins/standalone/tool_main.h): 1 the compile failed, 2 bad
+// usage or an unreadable input file, 4 an internal error.
+int fail(const llvm::Twine& message, int code = ral::cli::kExitFailed) {
   llvm::errs() << "ral-compile: error: " << message << "\n";
-  return 1;
+  return code;
 }
 
 // The .ralm signature of one entry argument or result; false when the type cannot be bound (the
@@ -200,13 +204,15 @@ constexpr unsigned kCompileStackBytes = 256u << 20;
 
 int compile() {
   if (device != "cpu" && device != "vulkan")
-    return fail("--device=" + device +
-                " is not supported: this build generates code for cpu and vulkan");
+    return fail(
+        "--device=" + device + " is not supported: this build generates code for cpu and vulkan",
+        ral::cli::kExitUsage);
   if (device != "cpu" && !kernels)
-    return fail("--device=" + device + " runs every loop as a kernel; --kernels=false is cpu only");
+    return fail("--device=" + device + " runs every loop as a kernel; --kernels=false is cpu only",
+                ral::cli::kExitUsage);
   if (emit != "ralm" && emit != "mlir" && emit != "llvm")
-    return fail("--emit must be ralm, mlir or llvm, got '" + emit + "'");
-  if (opt_level < 0 || opt_level > 3) return fail("-O must be 0..3");
+    return fail("--emit must be ralm, mlir or llvm, got '" + emit + "'", ral::cli::kExitUsage);
+  if (opt_level < 0 || opt_level > 3) return fail("-O must be 0..3", ral::cli::kExitUsage);
   std::string out_path = output_path;
   if (out_path.empty()) {
     llvm::SmallString<128> p(input_path.getValue());
@@ -227,8 +233,13 @@ int compile() {
   mlir::SourceMgrDiagnosticHandler diagnostics(source_mgr, &context);
 
   std::string open_error;
+  // A directory, FIFO or device is refused before it is read ("-" is stdin, read as given).
+  if (input_path != "-") {
+    const ral::Status readable = ral::checkRegularFile(input_path);
+    if (!readable.ok()) return fail(std::string(readable.message()), ral::cli::kExitUsage);
+  }
   auto file = mlir::openInputFile(input_path, &open_error);
-  if (!file) return fail(open_error);
+  if (!file) return fail(open_error, ral::cli::kExitUsage);
   const unsigned buffer_id = source_mgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
   // Before the parser recurses into the text.
   if (mlir::failed(mlir::disc_ral::checkTextNesting(source_mgr, buffer_id, &context))) return 1;
@@ -357,7 +368,9 @@ int main(int argc, char** argv) {
   llvm::InitLLVM init(argc, argv);
   cl::ParseCommandLineOptions(argc, argv, "ral-compile: compiles an MLIR model to a RAL module\n");
   int rc = 1;
-  llvm::thread worker(std::optional<unsigned>(kCompileStackBytes), [&rc] { rc = compile(); });
+  // The tools' exception barrier, on the thread that compiles.
+  llvm::thread worker(std::optional<unsigned>(kCompileStackBytes),
+                      [&rc] { rc = ral::cli::runTool("ral-compile", compile); });
   worker.join();
   return rc;
 }
