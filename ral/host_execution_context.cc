@@ -72,14 +72,19 @@ Status HostExecutionContext::bindInput(size_t index, const HostTensor& t) {
                            " is supported");
   if (t.rank > 0 && t.shape == nullptr)
     return invalidArgument("input ", index, " has rank ", t.rank, " but no shape");
-  const int64_t numel = io_checks::numelOf(t.shape, t.rank);
-  if (numel < 0)
+  // The shape, and the elements the strides reach, in one overflow-checked pass.
+  io_checks::ByteSpan span;
+  const int64_t numel = t.strides == nullptr ? io_checks::numelOf(t.shape, t.rank) : 0;
+  const bool valid = t.strides == nullptr
+                         ? numel >= 0
+                         : io_checks::byteSpanOf(t.shape, t.strides, t.rank, 1, &span);
+  if (!valid && (t.strides == nullptr || io_checks::numelOf(t.shape, t.rank) < 0))
     return invalidArgument("input ", index, " (", describe(t),
                            ") has an invalid shape: a negative size or more than 2^48 elements");
-  io_checks::ByteSpan span;
-  if (t.strides != nullptr && !io_checks::byteSpanOf(t.shape, t.strides, t.rank, 1, &span))
+  if (!valid)
     return invalidArgument("input ", index, " (", describe(t), ") has strides ",
                            stridesString(t.strides, t.rank), " that reach more than 2^48 elements");
+  const bool empty = t.strides == nullptr ? numel == 0 : span.end == 0;
   if (t.dtype != sig.dtype)
     return invalidArgument("input ", index, ": expected element type ", dtypeName(sig.dtype), " (",
                            sig.typeString(), "), got ", typeName(t), " (", describe(t), ")");
@@ -94,7 +99,7 @@ Status HostExecutionContext::bindInput(size_t index, const HostTensor& t) {
   if (match == DeviceMatch::kMismatch)
     return invalidArgument("input ", index, ": expected a tensor on ", deviceKindName(sig.device),
                            " (", sig.typeString(), "), got one on ", deviceName(t));
-  if (t.base == nullptr && numel > 0)
+  if (t.base == nullptr && !empty)
     return invalidArgument("input ", index, " (", describe(t), ") has null data");
 
   int64_t strides[kMaxMemRefRank];

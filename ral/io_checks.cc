@@ -16,22 +16,22 @@ int64_t numelOf(const int64_t* sizes, int rank) {
 
 bool byteSpanOf(const int64_t* sizes, const int64_t* strides, int rank, int64_t elem_size,
                 ByteSpan* span) {
+  // One pass on every binding and output. While the view is not empty every size is at most
+  // kMaxElements, so a reach (size - 1) * stride fits in 111 bits and eight of them in 128.
   *span = ByteSpan();
-  const int64_t numel = numelOf(sizes, rank);
-  if (numel < 0 || elem_size < 0) return false;
-  if (numel == 0) return true;
-  int64_t low = 0, high = 0;  // in elements, relative to the first; each within kMaxElements
+  int64_t numel = 1;
+  __int128 low = 0, high = 0;  // elements relative to the first
   for (int d = 0; d < rank; ++d) {
-    if (sizes[d] == 1 || strides[d] == 0) continue;
-    int64_t reach;
-    if (__builtin_mul_overflow(sizes[d] - 1, strides[d], &reach) || reach > kMaxElements ||
-        reach < -kMaxElements)
+    if (sizes[d] < 0 || __builtin_mul_overflow(numel, sizes[d], &numel) || numel > kMaxElements)
       return false;
-    (reach < 0 ? low : high) += reach;
-    if (high > kMaxElements || low < -kMaxElements) return false;
+    const __int128 reach = static_cast<__int128>(sizes[d] - 1) * strides[d];
+    if (numel != 0) (reach < 0 ? low : high) += reach;
   }
-  return !__builtin_mul_overflow(low, elem_size, &span->begin) &&
-         !__builtin_mul_overflow(high + 1, elem_size, &span->end);
+  if (elem_size < 0) return false;
+  if (numel == 0) return true;
+  if (high > kMaxElements || low < -kMaxElements) return false;
+  return !__builtin_mul_overflow(static_cast<int64_t>(low), elem_size, &span->begin) &&
+         !__builtin_mul_overflow(static_cast<int64_t>(high) + 1, elem_size, &span->end);
 }
 
 Status checkInputRequest(const Module& module, int64_t index, DType dtype, int rank) {
@@ -56,21 +56,23 @@ Status checkOutput(const Module& module, int64_t index, DType dtype, int rank, c
   if (dtype != sig.dtype || rank != sig.rank())
     return invalidArgument("ral_send_output: the module sends output ", index, " as rank ", rank,
                            " ", dtypeName(dtype), " but its signature is ", sig.typeString());
-  const int64_t numel = numelOf(sizes, rank);
-  if (numel < 0)
+  // The shape and the elements the strides reach, in one overflow-checked pass.
+  ByteSpan span;
+  if (!byteSpanOf(sizes, strides, rank, static_cast<int64_t>(dtypeSize(dtype)), &span)) {
+    if (numelOf(sizes, rank) < 0)
+      return invalidArgument("ral_send_output: output ", index, " (",
+                             shapeString(dtype, sizes, rank),
+                             ") has an invalid shape: a negative size or more than 2^48 elements");
     return invalidArgument("ral_send_output: output ", index, " (", shapeString(dtype, sizes, rank),
-                           ") has an invalid shape: a negative size or more than 2^48 elements");
+                           ") has strides ", stridesString(strides, rank),
+                           " that reach more than 2^48 elements");
+  }
   for (int d = 0; d < rank; ++d)
     if (sig.dims[d] != kDynamicDim && sig.dims[d] != sizes[d])
       return invalidArgument("ral_send_output: output ", index, " dimension ", d, " is ", sizes[d],
                              " but the signature says ", sig.dims[d]);
-  if (data == nullptr && numel > 0)
+  if (data == nullptr && span.end > 0)
     return invalidArgument("ral_send_output: output ", index, " has null data");
-  ByteSpan span;
-  if (!byteSpanOf(sizes, strides, rank, static_cast<int64_t>(dtypeSize(dtype)), &span))
-    return invalidArgument("ral_send_output: output ", index, " (", shapeString(dtype, sizes, rank),
-                           ") has strides ", stridesString(strides, rank),
-                           " that reach more than 2^48 elements");
   return Status();
 }
 

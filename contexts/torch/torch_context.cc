@@ -58,6 +58,24 @@ const char* lazyFlagOf(const at::Tensor& t) {
   return nullptr;
 }
 
+// What TorchExecutionContext::checkTensor() passes, for the common case only (it is on every
+// call): a defined dense CPU or CUDA tensor, not requiring grad, contiguous and inside its storage.
+// False sends the tensor through checkTensor().
+inline bool plainTensor(const at::Tensor& t) {
+  if (!t.defined() || t.is_nested() || t.layout() != c10::kStrided || t.is_quantized() ||
+      t.requires_grad() || !t.is_contiguous())
+    return false;
+  const c10::Device device = t.device();
+  if (!device.is_cpu() && !device.is_cuda()) return false;
+  // unsafe_storage(): storage() and has_storage() are virtual calls.
+  const c10::Storage& storage = t.unsafeGetTensorImpl()->unsafe_storage();
+  const auto elem = static_cast<int64_t>(t.element_size());
+  int64_t first, end;
+  return storage && !__builtin_mul_overflow(t.storage_offset(), elem, &first) &&
+         !__builtin_mul_overflow(t.numel(), elem, &end) && first >= 0 &&
+         end <= static_cast<int64_t>(storage.nbytes()) - first;
+}
+
 std::string describeTensor(const at::Tensor& t) {
   std::ostringstream os;
   for (int64_t s : t.sizes()) os << s << "x";
@@ -141,7 +159,7 @@ StatusOr<void*> TorchExecutionContext::copyInput(size_t index, const HostTensor&
 
 void TorchExecutionContext::dropInputCopy(size_t index) { copies_[index] = at::Tensor(); }
 
-Status TorchExecutionContext::checkTensor(size_t i, const at::Tensor& t, bool grad_mode) const {
+Status TorchExecutionContext::checkTensor(size_t i, const at::Tensor& t) const {
   const TensorSignature& sig = module().inputs()[i];
   if (!t.defined()) return invalidArgument("input ", i, " (", sig.typeString(), ") is undefined");
   // Tensors without plain strided memory: their sizes, strides or bytes would mislead the module.
@@ -154,8 +172,9 @@ Status TorchExecutionContext::checkTensor(size_t i, const at::Tensor& t, bool gr
   if (t.is_quantized())
     return invalidArgument("input ", i, ": expected ", sig.typeString(), ", got a quantized ",
                            t.scalar_type(), " tensor; pass x.dequantize() or x.int_repr()");
-  // No autograd: outputs would silently have no history.
-  if (grad_mode && t.requires_grad())
+  // No autograd: outputs would silently have no history. Grad mode (thread-local) is read only
+  // for tensors that require grad.
+  if (t.requires_grad() && c10::GradMode::is_enabled())
     return invalidArgument(
         "input ", i, " (", describeTensor(t),
         ") requires grad, but RAL modules are inference-only "
@@ -163,18 +182,22 @@ Status TorchExecutionContext::checkTensor(size_t i, const at::Tensor& t, bool gr
         "or `with torch.inference_mode():`, or pass x.detach()");
   const c10::Device device = t.device();
   if (!device.is_cpu() && !device.is_cuda()) return Status();  // the core refuses the device
-  if (!t.has_storage())
+  const c10::Storage& storage = t.unsafeGetTensorImpl()->unsafe_storage();
+  if (!storage)
     return invalidArgument("input ", i, " (", describeTensor(t), ") has no storage to read");
   // The view must lie inside its storage: a storage resized after the view was made (resize_(),
-  // as FSDP does) would otherwise be read past its end.
+  // as FSDP does) would otherwise be read past its end. A contiguous view spans its numel.
   const int64_t elem = static_cast<int64_t>(t.element_size());
   io_checks::ByteSpan span;
+  if (t.is_contiguous()) {
+    if (__builtin_mul_overflow(t.numel(), elem, &span.end)) return Status();  // refused by the core
+  } else if (!io_checks::byteSpanOf(t.sizes().data(), t.strides().data(), static_cast<int>(t.dim()),
+                                    elem, &span)) {
+    return Status();  // refused by the core
+  }
+  if (span.end == 0) return Status();  // empty: nothing is read
+  const int64_t nbytes = static_cast<int64_t>(storage.nbytes());
   int64_t first;
-  if (!io_checks::byteSpanOf(t.sizes().data(), t.strides().data(), static_cast<int>(t.dim()), elem,
-                             &span) ||
-      span.end == 0)
-    return Status();  // refused by the core (overflow), or empty: nothing is read
-  const int64_t nbytes = static_cast<int64_t>(t.storage().nbytes());
   if (__builtin_mul_overflow(t.storage_offset(), elem, &first) || first + span.begin < 0 ||
       first > nbytes || span.end > nbytes - first)
     return invalidArgument("input ", i, " (", describeTensor(t), ", storage offset ",
@@ -195,10 +218,9 @@ Status TorchExecutionContext::bindInputs(const std::vector<at::Tensor>& inputs) 
     return invalidArgument("module '", module.name(), "' takes ", sigs.size(), " input(s) (",
                            expected, "), got ", inputs.size());
   }
-  const bool grad_mode = c10::GradMode::is_enabled();
   c10::optional<c10::Device> cuda_device;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    RAL_RETURN_IF_ERROR(checkTensor(i, inputs[i], grad_mode));
+    if (!plainTensor(inputs[i])) RAL_RETURN_IF_ERROR(checkTensor(i, inputs[i]));
     const at::Tensor* t = &inputs[i];
     const c10::Device device = t->device();
     if (device.is_cuda()) {
@@ -264,14 +286,7 @@ Status TorchExecutionContext::run(const std::vector<at::Tensor>& inputs,
       self->any_resolved_ = false;
     }
   } drop_resolved{this};
-  Status status = bindInputs(inputs);
-  if (status.ok()) status = executeBound(inputs, outputs);
-  if (!status.ok()) outputs->clear();
-  return status;
-}
-
-Status TorchExecutionContext::executeBound(const std::vector<at::Tensor>& inputs,
-                                           std::vector<at::Tensor>* outputs) {
+  RAL_RETURN_IF_ERROR(bindInputs(inputs));
   // CUDA executions run with their inputs' device current, on torch's current stream there.
   std::optional<c10::DeviceGuard> guard;
   device_allocator_ = torch_->cpuAllocator();
@@ -286,9 +301,10 @@ Status TorchExecutionContext::executeBound(const std::vector<at::Tensor>& inputs
   outputs->resize(module().outputs().size());
   inputs_ = &inputs;
   outputs_ = outputs;
-  Status status = HostExecutionContext::execute();
+  Status status = execute();
   inputs_ = nullptr;
   outputs_ = nullptr;
+  if (!status.ok()) outputs->clear();
   return status;
 }
 

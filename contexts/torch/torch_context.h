@@ -96,10 +96,8 @@ class TorchExecutionContext : public HostExecutionContext {
  private:
   // What the core cannot see: tensor kinds without plain strided memory, autograd, and a view
   // reaching past its storage.
-  Status checkTensor(size_t index, const at::Tensor& t, bool grad_mode) const;
+  Status checkTensor(size_t index, const at::Tensor& t) const;
   Status bindInputs(const std::vector<at::Tensor>& inputs);
-  // After bindInputs(): the entry on the inputs' device, outputs into `outputs`.
-  Status executeBound(const std::vector<at::Tensor>& inputs, std::vector<at::Tensor>* outputs);
   // The device a CUDA execution runs on: its inputs', else torch's current one.
   static StatusOr<c10::Device> cudaDeviceOf(const std::vector<at::Tensor>& inputs);
 
