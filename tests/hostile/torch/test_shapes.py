@@ -52,10 +52,18 @@ def test_large_but_valid_zero_strided_views_are_read_as_they_are(load):
     assert m(x).item() == x.data_ptr()
 
 
+def resize_storage(x, nbytes):
+    """Resizes x's storage under it (torch 2.x: untyped_storage in bytes; 1.13: in elements)."""
+    if hasattr(x, "untyped_storage"):
+        x.untyped_storage().resize_(nbytes)
+    else:
+        x.storage().resize_(nbytes // x.element_size())
+
+
 def test_storage_resized_to_nothing(load):
     m = load("add_r2")
     x = torch.randn(2, 3)
-    x.storage().resize_(0)  # as FSDP frees parameters: the view keeps its sizes
+    resize_storage(x, 0)  # as FSDP frees parameters: the view keeps its sizes
     for name, call in call_paths(m):
         with pytest.raises(RuntimeError, match=r"input 0 .*reaches past the end of its storage, "
                            r"which holds 0 bytes"):
@@ -67,7 +75,7 @@ def test_storage_shrunk_under_a_view(load):
     m = load("add_r1")
     base = torch.randn(1000)
     view = base[10:]
-    base.storage().resize_(2)  # the view now reaches 4 KB past its 8 bytes
+    resize_storage(base, 8)  # the view now reaches 4 KB past its 8 bytes
     with pytest.raises(RuntimeError, match="holds 8 bytes"):
         m(view, torch.randn(990))
     with pytest.raises(RuntimeError, match="holds 8 bytes"):
