@@ -10,28 +10,19 @@
 // checks. As there, each input is also tried with its manifest checksum recomputed, so the
 // checks behind the checksum are fuzzed too.
 #include <c10/util/Exception.h>
-#include <dirent.h>
 
 #include <cstdint>
-#include <fstream>
-#include <iterator>
 #include <memory>
-#include <set>
 #include <string>
 #include <vector>
 
 #include "contexts/torch/torch_context.h"
 #include "plugins/torch/ral_module.h"
-#include "ral/manifest_checksum.h"
 #include "ral/module.h"
 #include "ral/module_spec.h"
+#include "tests/fuzz/module_fuzz_support.h"
 
 namespace {
-
-std::set<uint64_t>& trustedLibraries() {
-  static std::set<uint64_t> trusted;
-  return trusted;
-}
 
 // Whether Python's strict UTF-8 decoder accepts `s`: what the strings ral_torch reads (names,
 // signatures, error messages) must be. Decodes code points, independently of the escaping code.
@@ -51,10 +42,6 @@ bool validUtf8(const std::string& s) {
     i += n;
   }
   return true;
-}
-
-void checkError(const ral::Status& s) {
-  if (s.ok() || s.message().empty()) __builtin_trap();  // failures must explain themselves
 }
 
 void checkError(const c10::Error& e) {
@@ -83,40 +70,20 @@ void touch(const ral::torch_host::RalModule& m, const std::string& bytes) {
   if (state.numel() != static_cast<int64_t>(bytes.size())) __builtin_trap();
 }
 
-}  // namespace
-
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  const std::string dir = RAL_TEST_MODULE_DIR;
-  if (DIR* d = opendir(dir.c_str())) {
-    while (dirent* e = readdir(d)) {
-      const std::string name = e->d_name;
-      if (name.size() < 4 || name.compare(name.size() - 3, 3, ".so") != 0) continue;
-      std::ifstream in(dir + "/" + name, std::ios::binary);
-      std::vector<char> bytes((std::istreambuf_iterator<char>(in)),
-                              std::istreambuf_iterator<char>());
-      trustedLibraries().insert(ral::moduleChecksum(bytes.data(), bytes.size()));
-    }
-    closedir(d);
-  }
-  return 0;
-}
-
-namespace {
-
 void loadOne(const uint8_t* data, size_t size) {
   ral::LoadOptions inspect;
   inspect.load_host_library = false;
   auto m = ral::Module::load(data, size, inspect);
   if (!m.ok()) {
-    checkError(m.status());
+    ral::fuzz::checkError(m.status());
     return;
   }
   // The torch context's own checks (element types and devices it can represent), then its refusal
   // of a module without code.
   auto inspected = ral::torch_host::TorchContext::create(*m);
   if (inspected.ok()) __builtin_trap();
-  checkError(inspected.status());
-  if (trustedLibraries().count((*m)->hostLibraryChecksum()) == 0) return;
+  ral::fuzz::checkError(inspected.status());
+  if (ral::fuzz::trustedLibraries().count((*m)->hostLibraryChecksum()) == 0) return;
 
   const std::string bytes(reinterpret_cast<const char*>(data), size);
   try {
@@ -142,9 +109,6 @@ void loadOne(const uint8_t* data, size_t size) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  loadOne(data, size);
-  std::vector<uint8_t> resealed(data, data + size);
-  if (ral::internal::resealManifest(resealed.data(), resealed.size()).ok())
-    loadOne(resealed.data(), resealed.size());
+  ral::fuzz::asGivenAndResealed(data, size, loadOne);
   return 0;
 }

@@ -38,7 +38,7 @@ bool contains(std::string_view haystack, std::string_view needle) {
 
 // The add module (rank 2) with every kind of manifest field filled in: named, strided and
 // static signatures, an executable with entries and workgroup sizes, a constant, imports.
-ModuleSpec fullSpec() {
+ModuleSpec completeSpec() {
   ModuleSpec spec;
   spec.name = "add_full";
   spec.inputs.push_back({"a", DType::kF32, {256, kDynamicDim}, DeviceKind::kCpu, {kDynamicDim, 1}});
@@ -67,8 +67,8 @@ ModuleSpec fullSpec() {
   return spec;
 }
 
-std::vector<uint8_t> fullModule() {
-  auto bytes = ModuleBuilder(fullSpec()).build();
+std::vector<uint8_t> completeModule() {
+  auto bytes = ModuleBuilder(completeSpec()).build();
   EXPECT_TRUE(bytes.ok()) << bytes.status();
   return *bytes;
 }
@@ -107,7 +107,7 @@ std::string describe(const Module& m) {
 }
 
 TEST(TamperedModuleTest, TheUntouchedModuleLoadsAndRuns) {
-  const auto bytes = fullModule();
+  const auto bytes = completeModule();
   auto m = Module::load(bytes.data(), bytes.size());
   ASSERT_TRUE(m.ok()) << m.status();
 }
@@ -199,7 +199,7 @@ TEST(TamperedModuleTest, EveryManifestFieldIsCoveredByTheChecksum) {
       {"import name",
        [](fb::Module* m) { flipString(const_cast<flatbuffers::String*>(m->imports()->Get(3))); }},
   };
-  const auto original = fullModule();
+  const auto original = completeModule();
   for (const auto& [field, change] : fields) {
     SCOPED_TRACE(field);
     auto bytes = original;
@@ -213,7 +213,7 @@ TEST(TamperedModuleTest, EveryManifestFieldIsCoveredByTheChecksum) {
 }
 
 TEST(TamperedModuleTest, PayloadsAreCoveredByTheirChecksums) {
-  const auto original = fullModule();
+  const auto original = completeModule();
   auto constant = original;
   mutableRoot(constant)->mutable_constants()->GetMutableObject(0)->mutable_data()->Mutate(5, 0x7f);
   Status s = Module::load(constant.data(), constant.size()).status();
@@ -226,7 +226,7 @@ TEST(TamperedModuleTest, PayloadsAreCoveredByTheirChecksums) {
 }
 
 TEST(TamperedModuleTest, AFileWithoutAManifestChecksumIsRefusedWithAHint) {
-  auto bytes = fullModule();
+  auto bytes = completeModule();
   ASSERT_TRUE(mutableRoot(bytes)->mutate_manifest_checksum(0));
   Status s = Module::load(bytes.data(), bytes.size()).status();
   EXPECT_EQ(s.code(), StatusCode::kDataLoss) << s;
@@ -236,7 +236,7 @@ TEST(TamperedModuleTest, AFileWithoutAManifestChecksumIsRefusedWithAHint) {
 
 // A resealed change is a different, valid module: the checks behind the checksum still apply.
 TEST(TamperedModuleTest, AResealedBadSignatureIsStillChecked) {
-  auto bytes = fullModule();
+  auto bytes = completeModule();
   mutableRoot(bytes)->mutable_inputs()->GetMutableObject(0)->mutate_dtype(
       static_cast<fb::DType>(200));
   ASSERT_TRUE(internal::resealManifest(bytes.data(), bytes.size()).ok());
@@ -247,7 +247,7 @@ TEST(TamperedModuleTest, AResealedBadSignatureIsStillChecked) {
 
 // Every byte of the file, each bit: refused, or (padding bytes) the very same module.
 TEST(TamperedModuleTest, EverySingleBitFlipIsRefusedOrChangesNothing) {
-  const auto original = fullModule();
+  const auto original = completeModule();
   LoadOptions inspect;
   inspect.load_host_library = false;
   auto reference = Module::load(original.data(), original.size(), inspect);
@@ -275,7 +275,7 @@ TEST(TamperedModuleTest, EverySingleBitFlipIsRefusedOrChangesNothing) {
 
 StatusOr<std::shared_ptr<Module>> loadWithEntry(const std::string& library,
                                                 const std::string& entry) {
-  ModuleSpec spec = fullSpec();
+  ModuleSpec spec = completeSpec();
   spec.executables.clear();
   spec.host_library = hostLibrary(library);
   spec.entry = entry;
@@ -303,7 +303,7 @@ TEST(TamperedModuleTest, TheEntryMustBeAFunctionOfTheModulesOwnLibrary) {
 }
 
 TEST(TamperedModuleTest, HostKernelEntriesMustBeFunctions) {
-  ModuleSpec spec = fullSpec();
+  ModuleSpec spec = completeSpec();
   spec.executables.clear();
   ExecutableDef host;
   host.name = "host_kernels";
