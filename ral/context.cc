@@ -100,6 +100,19 @@ Status Context::setDriverFactory(DeviceKind kind, DriverFactory factory) {
   return Status();
 }
 
+Status Context::selectDevice(const DeviceInfo& device) {
+  const int i = static_cast<int>(device.kind);
+  if (i < 0 || i >= kNumDeviceKinds) return invalidArgument("invalid device kind ", i);
+  if (device.ordinal < 0) return invalidArgument("invalid device ordinal ", device.ordinal);
+  std::lock_guard<std::mutex> lock(driver_mutexes_[i]);
+  const int current = device_ordinals_[i].load();
+  if ((drivers_[i].load() != nullptr || !driver_errors_[i].ok()) && current != device.ordinal)
+    return failedPrecondition("the '", deviceKindName(device.kind),
+                              "' driver is already in use; select its device before first use");
+  device_ordinals_[i].store(device.ordinal, std::memory_order_release);
+  return Status();
+}
+
 void* Context::findResource(const ResourceKey& key) const {
   std::shared_lock<std::shared_mutex> lock(resource_mutex_);
   auto it = resources_.find(key);

@@ -18,6 +18,10 @@ StatusOr<std::unique_ptr<Stream>> Driver::wrapNativeStream(void*) {
 
 void* Driver::queryService(ServiceId) { return nullptr; }
 
+int Driver::targetRank(ExecutableFormat, std::string_view target) const {
+  return target.empty() ? 0 : -1;
+}
+
 std::string_view deviceKindName(DeviceKind kind) {
   switch (kind) {
     case DeviceKind::kCpu:

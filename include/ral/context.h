@@ -20,6 +20,7 @@
 #include "ral/abi.h"
 #include "ral/api_cache.h"
 #include "ral/context_type.h"
+#include "ral/device_uri.h"
 #include "ral/driver.h"
 #include "ral/execution_context.h"
 #include "ral/module.h"
@@ -91,6 +92,14 @@ class Context {
   }
   // Installs the factory used for `kind` instead of the default; only before its first use.
   Status setDriverFactory(DeviceKind kind, DriverFactory factory);
+  // Makes the driver of `device.kind` use device `device.ordinal` (see ral/device_uri.h's
+  // resolveDevice); only before that driver's first use.
+  Status selectDevice(const DeviceInfo& device);
+  // The ordinal selected for `kind`, or -1: the driver's default ($RAL_<KIND>_DEVICE, else 0).
+  // Driver factories read it.
+  int deviceOrdinal(DeviceKind kind) const {
+    return device_ordinals_[static_cast<int>(kind)].load(std::memory_order_acquire);
+  }
 
   // ---- typed resource cache
   // Returns the T stored under `key`, creating it with `make()` on the first request. `make`
@@ -166,6 +175,7 @@ class Context {
   std::unique_ptr<Driver> owned_drivers_[kNumDeviceKinds];
   Status driver_errors_[kNumDeviceKinds];
   DriverFactory driver_factories_[kNumDeviceKinds];
+  std::atomic<int> device_ordinals_[kNumDeviceKinds] = {-1, -1, -1, -1};
 
   mutable std::shared_mutex resource_mutex_;
   std::unordered_map<ResourceKey, std::shared_ptr<ResourceSlot>, ResourceKeyHash> resources_;

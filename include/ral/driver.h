@@ -65,6 +65,9 @@ struct EntryPoint {
 struct ExecutableSpec {
   std::string name;  // cache key within one driver
   ExecutableFormat format = ExecutableFormat::kHostFunction;
+  // The device architecture the code was compiled for ("sm_80", "gfx90a"); empty: any device of
+  // the driver's kind. Drivers refuse a target their device cannot run (see targetRank).
+  std::string target;
   const void* data = nullptr;
   size_t size = 0;
   std::vector<EntryPoint> entries;
@@ -147,6 +150,11 @@ class Driver {
   virtual StatusOr<Executable*> load(const ExecutableSpec& spec) = 0;
   virtual Status launch(Executable* executable, uint32_t entry, const LaunchConfig& config,
                         const KernelArgs& args, Stream* stream = nullptr) = 0;
+  // How well this device runs code of `format` compiled for `target` (ExecutableSpec::target):
+  // -1 when it cannot, else higher is better (PTX for sm_80 runs on sm_90, below sm_90's own).
+  // Used to pick one of several variants of an executable. The default accepts only the empty
+  // target, with rank 0.
+  virtual int targetRank(ExecutableFormat format, std::string_view target) const;
 
   // ---- streams and synchronisation
   virtual StatusOr<std::unique_ptr<Stream>> createStream() = 0;
