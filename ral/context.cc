@@ -106,11 +106,29 @@ Status Context::selectDevice(const DeviceInfo& device) {
   if (device.ordinal < 0) return invalidArgument("invalid device ordinal ", device.ordinal);
   std::lock_guard<std::mutex> lock(driver_mutexes_[i]);
   const int current = device_ordinals_[i].load();
-  if ((drivers_[i].load() != nullptr || !driver_errors_[i].ok()) && current != device.ordinal)
+  // The host has one CPU device: choosing it changes nothing, even after the driver exists.
+  const bool same = current == device.ordinal || (device.kind == DeviceKind::kCpu && current < 0);
+  if ((drivers_[i].load() != nullptr || !driver_errors_[i].ok()) && !same)
     return failedPrecondition("the '", deviceKindName(device.kind),
                               "' driver is already in use; select its device before first use");
   device_ordinals_[i].store(device.ordinal, std::memory_order_release);
   return Status();
+}
+
+Status Context::selectDevice(std::string_view uri) {
+  RAL_ASSIGN_OR_RETURN(DeviceUri parsed, parseDeviceUri(uri));
+  if (module_ != nullptr) {
+    RAL_ASSIGN_OR_RETURN(DeviceKind runs_on, moduleDevice(*module_));
+    if (runs_on != parsed.kind)
+      return invalidArgument("module '", module_->name(), "' runs on ", deviceKindName(runs_on),
+                             ", not on device '", uri,
+                             "' (ral-compile --device=", deviceKindName(parsed.kind),
+                             " builds it for ", deviceKindName(parsed.kind), ")");
+  }
+  // The kind alone keeps the driver's default device (and needs no enumeration).
+  if (parsed.selector == DeviceUri::Selector::kDefault) return Status();
+  RAL_ASSIGN_OR_RETURN(DeviceInfo device, resolveDevice(parsed));
+  return selectDevice(device);
 }
 
 void* Context::findResource(const ResourceKey& key) const {

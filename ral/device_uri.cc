@@ -63,15 +63,14 @@ StatusOr<DeviceUri> parseDeviceUri(std::string_view text) {
   std::string_view rest = text.substr(kind_end + 1);
   if (rest.rfind("//", 0) == 0) rest.remove_prefix(2);
   if (rest.empty()) return badUri(text, "nothing follows the kind");
-  if (std::isdigit(static_cast<unsigned char>(rest[0]))) {
-    int ordinal = -1;
-    auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), ordinal);
-    if (ec == std::errc() && end == rest.data() + rest.size() && ordinal >= 0) {
-      uri.selector = DeviceUri::Selector::kOrdinal;
-      uri.ordinal = ordinal;
-      return uri;
-    }
-    // Not a plain ordinal: a UUID may start with a digit.
+  int ordinal = -1;
+  auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), ordinal);
+  if (end == rest.data() + rest.size()) {  // only digits (a UUID may start with some)
+    if (ec != std::errc() || ordinal < 0)
+      return badUri(text, internal::strCat("ordinal ", rest, " is out of range"));
+    uri.selector = DeviceUri::Selector::kOrdinal;
+    uri.ordinal = ordinal;
+    return uri;
   }
   if (rest.rfind("name=", 0) == 0) {
     if (rest.size() == 5) return badUri(text, "name= is empty");
@@ -80,7 +79,7 @@ StatusOr<DeviceUri> parseDeviceUri(std::string_view text) {
     return uri;
   }
   std::string hex = normalizedUuid(rest);
-  if (hex.empty() || hex.size() > 64)
+  if (hex.size() < 8 || hex.size() > 64)
     return badUri(text, internal::strCat("'", rest, "' is neither an ordinal nor a UUID"));
   uri.selector = DeviceUri::Selector::kUuid;
   uri.uuid = std::move(hex);

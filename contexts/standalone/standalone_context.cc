@@ -234,6 +234,10 @@ StatusOr<std::shared_ptr<StandaloneContext>> StandaloneContext::create(
         ctx->setDriverFactory(DeviceKind::kCpu, std::move(options.cpu_driver_factory)));
   RAL_RETURN_IF_ERROR(module->link(*ctx));
   RAL_RETURN_IF_ERROR(ctx->setModule(module));
+  if (!options.device.empty()) {
+    RAL_RETURN_IF_ERROR(ctx->selectDevice(options.device));
+    ctx->options_.device = options.device;
+  }
   if (device != DeviceKind::kCpu) {
     // Now rather than at the first run: a missing device runtime is a load error.
     auto d = ctx->driver(device);

@@ -10,6 +10,7 @@
 #include "drivers/cpu/cpu_info.h"
 #include "drivers/cpu/cpu_stream.h"
 #include "drivers/cpu/host_semaphore.h"
+#include "ral/device_uri.h"
 #include "ral/registration.h"
 
 namespace ral::cpu {
@@ -121,6 +122,22 @@ DriverFactory cpuDriverFactory(CpuDriverOptions options) {
 }
 
 RAL_REGISTER_DRIVER(DeviceKind::kCpu, cpuDriverFactory());
+
+// The host is one device: cpu:0.
+StatusOr<std::vector<DeviceInfo>> listCpuDevices() {
+  DeviceInfo d;
+  d.kind = DeviceKind::kCpu;
+  d.ordinal = 0;
+  d.name = internal::strCat("host CPU, ", defaultThreadCount(), " threads");
+#if defined(__x86_64__)
+  d.arch = "x86_64";
+#elif defined(__aarch64__)
+  d.arch = "aarch64";
+#endif
+  return std::vector<DeviceInfo>{d};
+}
+
+RAL_REGISTER_DEVICE_ENUMERATOR(DeviceKind::kCpu, listCpuDevices);
 
 // ---- memory ----------------------------------------------------------------------------------
 

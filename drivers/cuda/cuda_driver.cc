@@ -9,6 +9,7 @@
 #include "drivers/cuda/pending_queue.h"
 #include "drivers/cuda/stream_allocator.h"
 #include "drivers/cuda/timeline_semaphore.h"
+#include "ral/context.h"
 #include "ral/registration.h"
 
 namespace ral::cuda {
@@ -454,13 +455,17 @@ Status CudaDriver::queueWait(Stream* stream, Semaphore* semaphore, uint64_t valu
 }
 
 DriverFactory cudaDriverFactory(CudaDriverOptions options) {
-  return [options](Context&) -> StatusOr<std::unique_ptr<Driver>> {
-    RAL_ASSIGN_OR_RETURN(std::unique_ptr<CudaDriver> driver, CudaDriver::create(options));
+  return [options](Context& context) -> StatusOr<std::unique_ptr<Driver>> {
+    CudaDriverOptions chosen = options;
+    // A device the context selected (a device URI) wins over RAL_CUDA_DEVICE.
+    if (chosen.device < 0) chosen.device = context.deviceOrdinal(DeviceKind::kCuda);
+    RAL_ASSIGN_OR_RETURN(std::unique_ptr<CudaDriver> driver, CudaDriver::create(chosen));
     return std::unique_ptr<Driver>(std::move(driver));
   };
 }
 
 RAL_REGISTER_DRIVER(DeviceKind::kCuda, cudaDriverFactory());
+RAL_REGISTER_DEVICE_ENUMERATOR(DeviceKind::kCuda, listCudaDevices);
 
 }  // namespace ral::cuda
 

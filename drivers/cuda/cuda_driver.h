@@ -19,7 +19,9 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
+#include "ral/device_uri.h"
 #include "ral/driver.h"
 #include "ral/driver_services.h"
 #include "ral/status.h"
@@ -116,6 +118,10 @@ class CudaDriver : public Driver, public CudaQueueService {
 
 // A factory for Context::setDriverFactory with `options`.
 DriverFactory cudaDriverFactory(CudaDriverOptions options = {});
+
+// Every CUDA device (for device URIs): ordinal, UUID, name, "sm_XY". Unavailable without a
+// driver library.
+StatusOr<std::vector<DeviceInfo>> listCudaDevices();
 
 }  // namespace ral::cuda
 

@@ -29,6 +29,7 @@ inline constexpr char kCudaDriverDefaultPath[] = "libcuda.so.1";
   X(cuDeviceGetCount)             \
   X(cuDeviceGet)                  \
   X(cuDeviceGetName)              \
+  X(cuDeviceGetUuid_v2)           \
   X(cuDeviceGetAttribute)         \
   X(cuDeviceTotalMem_v2)          \
   X(cuDevicePrimaryCtxRetain)     \

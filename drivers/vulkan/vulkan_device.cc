@@ -165,7 +165,16 @@ Status VulkanDevice::newInstance() {
   return loaded;
 }
 
-Status VulkanDevice::selectPhysicalDevice(const VulkanDeviceOptions& options) {
+StatusOr<std::vector<PhysicalDeviceInfo>> VulkanDevice::listDevices() {
+  VulkanDevice device;
+  RAL_ASSIGN_OR_RETURN(device.api_, VulkanApi::loadGlobal());
+  RAL_RETURN_IF_ERROR(device.createInstance());
+  std::vector<VkPhysicalDevice> handles;
+  RAL_RETURN_IF_ERROR(device.listPhysicalDevices(&handles));
+  return device.all_devices_;
+}
+
+Status VulkanDevice::listPhysicalDevices(std::vector<VkPhysicalDevice>* out) {
   uint32_t count = 0;
   VkResult r = api_.vkEnumeratePhysicalDevices(instance_, &count, nullptr);
   if (r != VK_SUCCESS && r != VK_INCOMPLETE) return vkStatus(r, "vkEnumeratePhysicalDevices");
@@ -204,8 +213,27 @@ Status VulkanDevice::selectPhysicalDevice(const VulkanDeviceOptions& options) {
       }
     }
     info.usable = info.unusable_reason.empty();
+    if (props.apiVersion >= VK_API_VERSION_1_1) {
+      VkPhysicalDeviceIDProperties id{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES};
+      VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+      p2.pNext = &id;
+      api_.vkGetPhysicalDeviceProperties2(devices[i], &p2);
+      static const char kHex[] = "0123456789abcdef";
+      info.uuid = "GPU-";
+      for (uint8_t b : id.deviceUUID) {
+        info.uuid.push_back(kHex[b >> 4]);
+        info.uuid.push_back(kHex[b & 15]);
+      }
+    }
     all_devices_.push_back(std::move(info));
   }
+  *out = std::move(devices);
+  return Status();
+}
+
+Status VulkanDevice::selectPhysicalDevice(const VulkanDeviceOptions& options) {
+  std::vector<VkPhysicalDevice> devices;
+  RAL_RETURN_IF_ERROR(listPhysicalDevices(&devices));
 
   auto describe = [this]() {
     std::string s;

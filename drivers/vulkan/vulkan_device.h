@@ -37,11 +37,15 @@ struct PhysicalDeviceInfo {
   uint32_t api_version = 0;
   bool usable = false;
   std::string unusable_reason;  // why not, when !usable
+  std::string uuid;             // "GPU-<hex>" from VkPhysicalDeviceIDProperties::deviceUUID
 };
 
 class VulkanDevice {
  public:
   static StatusOr<std::shared_ptr<VulkanDevice>> create(const VulkanDeviceOptions& options);
+  // Every physical device the loader offers, in its order (indices are the ordinals of device
+  // URIs), usable or not, without creating a logical device.
+  static StatusOr<std::vector<PhysicalDeviceInfo>> listDevices();
   ~VulkanDevice();
   VulkanDevice(const VulkanDevice&) = delete;
   VulkanDevice& operator=(const VulkanDevice&) = delete;
@@ -91,6 +95,7 @@ class VulkanDevice {
   Status init(const VulkanDeviceOptions& options);
   Status createInstance();  // the process-wide instance
   Status newInstance();
+  Status listPhysicalDevices(std::vector<VkPhysicalDevice>* devices);
   Status selectPhysicalDevice(const VulkanDeviceOptions& options);
   Status createLogicalDevice();
 

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <utility>
 
+#include "ral/context.h"
+#include "ral/device_uri.h"
 #include "ral/registration.h"
 
 namespace ral::vulkan {
@@ -54,13 +56,35 @@ std::string VulkanDriver::deviceName() const {
 }
 
 DriverFactory vulkanDriverFactory(VulkanDriverOptions options) {
-  return [options](Context&) -> StatusOr<std::unique_ptr<Driver>> {
-    RAL_ASSIGN_OR_RETURN(std::unique_ptr<VulkanDriver> driver, VulkanDriver::create(options));
+  return [options](Context& context) -> StatusOr<std::unique_ptr<Driver>> {
+    VulkanDriverOptions chosen = options;
+    // A device the context selected (a device URI) wins over RAL_VULKAN_DEVICE.
+    const int ordinal = context.deviceOrdinal(DeviceKind::kVulkan);
+    if (chosen.device.device.empty() && ordinal >= 0)
+      chosen.device.device = std::to_string(ordinal);
+    RAL_ASSIGN_OR_RETURN(std::unique_ptr<VulkanDriver> driver, VulkanDriver::create(chosen));
     return std::unique_ptr<Driver>(std::move(driver));
   };
 }
 
 RAL_REGISTER_DRIVER(DeviceKind::kVulkan, vulkanDriverFactory());
+
+StatusOr<std::vector<DeviceInfo>> listVulkanDevices() {
+  RAL_ASSIGN_OR_RETURN(std::vector<PhysicalDeviceInfo> physical, VulkanDevice::listDevices());
+  std::vector<DeviceInfo> devices;
+  for (const PhysicalDeviceInfo& p : physical) {
+    DeviceInfo d;
+    d.kind = DeviceKind::kVulkan;
+    d.ordinal = static_cast<int>(p.index);
+    d.uuid = p.uuid;
+    d.name = p.usable ? p.name : p.name + " [unusable: " + p.unusable_reason + "]";
+    d.arch = "spirv";
+    devices.push_back(std::move(d));
+  }
+  return devices;
+}
+
+RAL_REGISTER_DEVICE_ENUMERATOR(DeviceKind::kVulkan, listVulkanDevices);
 
 StatusOr<uint64_t> VulkanDriver::allocationOffset(const void* ptr, size_t bytes) const {
   RAL_ASSIGN_OR_RETURN(BufferRange range, resolve(ptr, bytes));

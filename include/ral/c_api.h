@@ -61,6 +61,10 @@ typedef struct ral_context_options {
   /* Non-zero: an input whose strides the module's compiled layout does not accept is an error
    * naming the input and both layouts. Zero (default): it is copied into that layout. */
   int strict_zero_copy;
+  /* The device to run on, as a device URI ("vulkan:1", "cuda://GPU-<uuid>", "hsa"; see
+   * include/ral/device_uri.h), of the kind the module was compiled for. NULL or "": that kind's
+   * default device. An unknown device is an error listing the devices there are. */
+  const char* device;
 } ral_context_options;
 
 /* ral_context_create with options; `options` may be NULL (all defaults). */

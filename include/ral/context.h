@@ -95,6 +95,9 @@ class Context {
   // Makes the driver of `device.kind` use device `device.ordinal` (see ral/device_uri.h's
   // resolveDevice); only before that driver's first use.
   Status selectDevice(const DeviceInfo& device);
+  // Parses and resolves the device URI `uri` (ral/device_uri.h) and selects it. When a module is
+  // set, the URI must name a device of the kind the module runs on. Errors list the devices.
+  Status selectDevice(std::string_view uri);
   // The ordinal selected for `kind`, or -1: the driver's default ($RAL_<KIND>_DEVICE, else 0).
   // Driver factories read it.
   int deviceOrdinal(DeviceKind kind) const {

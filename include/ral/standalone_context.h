@@ -25,8 +25,8 @@
 #include <string>
 #include <vector>
 
-#include "ral/dlpack_util.h"
 #include "ral/context.h"
+#include "ral/dlpack_util.h"
 #include "ral/driver.h"
 #include "ral/dtype.h"
 #include "ral/execution_context.h"
@@ -123,6 +123,9 @@ class StandaloneContext : public Context, public std::enable_shared_from_this<St
     // Inputs whose strides the module's layout does not accept are copied into that layout
     // (ral/layout.h); with this set they are refused instead, with an error naming the input.
     bool strict_zero_copy = false;
+    // The device to run on, as a device URI (ral/device_uri.h: "vulkan:1", "hsa://GPU-..."): of
+    // the kind the module was compiled for. Empty: that kind's default device.
+    std::string device;
   };
 
   // Links `module` (resolves its imports for standalone executions) and creates the CPU driver.

@@ -84,6 +84,10 @@ int ral_context_create_with_options(ral_module* module, const ral_context_option
                                          "; set it to "
                                          "sizeof(ral_context_options)"));
     opts.strict_zero_copy = options->strict_zero_copy != 0;
+    // `device` was added later: read only when the caller's struct has it.
+    if (options->struct_size >= offsetof(ral_context_options, device) + sizeof(const char*) &&
+        options->device != nullptr)
+      opts.device = options->device;
   }
   auto ctx = ral::standalone::StandaloneContext::create(module->module, std::move(opts));
   if (!ctx.ok()) return report(ctx.status());

@@ -5,12 +5,17 @@
 // compiled for is refused (the code would still run where it was compiled for).
 //
 //   ral-run model.ralm --input=@x.npy --input=2x3xf32=1,2,3,4,5,6 [--output=@y.npy]
-//           [--expected_output=@ref.npy] [--rtol=1e-5 --atol=1e-6] [--device=cpu]
+//           [--expected_output=@ref.npy] [--rtol=1e-5 --atol=1e-6] [--device=URI]
 //           [--benchmark=N --threads=T]
+//   ral-run --list-devices
+//
+// --device takes a device URI (include/ral/device_uri.h): cpu, vulkan:1, cuda://GPU-<uuid>,
+// hsa, vulkan://name=llvmpipe; one that matches no device is an error listing the devices.
 //
 // Exit codes (plugins/standalone/tool_main.h): 0 success; 1 the module failed to load or run, or
 // memory ran out; 2 bad arguments or input files; 3 an output differs from its expected value;
-// 4 an internal error. Every error is one line on stderr.
+// 4 an internal error. A device that does not exist or cannot start is exit code 2. Every error is
+// one line on stderr.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <atomic>
@@ -28,12 +33,28 @@
 #include "plugins/standalone/npy.h"
 #include "plugins/standalone/tool_main.h"
 #include "ral/context.h"
+#include "ral/device_uri.h"
 #include "ral/driver.h"
 #include "ral/standalone_context.h"
 
 namespace {
 
 using ral::Status;
+
+// --list-devices: per kind, its devices or the reason it has none.
+void printDevices() {
+  for (int k = 0; k < ral::kNumDeviceKinds; ++k) {
+    const auto kind = static_cast<ral::DeviceKind>(k);
+    auto devices = ral::enumerateDevices(kind);
+    if (!devices.ok()) {
+      std::printf("%s: none (%s)\n", std::string(ral::deviceKindName(kind)).c_str(),
+                  std::string(devices.status().message()).c_str());
+      continue;
+    }
+    if (devices->empty()) std::printf("%s: none\n", std::string(ral::deviceKindName(kind)).c_str());
+    for (const ral::DeviceInfo& d : *devices) std::printf("%s\n", ral::describeDevice(d).c_str());
+  }
+}
 using ral::StatusOr;
 using ral::cli::HostTensor;
 using ral::standalone::StandaloneContext;
@@ -175,7 +196,7 @@ int runMain(int argc, char** argv) {
   ral::cli::Tolerance tol;
   int iterations = 0, threads = 1;
   bool strict_zero_copy = false;
-  app.add_option("module", path, "module file")->required();
+  app.add_option("module", path, "module file (required unless --list-devices)");
   app.add_option("--input", inputs, "input i: @file.npy or TYPE=VALUES (e.g. 2x3xf32=1,2,3,4,5,6)")
       ->allow_extra_args(false);
   app.add_option("--output", outputs, "write output i to @file.npy (else it is printed)")
@@ -186,7 +207,11 @@ int runMain(int argc, char** argv) {
   app.add_option("--atol", tol.atol, "absolute tolerance for floating-point outputs");
   CLI::Option* device_option = app.add_option(
       "--device", device,
-      "device the module must run on (cpu, cuda, vulkan; default: the one it was compiled for)");
+      "device the module must run on, as a device URI: cpu, cuda, cuda:1, vulkan://name=llvmpipe, "
+      "hsa://GPU-<uuid> (default: the kind it was compiled for, that kind's default device)");
+  bool list_devices = false;
+  app.add_flag("--list-devices", list_devices,
+               "list the devices of every driver built in (or why there are none), then exit");
   app.add_option("--benchmark", iterations, "then run N timed executions per thread");
   app.add_option("--threads", threads, "benchmark threads sharing the one context");
   app.add_flag("--strict-zero-copy", strict_zero_copy,
@@ -201,27 +226,42 @@ int runMain(int argc, char** argv) {
   }
   if (iterations < 0) return fail(kExitUsage, "--benchmark must be >= 0");
   if (threads < 1 || threads > 1024) return fail(kExitUsage, "--threads must be in 1..1024");
+  if (list_devices) {
+    printDevices();
+    return ral::cli::kExitOk;
+  }
+  if (path.empty()) return fail(kExitUsage, "no module file given (see --help)");
   const bool device_given = device_option->count() > 0;
-  auto kind = ral::deviceKindFromName(device);
-  if (!kind.ok()) return fail(kExitUsage, std::string(kind.status().message()));
+  auto uri = ral::parseDeviceUri(device);
+  if (!uri.ok()) return fail(kExitUsage, std::string(uri.status().message()));
   StandaloneContext::Options options;
   options.strict_zero_copy = strict_zero_copy;
-  if (*kind != ral::DeviceKind::kCpu) {
+  if (uri->kind != ral::DeviceKind::kCpu || uri->selector != ral::DeviceUri::Selector::kDefault) {
+    // Before loading: a device that does not exist or cannot start is one clear line (with the
+    // devices there are), whatever the module.
     ral::Context probe;
-    auto available = probe.driver(*kind);
+    Status selected = probe.selectDevice(device);
+    if (!selected.ok()) return fail(kExitUsage, selected.toString());
+    auto available = probe.driver(uri->kind);
     if (!available.ok())
       return fail(kExitUsage,
                   "device '" + device + "' is not available: " + available.status().toString());
   }
 
-  auto context = StandaloneContext::load(path, std::move(options));
+  auto module_file = ral::Module::load(path);
+  if (!module_file.ok()) return fail(kExitRunFailed, module_file.status().toString());
+  auto runs_on = ral::moduleDevice(**module_file);
+  if (!runs_on.ok()) return fail(kExitRunFailed, runs_on.status().toString());
+  if (device_given && *runs_on != uri->kind)
+    return fail(kExitUsage,
+                "module '" + (*module_file)->name() + "' runs on " +
+                    std::string(ral::deviceKindName(*runs_on)) + ", not " + device +
+                    " (ral-compile --device=" + std::string(ral::deviceKindName(uri->kind)) +
+                    " builds it for " + std::string(ral::deviceKindName(uri->kind)) + ")");
+  if (device_given) options.device = device;
+  auto context = StandaloneContext::create(std::move(*module_file), std::move(options));
   if (!context.ok()) return fail(kExitRunFailed, context.status().toString());
   const ral::Module& module = (*context)->module();
-  if (device_given && (*context)->device() != *kind)
-    return fail(kExitUsage, "module '" + module.name() + "' runs on " +
-                                std::string(ral::deviceKindName((*context)->device())) + ", not " +
-                                device + " (ral-compile --device=" + device + " builds it for " +
-                                device + ")");
   if (inputs.size() != module.inputs().size())
     return fail(kExitUsage, "module '" + module.name() + "' takes " +
                                 std::to_string(module.inputs().size()) + " input(s), " +

@@ -105,6 +105,11 @@ std::vector<std::string> RalModule::outputSignature() const {
   return describe(context_->module().outputs());
 }
 
+void RalModule::selectDevice(const std::string& uri) const {
+  const Status selected = context_->selectDevice(uri);
+  TORCH_CHECK(selected.ok(), "ral: ", selected.toString());
+}
+
 at::Tensor RalModule::state() const {
   at::Tensor t = at::empty({static_cast<int64_t>(bytes_.size())}, at::kByte);
   if (!bytes_.empty()) std::memcpy(t.data_ptr(), bytes_.data(), bytes_.size());

@@ -47,6 +47,8 @@ class RalModule : public torch::CustomClassHolder {
   std::string name() const { return escapeInvalidUtf8(context_->module().name()); }
   // TorchContext::setStrictZeroCopy: refuse, rather than copy, inputs in another layout.
   void setStrictZeroCopy(bool strict) const { context_->setStrictZeroCopy(strict); }
+  // Context::selectDevice(uri), throwing c10::Error (a Python RuntimeError) with RAL's message.
+  void selectDevice(const std::string& uri) const;
   bool strictZeroCopy() const { return context_->strictZeroCopy(); }
   // The module file as a 1-D uint8 CPU tensor.
   at::Tensor state() const;

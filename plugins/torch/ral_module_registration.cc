@@ -41,6 +41,11 @@ TORCH_LIBRARY(ral, m) {
           "strict_zero_copy", [](const Self& self) { return self->strictZeroCopy(); },
           "Whether strict zero-copy is on.")
       .def(
+          "select_device",
+          [](const Self& self, const std::string& uri) { self->selectDevice(uri); },
+          "Runs the module on the device a device URI names ('vulkan:1', 'hsa://GPU-<uuid>', "
+          "'cuda://name=H100'), of the kind it was compiled for; before its first run.")
+      .def(
           "state", [](const Self& self) { return self->state(); },
           "The module file as a uint8 tensor.")
       // For ral_torch._fast (fast_call.cc), which cannot unwrap a ScriptObject without pybind11:

@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 
 static int failures = 0;
@@ -153,6 +154,29 @@ int main(int argc, char** argv) {
     CHECK(((const float*)out[0]->dl_tensor.data)[1] == 24.0f);
     out[0]->deleter(out[0]);
   }
+  ral_context_free(ctx);
+
+  /* Device URIs: the module's own kind by ordinal runs; a device that does not exist or of
+   * another kind is an error naming it (and listing the devices), with no context made. */
+  options.strict_zero_copy = 0;
+  options.device = "cpu:0";
+  CHECK(ral_context_create_with_options(module, &options, &ctx) == RAL_OK);
+  ral_context_free(ctx);
+  ctx = NULL;
+  options.device = "cpu:7";
+  CHECK(ral_context_create_with_options(module, &options, &ctx) != RAL_OK);
+  CHECK(ctx == NULL);
+  CHECK(strstr(ral_last_error(), "no cpu device matches 'cpu:7'") != NULL);
+  CHECK(strstr(ral_last_error(), "cpu:0") != NULL);
+  options.device = "vulkan:0";
+  CHECK(ral_context_create_with_options(module, &options, &ctx) != RAL_OK);
+  CHECK(strstr(ral_last_error(), "runs on cpu") != NULL);
+  options.device = "tpu:0";
+  CHECK(ral_context_create_with_options(module, &options, &ctx) == 2 /* INVALID_ARGUMENT */);
+  CHECK(strstr(ral_last_error(), "bad device 'tpu:0'") != NULL);
+  /* A caller built before `device` existed: the field is not read. */
+  options.struct_size = offsetof(ral_context_options, device);
+  CHECK(ral_context_create_with_options(module, &options, &ctx) == RAL_OK);
   ral_context_free(ctx);
   ral_module_free(module);
 

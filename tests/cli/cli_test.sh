@@ -112,6 +112,15 @@ bad_literals)
   # A device this build has no driver for (tests/cuda covers --device=cuda with and without a GPU).
   expect 2 "device 'hsa' is not available" "$RUN" "$A" --device=hsa
   expect 2 "unknown device 'tpu'" "$RUN" "$A" --device=tpu
+  # Device URIs: one grammar for every driver; no match lists the devices there are.
+  expect 2 "bad device 'cpu:zz'" "$RUN" "$A" --device=cpu:zz
+  expect 2 "no cpu device matches 'cpu:4'; the devices are:" "$RUN" "$A" --device=cpu:4
+  expect 2 "no cpu device matches 'cpu://GPU-0e12865a3bf5b7ab'" "$RUN" "$A" \
+    --device=cpu://GPU-0e12865a3bf5b7ab
+  expect 0 "output 0: 3xf32=2,4,6" "$RUN" "$A" --device=cpu:0 --input=3xf32=1,2,3 \
+    --input=3xf32=1,2,3
+  expect 0 "cpu:0  host CPU" "$RUN" --list-devices
+  expect 2 "no module file given" "$RUN"
   expect 2 "--threads must be in 1..1024" "$RUN" "$A" --threads=0
   expect 2 "The following argument was not expected: --nope" "$RUN" "$A" --nope
   ;;

@@ -21,6 +21,7 @@
 #include "fake_event_backend.h"
 #include "ral/abi.h"
 #include "ral/context.h"
+#include "ral/device_uri.h"
 #include "ral/memref.h"
 #include "tests/sim_cuda/sim_cuda_kernel.h"
 
@@ -71,6 +72,43 @@ TEST(CudaDriverTest, ContextReportsUnavailableWithoutADriver) {
   EXPECT_EQ(context.driver(DeviceKind::kCuda).status(), driver.status());
   EXPECT_TRUE(context.driver(DeviceKind::kCpu).ok());
   EXPECT_FALSE(context.driver<CudaDriver>().ok());
+}
+
+// Device URIs: the enumerator reports every device with its UUID and sm_XY; a URI by ordinal or
+// UUID reaches the driver as that device; no match lists the devices. Without a driver the list
+// is Unavailable with the driver's own reason.
+TEST(CudaDriverTest, DeviceUrisNameTheDevices) {
+  auto devices = listCudaDevices();
+  if (!CudaLibrary::get().ok()) {
+    ASSERT_FALSE(devices.ok());
+    EXPECT_EQ(devices.status().code(), StatusCode::kUnavailable);
+    EXPECT_NE(devices.status().message().find(cudaDriverPath()), std::string::npos);
+    auto resolved = resolveDevice("cuda:0");
+    ASSERT_FALSE(resolved.ok());
+    EXPECT_NE(resolved.status().message().find("device 'cuda:0'"), std::string::npos)
+        << resolved.status();
+    return;
+  }
+  ASSERT_TRUE(devices.ok()) << devices.status();
+  ASSERT_FALSE(devices->empty());
+  const DeviceInfo& first = devices->front();
+  EXPECT_EQ(first.ordinal, 0);
+  EXPECT_EQ(first.uuid.rfind("GPU-", 0), 0u) << first.uuid;
+  EXPECT_EQ(first.uuid.size(), 4u + 36u) << first.uuid;
+  EXPECT_EQ(first.arch.rfind("sm_", 0), 0u) << first.arch;
+  for (const std::string& uri : {std::string("cuda:0"), "cuda://" + first.uuid}) {
+    Context context;
+    ASSERT_TRUE(context.selectDevice(uri).ok()) << uri;
+    EXPECT_EQ(context.deviceOrdinal(DeviceKind::kCuda), 0);
+    auto driver = context.driver<CudaDriver>();
+    ASSERT_TRUE(driver.ok()) << driver.status();
+    EXPECT_EQ((*driver)->deviceOrdinal(), 0);
+  }
+  auto missing = resolveDevice("cuda:" + std::to_string(devices->size()));
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(missing.status().message().find(describeDevice(first)), std::string::npos)
+      << missing.status();
 }
 
 TEST(CudaDriverTest, KernelCallWithoutADriverSignalsTheError) {

@@ -294,6 +294,16 @@ CUresult CUDAAPI cuDeviceGetName(char* name, int len, CUdevice device) {
   return CUDA_SUCCESS;
 }
 
+CUresult CUDAAPI cuDeviceGetUuid_v2(CUuuid* uuid, CUdevice device) {
+  SIM_CHECK(false);
+  if (device != 0) return CUDA_ERROR_INVALID_DEVICE;
+  if (uuid == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  static const unsigned char kUuid[16] = {0x5a, 0x11, 0xc0, 0xda, 0x00, 0x01, 0x40, 0x00,
+                                          0x80, 0x00, 0x52, 0x41, 0x4c, 0x53, 0x49, 0x4d};
+  std::memcpy(uuid->bytes, kUuid, sizeof(kUuid));
+  return CUDA_SUCCESS;
+}
+
 CUresult CUDAAPI cuDeviceGetAttribute(int* value, CUdevice_attribute attribute, CUdevice device) {
   SIM_CHECK(false);
   if (device != 0) return CUDA_ERROR_INVALID_DEVICE;

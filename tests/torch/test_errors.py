@@ -154,3 +154,20 @@ def test_compiled_module_copies_a_view_it_was_not_compiled_for():
     assert torch.equal(m(a[2:6], a[4:8]), a[2:6] + a[4:8])
     assert torch.equal(m(a[::8], a[1::8]), a[:1] + a[1:2])
     assert torch.equal(m(a[::2].contiguous(), a[1::2].contiguous()), a[::2] + a[1::2])
+
+
+def test_device_uris():
+    # The module's own device by URI runs; a device that does not exist, a URI of another kind
+    # and a malformed one raise with RAL's message (listing the devices), and nothing is loaded.
+    m = ral_torch.load(module_path("add_r2"), device="cpu:0")
+    check_recovers(m)
+    with pytest.raises(RuntimeError, match=r"(?s)no cpu device matches 'cpu:3'; the devices are:.*cpu:0"):
+        ral_torch.load(module_path("add_r2"), device="cpu:3")
+    with pytest.raises(RuntimeError, match=r"runs on cpu, not on device 'vulkan:0'"):
+        ral_torch.load(module_path("add_r2"), device="vulkan:0")
+    with pytest.raises(RuntimeError, match=r"bad device 'gpu0'"):
+        ral_torch.load(module_path("add_r2"), device="gpu0")
+    with pytest.raises(TypeError, match="device URI string"):
+        ral_torch.load(module_path("add_r2"), device=0)
+    with open(module_path("add_r2"), "rb") as f:
+        check_recovers(ral_torch.load_bytes(f.read(), device="cpu"))

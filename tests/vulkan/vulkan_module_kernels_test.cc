@@ -9,8 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "ral/standalone_context.h"
+#include "ral/device_uri.h"
 #include "ral/module_builder.h"
+#include "ral/standalone_context.h"
 #include "tests/support/compiled_softmax.h"
 
 namespace ral::standalone {
@@ -49,6 +50,40 @@ TEST(VulkanModuleKernelsTest, SpirvKernelRunsOnCpuInputs) {
   expectSoftmaxWorks(**ctx, 0, 7, 7);     // an empty grid launches nothing
   expectSoftmaxWorks(**ctx, 300, 1, 1);   // more rows than one workgroup
   expectSoftmaxWorks(**ctx, 70, 33, 40);  // a strided view: re-laid out on the way in
+}
+
+// Device URIs select the Vulkan device by ordinal, UUID or name; one matching nothing (or of
+// another kind) is an error listing the devices, and no context is made.
+TEST(VulkanModuleKernelsTest, DeviceUrisSelectTheDevice) {
+  SKIP_WITHOUT_MODULE_OR_DEVICE();
+  auto devices = enumerateDevices(DeviceKind::kVulkan);
+  ASSERT_TRUE(devices.ok()) << devices.status();
+  ASSERT_FALSE(devices->empty());
+  const DeviceInfo& first = devices->front();
+  std::vector<std::string> uris = {"vulkan", "vulkan:" + std::to_string(first.ordinal),
+                                   "vulkan://name=" + first.name.substr(0, 4)};
+  if (!first.uuid.empty()) uris.push_back("vulkan://" + first.uuid);
+  for (const std::string& uri : uris) {
+    StandaloneContext::Options options;
+    options.device = uri;
+    auto ctx = StandaloneContext::load(modulePath(), options);
+    ASSERT_TRUE(ctx.ok()) << uri << ": " << ctx.status();
+    expectSoftmaxWorks(**ctx, 5, 7, 7);
+  }
+  for (const char* uri : {"vulkan:64", "vulkan://name=no-such-gpu", "vulkan://GPU-00000000ffff"}) {
+    StandaloneContext::Options options;
+    options.device = uri;
+    auto ctx = StandaloneContext::load(modulePath(), options);
+    ASSERT_FALSE(ctx.ok()) << uri;
+    EXPECT_EQ(ctx.status().code(), StatusCode::kNotFound) << ctx.status();
+    EXPECT_TRUE(contains(ctx.status().message(), describeDevice(first))) << ctx.status();
+  }
+  StandaloneContext::Options cpu;
+  cpu.device = "cpu:0";
+  auto wrong = StandaloneContext::load(modulePath(), cpu);
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_TRUE(contains(wrong.status().message(), "runs on vulkan, not on device 'cpu:0'"))
+      << wrong.status();
 }
 
 Status launch(StandaloneContext& ctx, int64_t executable, int64_t grid, int64_t block, void** args,

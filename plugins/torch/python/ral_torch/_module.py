@@ -26,7 +26,7 @@ import keyword
 import linecache
 import sys
 import weakref
-from typing import List, Tuple
+from typing import List, Optional, Tuple
 
 import torch
 from torch import Tensor
@@ -298,23 +298,36 @@ def _class_suffix(name: str) -> str:
     return cleaned or "module"
 
 
-def load(path, strict_zero_copy: bool = False) -> RalModule:
+def _select_device(module, device: Optional[str]) -> None:
+    if device is None:
+        return
+    if not isinstance(device, str):
+        raise TypeError(f"device must be a device URI string such as 'vulkan:0', not "
+                        f"{type(device).__name__}")
+    module.select_device(device)
+
+
+def load(path, strict_zero_copy: bool = False, device: Optional[str] = None) -> RalModule:
     """Loads a .ralm file as a torch.nn.Module. Errors are RuntimeErrors with RAL's message.
 
     Inputs whose strides the module's compiled layout does not accept (x.t(), a column slice, an
     expand()) are copied into that layout; with strict_zero_copy they raise instead.
+    `device` is a device URI ('vulkan:1', 'hsa://GPU-<uuid>', 'cuda://name=H100'; see
+    `ral-run --list-devices`) of the kind the module was compiled for; None: that kind's default.
     """
     module = torch.classes.ral.Module(str(path))
     module.set_strict_zero_copy(bool(strict_zero_copy))
+    _select_device(module, device)
     return _specialize(module)
 
 
-def load_bytes(data, strict_zero_copy: bool = False) -> RalModule:
+def load_bytes(data, strict_zero_copy: bool = False, device: Optional[str] = None) -> RalModule:
     """Loads a module from the bytes of a .ralm file (bytes, bytearray or a uint8 tensor)."""
     if isinstance(data, torch.Tensor):
         data = data.cpu().numpy().tobytes()
     module = torch.classes.ral.Module.from_bytes(bytes(data))
     module.set_strict_zero_copy(bool(strict_zero_copy))
+    _select_device(module, device)
     return _specialize(module)
 
 
