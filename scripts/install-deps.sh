@@ -24,6 +24,9 @@ PACKAGES=(
   # Vulkan driver: headers and glslc at build time; the loader and Mesa's CPU device (llvmpipe)
   # to run the tests
   libvulkan-dev glslc libvulkan1 mesa-vulkan-drivers
+  # HSA driver: the HSA headers at build time; the runtime (libhsa-runtime64-1) for the test of
+  # its error on machines without an AMD GPU
+  libhsa-runtime-dev
 )
 
 # Debian's MLIR packages of different versions conflict with one another. A machine set up for an

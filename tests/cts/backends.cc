@@ -3,7 +3,9 @@
 //  - vulkan (when built): SPIR-V compiled from GLSL at build time, on whatever device the
 //    Vulkan loader offers (Mesa's lavapipe in CI), pipeline cache off;
 //  - cuda_sim (when built): the CUDA driver over libral_sim_cuda.so, whose module images name
-//    exported host functions of this binary (main() points RAL_CUDA_DRIVER_PATH at it).
+//    exported host functions of this binary (main() points RAL_CUDA_DRIVER_PATH at it);
+//  - hsa_sim (when built): the HSA driver over libral_sim_hsa.so, whose code objects name
+//    exported host functions of this binary (main() points RAL_HSA_RUNTIME_PATH at it).
 #include <cstring>
 #include <string>
 
@@ -17,6 +19,9 @@
 #include "drivers/cuda/cuda_driver.h"
 #include "drivers/cuda/cuda_library.h"
 #include "ral/driver_services.h"
+#endif
+#ifdef RAL_CTS_HSA
+#include "drivers/hsa/hsa_driver.h"
 #endif
 
 namespace ral::cts {
@@ -164,6 +169,38 @@ class CudaSimBackend final : public CtsBackend {
 };
 #endif
 
+#ifdef RAL_CTS_HSA
+// Code objects of the simulated HSA runtime: kernel, exported symbol, kernarg segment bytes.
+constexpr char kHsaAddOne[] = RAL_SIM_HSA_CODE_OBJECT_MAGIC "\nadd_one ral_cts_hsa_add_one 16\n";
+constexpr char kHsaFillIndex[] =
+    RAL_SIM_HSA_CODE_OBJECT_MAGIC "\nfill_index ral_cts_hsa_fill_index 16\n";
+constexpr char kHsaArgs[] = RAL_SIM_HSA_CODE_OBJECT_MAGIC "\nargs ral_cts_hsa_args 48\n";
+
+class HsaSimBackend final : public CtsBackend {
+ public:
+  std::string name() const override { return "hsa_sim"; }
+  StatusOr<std::unique_ptr<Driver>> createDriver() const override {
+    return upcast(hsa::HsaDriver::create());
+  }
+  ExecutableSpec kernel(KernelId id) const override {
+    const char* objects[] = {kHsaAddOne, kHsaFillIndex, kHsaArgs};
+    ExecutableSpec spec;
+    spec.name = std::string("cts.") + kernelName(id);
+    spec.format = ExecutableFormat::kHsaco;
+    spec.data = objects[static_cast<int>(id)];
+    spec.size = std::strlen(objects[static_cast<int>(id)]);
+    spec.entries = {{kernelName(id), {0, 0, 0}}};
+    return spec;
+  }
+  ExecutableSpec missingEntry() const override {
+    ExecutableSpec spec = kernel(KernelId::kAddOne);
+    spec.name = "cts.missing_entry";
+    spec.entries.push_back({"no_such_entry", {0, 0, 0}});
+    return spec;
+  }
+};
+#endif
+
 }  // namespace
 
 const std::vector<const CtsBackend*>& backends() {
@@ -174,6 +211,9 @@ const std::vector<const CtsBackend*>& backends() {
 #endif
 #ifdef RAL_CTS_CUDA
       new CudaSimBackend(),
+#endif
+#ifdef RAL_CTS_HSA
+      new HsaSimBackend(),
 #endif
   };
   return *list;

@@ -1,6 +1,7 @@
 // The conformance kernels as host code (see cts.h for what they compute), in the two host forms:
-// CPU-driver workgroup functions (one call per workgroup) and simulated-CUDA kernels (one call
-// per launch, exported so the simulated driver finds them with dlsym).
+// CPU-driver workgroup functions (one call per workgroup), simulated-CUDA kernels (one call per
+// launch) and simulated-HSA kernels (one call per dispatch packet), the last two exported so the
+// simulated libraries find them with dlsym.
 #include "kernels_host.h"
 
 #include <cstring>
@@ -44,6 +45,17 @@ void cpuRange(const ral_host_workgroup* wg, void* const* args,
   fn(args, id * size, (id + 1) * size);
 }
 
+uint64_t hsaInvocations(const RalSimHsaDispatch* d) {
+  return uint64_t{d->grid_size[0]} * d->grid_size[1] * d->grid_size[2];
+}
+
+// The kernarg segment as pointers to each argument: `offsets` per argument.
+template <size_t N>
+void kernargPointers(const void* kernarg, const size_t (&offsets)[N], void* (&out)[N]) {
+  for (size_t i = 0; i < N; ++i)
+    out[i] = const_cast<char*>(static_cast<const char*>(kernarg) + offsets[i]);
+}
+
 uint64_t simInvocations(const RalSimCudaLaunch* l) {
   return uint64_t{l->grid[0]} * l->grid[1] * l->grid[2] * l->block[0] * l->block[1] * l->block[2];
 }
@@ -68,4 +80,19 @@ void ral_cts_sim_fill_index(const RalSimCudaLaunch* launch, void** params) {
   ral::cts::fillIndex(params, 0, ral::cts::simInvocations(launch));
 }
 void ral_cts_sim_args(const RalSimCudaLaunch*, void** params) { ral::cts::argsKernel(params); }
+void ral_cts_hsa_add_one(const RalSimHsaDispatch* dispatch, const void* kernarg) {
+  void* args[2];
+  ral::cts::kernargPointers(kernarg, {0, 8}, args);
+  ral::cts::addOne(args, 0, ral::cts::hsaInvocations(dispatch));
+}
+void ral_cts_hsa_fill_index(const RalSimHsaDispatch* dispatch, const void* kernarg) {
+  void* args[3];
+  ral::cts::kernargPointers(kernarg, {0, 8, 12}, args);
+  ral::cts::fillIndex(args, 0, ral::cts::hsaInvocations(dispatch));
+}
+void ral_cts_hsa_args(const RalSimHsaDispatch*, const void* kernarg) {
+  void* args[6];
+  ral::cts::kernargPointers(kernarg, {0, 8, 10, 12, 16, 32}, args);
+  ral::cts::argsKernel(args);
+}
 }
