@@ -13,6 +13,9 @@ Status registerAll() {
 #if RAL_WITH_CUDA
              &registerCudaDriver, &registerCudaKernels,
 #endif
+#if RAL_WITH_HSA
+             &registerHsaDriver, &registerHsaKernels,
+#endif
        }) {
     RAL_RETURN_IF_ERROR(component());
   }

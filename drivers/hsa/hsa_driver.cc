@@ -12,6 +12,7 @@
 #include "drivers/hsa/hsa_stream.h"
 #include "ral/context.h"
 #include "ral/device_uri.h"
+#include "ral/registration.h"
 
 namespace ral::hsa {
 namespace {
@@ -339,3 +340,8 @@ RAL_REGISTER_DRIVER(DeviceKind::kHsa, hsaDriverFactory());
 RAL_REGISTER_DEVICE_ENUMERATOR(DeviceKind::kHsa, enumerateHsaDevices);
 
 }  // namespace ral::hsa
+
+// Defined beside RAL_REGISTER_DRIVER above, so naming it links the registration.
+ral::Status ral::registerHsaDriver() {
+  return ral::defaultDriverFactory(ral::DeviceKind::kHsa).status();
+}

@@ -33,6 +33,8 @@ Status registerVulkanDriver();
 Status registerVulkanKernels();
 Status registerCudaDriver();
 Status registerCudaKernels();
+Status registerHsaDriver();
+Status registerHsaKernels();
 
 // Every component built into this library.
 Status registerAll();
