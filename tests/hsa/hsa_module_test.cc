@@ -1,0 +1,102 @@
+// A module whose code runs on the hsa device, through the standalone context, on the simulated
+// HSA runtime: inputs (also strided and empty ones) are copied into host-visible HSA memory, the
+// host code launches kernel 0 of the module's executable through ral_kernel_launch___hsa (a sim
+// code object naming ral_test_hsa_scale_kernel below), outputs come back as CPU tensors. Device
+// URIs pick the GPU; one that matches nothing lists the simulated GPUs.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "ral/device_uri.h"
+#include "ral/standalone_context.h"
+#include "tests/sim_hsa/sim_hsa_kernel.h"
+
+// y[i] = 2 * x[i * stride] + 1 over the whole grid (kernarg: src, dst, n, stride).
+extern "C" __attribute__((visibility("default"))) void ral_test_hsa_scale_kernel(
+    const RalSimHsaDispatch* dispatch, const void* kernarg) {
+  const float* src;
+  float* dst;
+  int64_t n, stride;
+  const auto* bytes = static_cast<const unsigned char*>(kernarg);
+  std::memcpy(&src, bytes, 8);
+  std::memcpy(&dst, bytes + 8, 8);
+  std::memcpy(&n, bytes + 16, 8);
+  std::memcpy(&stride, bytes + 24, 8);
+  for (int64_t i = 0; i < static_cast<int64_t>(dispatch->grid_size[0]) && i < n; ++i)
+    dst[i] = 2.0f * src[i * stride] + 1.0f;
+}
+
+namespace ral::standalone {
+namespace {
+
+std::string modulePath() { return std::string(RAL_TEST_MODULE_DIR) + "/hsa_scale.ralm"; }
+
+void expectScale(StandaloneContext& ctx, int64_t n, int64_t stride) {
+  std::vector<float> storage(static_cast<size_t>(std::max<int64_t>(n * stride, 1)));
+  for (size_t i = 0; i < storage.size(); ++i) storage[i] = static_cast<float>(i) * 0.25f - 3.0f;
+  int64_t shape[1] = {n};
+  int64_t strides[1] = {stride};
+  DLTensor x{};
+  x.data = storage.data();
+  x.device = {kDLCPU, 0};
+  x.ndim = 1;
+  x.dtype = {kDLFloat, 32, 1};
+  x.shape = shape;
+  x.strides = strides;
+  auto out = ctx.run({&x});
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_EQ(out->size(), 1u);
+  const DLTensor& y = (*out)[0]->dl_tensor;
+  ASSERT_EQ(y.ndim, 1);
+  ASSERT_EQ(y.shape[0], n);
+  const float* v = static_cast<const float*>(y.data);
+  for (int64_t i = 0; i < n; ++i)
+    ASSERT_EQ(v[i], 2.0f * storage[static_cast<size_t>(i * stride)] + 1.0f) << "at " << i;
+}
+
+TEST(HsaModuleTest, HostCodeLaunchesDeviceKernelsOnTheHsaDevice) {
+  auto ctx = StandaloneContext::load(modulePath());
+  ASSERT_TRUE(ctx.ok()) << ctx.status();
+  EXPECT_EQ((*ctx)->device(), DeviceKind::kHsa);
+  expectScale(**ctx, 1000, 1);  // 16 workgroups
+  expectScale(**ctx, 37, 3);    // a strided view
+  expectScale(**ctx, 1, 1);
+  expectScale(**ctx, 0, 1);     // an empty grid launches nothing
+  expectScale(**ctx, 1000, 1);  // and the next run is still correct
+}
+
+TEST(HsaModuleTest, DeviceUrisSelectTheGpu) {
+  auto devices = enumerateDevices(DeviceKind::kHsa);
+  ASSERT_TRUE(devices.ok()) << devices.status();
+  ASSERT_FALSE(devices->empty());
+  const DeviceInfo& gpu = devices->front();
+  for (const std::string& uri :
+       {std::string("hsa"), std::string("hsa:0"), "hsa://" + gpu.uuid, "hsa://name=" + gpu.name}) {
+    StandaloneContext::Options options;
+    options.device = uri;
+    auto ctx = StandaloneContext::load(modulePath(), options);
+    ASSERT_TRUE(ctx.ok()) << uri << ": " << ctx.status();
+    expectScale(**ctx, 100, 2);
+  }
+  for (const char* uri : {"hsa:9", "hsa://GPU-0123456789abcdef"}) {
+    StandaloneContext::Options options;
+    options.device = uri;
+    auto ctx = StandaloneContext::load(modulePath(), options);
+    ASSERT_FALSE(ctx.ok()) << uri;
+    EXPECT_EQ(ctx.status().code(), StatusCode::kNotFound) << ctx.status();
+    EXPECT_NE(ctx.status().message().find(describeDevice(gpu)), std::string::npos) << ctx.status();
+  }
+  StandaloneContext::Options vulkan;
+  vulkan.device = "vulkan:0";
+  auto wrong = StandaloneContext::load(modulePath(), vulkan);
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_NE(wrong.status().message().find("runs on hsa, not on device 'vulkan:0'"),
+            std::string::npos)
+      << wrong.status();
+}
+
+}  // namespace
+}  // namespace ral::standalone

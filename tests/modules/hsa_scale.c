@@ -1,0 +1,39 @@
+/* hsa_scale: ?xf32 -> ?xf32 on device "hsa", y[i] = 2 * x[i] + 1, computed by kernel 0 of the
+ * module's executable 0 launched through ral_kernel_launch___hsa (64 work-items per workgroup).
+ * With tests/modules/hsa_scale.sim the executable is a code object of the simulated HSA runtime
+ * naming a host function of the test binary; the host code is what a compiled module does. */
+#include "test_module.h"
+
+typedef RAL_MEMREF(float, 1) memref1;
+
+RAL_MODULE_EXPORT ral_import ral_imports[] = {
+    {"ral_recv_input___cpu___pvoid_i64___m1df32", 0},
+    {"ral_alloc___cpu___pvoid_i64___pvoid", 0},
+    {"ral_kernel_launch___hsa___pvoid_i64_i64_i64_i64_i64_i64_i64_i64_i64_ppvoid_pi64_i64___void",
+     0},
+    {"ral_send_output___cpu___pvoid_i64_m1df32___void", 0},
+};
+RAL_MODULE_EXPORT uint32_t ral_import_count = 4;
+
+RAL_MODULE_EXPORT void ral_entry(void* ctx) {
+  int64_t index = 0;
+  memref1 in;
+  RAL_CALL(0, &index, &in);
+  int64_t n = in.sizes[0];
+  int64_t bytes = n * (int64_t)sizeof(float);
+  void* p = 0;
+  RAL_CALL(1, &bytes, &p);
+  float* src = in.aligned + in.offset;
+  int64_t stride = in.strides[0];
+  float* dst = (float*)p;
+  void* args[] = {&src, &dst, &n, &stride};
+  int64_t sizes[] = {8, 8, 8, 8};
+  int64_t executable = 0, entry = 0, gx = (n + 63) / 64, one = 1, block = 64, shared = 0,
+          count = 4;
+  void** args_ptr = args;
+  int64_t* sizes_ptr = sizes;
+  RAL_CALL(2, &executable, &entry, &gx, &one, &one, &block, &one, &one, &shared, &args_ptr,
+           &sizes_ptr, &count);
+  memref1 out = {dst, dst, 0, {n}, {1}};
+  RAL_CALL(3, &index, &out);
+}
