@@ -162,17 +162,27 @@ def OutlineKernelsPass : Pass<"disc-ral-outline-kernels", "::mlir::ModuleOp"> {
     (grid-stride), buffers as bindings, scalars and dynamic layouts as push constants. A loop
     that cannot run on the device, and any host code left reading or writing memory, is an
     error: a Vulkan module runs every loop over device memory on the device.
+
+    With `device=cuda` or `device=hsa`, each such loop becomes a `gpu.module @ral_kernel_<n>`
+    (gpu_kernels.h) targeting one `#nvvm.target` / `#rocdl.target` per architecture of
+    `gpu-arch`, holding one kernel: grid-stride over the iterations, buffers as pointer
+    parameters, scalars and dynamic layouts as value parameters. The same errors apply.
   }];
   let options = [
     Option<"grain", "grain", "int64_t", /*default=*/"16384",
            "Work per workgroup (innermost iterations) the launch aims at (cpu)">,
     Option<"device", "device", "std::string", /*default=*/"\"cpu\"",
-           "Device the kernels are for: cpu (host functions) or vulkan (SPIR-V)">,
+           "Device the kernels are for: cpu (host functions), vulkan (SPIR-V), cuda or hsa "
+           "(gpu.module kernels)">,
+    Option<"gpuArchs", "gpu-arch", "std::string", /*default=*/"\"\"",
+           "cuda, hsa: comma-separated architectures (sm_80, gfx90a, ...; empty: the default "
+           "list) the gpu.modules target">,
   ];
   let dependentDialects = [
     "::mlir::disc_ral::DiscRalDialect", "::mlir::arith::ArithDialect",
     "::mlir::func::FuncDialect", "::mlir::LLVM::LLVMDialect", "::mlir::scf::SCFDialect",
     "::mlir::gpu::GPUDialect", "::mlir::memref::MemRefDialect", "::mlir::spirv::SPIRVDialect",
+    "::mlir::NVVM::NVVMDialect", "::mlir::ROCDL::ROCDLDialect",
   ];
 }
 
@@ -182,6 +192,38 @@ def SerializeKernelsPass : Pass<"disc-ral-serialize-kernels", "::mlir::ModuleOp"
     Each `spirv.module` marked `disc_ral.kernel` is serialized and removed; the module attribute
     `disc_ral.device_kernels` lists `{name, format = "spirv", data, workgroup}` per kernel, in
     executable order, for ral-compile to store in the `.ralm`.
+  }];
+}
+
+def LowerGpuKernelsPass : Pass<"disc-ral-lower-gpu-kernels", "::mlir::ModuleOp"> {
+  let summary = "Kernel gpu.modules to the LLVM dialect with NVVM or ROCDL ops, math inlined";
+  let description = [{
+    In each `gpu.module` marked `disc_ral.kernel`: math ops are expanded into arithmetic with
+    the approximations the other devices use (disc-ral-lower-math's f32 exp, expm1, log, log1p,
+    tanh and erf; MLIR's polynomial approximations for sin, cos, log2, atan, ...; pow, exp2, tan,
+    sinh and cosh through those), so kernels need no device library (no libdevice `__nv_*`, no
+    ROCm `__ocml_*` call) and compute the same on every GPU. What remains (sqrt, fma, abs,
+    floor, ...) becomes LLVM intrinsics the NVPTX and AMDGPU back ends select directly; a math
+    op with neither (an f64 transcendental) is an error naming it. Then scf goes to cf and the
+    module to the LLVM dialect, gpu ops to NVVM (for #nvvm.target modules) or ROCDL
+    (#rocdl.target) ops.
+  }];
+  let dependentDialects = [
+    "::mlir::LLVM::LLVMDialect", "::mlir::NVVM::NVVMDialect", "::mlir::ROCDL::ROCDLDialect",
+    "::mlir::cf::ControlFlowDialect",
+  ];
+}
+
+def SerializeGpuKernelsPass : Pass<"disc-ral-serialize-gpu-kernels", "::mlir::ModuleOp"> {
+  let summary = "Lowered kernel gpu.modules become PTX or HSACO binaries, one per architecture";
+  let description = [{
+    Each lowered `gpu.module` marked `disc_ral.kernel` is compiled in process for every target
+    it lists and removed; the module attribute `disc_ral.device_kernels` gets
+    one dictionary per kernel (name, format, variants: one target and data per architecture,
+    workgroup), in executable order.
+    NVVM targets go through `gpu-module-to-binary` (format isa): PTX text. ROCDL targets are
+    translated to LLVM IR, compiled by LLVM's AMDGPU back end to an object (code object v5,
+    with its AMDHSA metadata note) and linked into a shared object (the HSACO) by ld.lld.
   }];
 }
 

@@ -45,8 +45,10 @@ inline constexpr const char kCustomCallDeviceAttr[] = "disc_ral.device";
 inline constexpr const char kKernelAttr[] = "disc_ral.kernel";
 // Module attribute: the constants section, [{name, value: dense elements}], index = position.
 inline constexpr const char kConstantsAttr[] = "disc_ral.constants";
-// Module attribute set by disc-ral-serialize-kernels: one dictionary per device kernel
-// {name, format ("spirv"), data (the binary), workgroup}; kernel i is executable i, entry 0.
+// Module attribute set by disc-ral-serialize-kernels and disc-ral-serialize-gpu-kernels: one
+// dictionary per device kernel {name, format ("spirv", "ptx", "hsaco"), data (the binary) or
+// variants ([{target, data}], one per GPU architecture), workgroup}; kernel i is executable i,
+// entry 0.
 inline constexpr const char kDeviceKernelsAttr[] = "disc_ral.device_kernels";
 // Module attribute set by disc-ral-to-llvm: the kernel symbols of the module's host executable,
 // in entry order. The host executable follows the device kernels' executables.

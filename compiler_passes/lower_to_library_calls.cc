@@ -136,7 +136,7 @@ class LowerToLibraryCallsPass : public impl::LowerToLibraryCallsPassBase<LowerTo
     // Copies MLIR would lower to a call of its runtime library become loops; on a device every
     // copy does (a kernel then moves the bytes on the device).
     module.walk([&](memref::CopyOp copy) {
-      if (device != "vulkan" && isContiguous(copy.getSource()) && isContiguous(copy.getTarget()))
+      if (device == "cpu" && isContiguous(copy.getSource()) && isContiguous(copy.getTarget()))
         return;
       OpBuilder builder(copy);
       builder.create<linalg::CopyOp>(copy.getLoc(), copy.getSource(), copy.getTarget());

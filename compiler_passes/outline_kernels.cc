@@ -12,6 +12,7 @@
 //   %lo = %lb + %g * %rows * %s;  %hi = min(%ub, %lo + %rows * %s)
 //   scf.parallel (%i) = (%lo) to (%hi) step (%s) { body }
 #include "compiler_passes/dialect.h"
+#include "compiler_passes/gpu_kernels.h"
 #include "compiler_passes/loop_analysis.h"
 #include "compiler_passes/passes.h"
 #include "compiler_passes/spirv_kernels.h"
@@ -20,6 +21,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/LLVMIR/ROCDLDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -107,16 +110,20 @@ class OutlineKernelsPass : public impl::OutlineKernelsPassBase<OutlineKernelsPas
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
     LLVMTypeConverter converter(&getContext());
-    if (device != "cpu" && device != "vulkan") {
+    if (device != "cpu" && device != "vulkan" && device != "cuda" && device != "hsa") {
       module.emitError() << "disc-ral-outline-kernels: no kernels for device '" << device
-                         << "' (cpu or vulkan)";
+                         << "' (cpu, vulkan, cuda or hsa)";
       return signalPassFailure();
+    }
+    if (device == "cuda" || device == "hsa") {
+      gpu_targets_ = gpuTargets(module.getLoc(), device, gpuArchs);
+      if (!gpu_targets_) return signalPassFailure();
     }
     for (func::FuncOp f : llvm::to_vector(module.getOps<func::FuncOp>())) {
       if (f.isExternal() || f->hasAttr(kKernelAttr)) continue;
       if (f.getNumArguments() == 0 || !isa<ContextType>(f.getArgument(0).getType())) continue;
       LogicalResult done =
-          device == "vulkan" ? outlineDevice(f, symbols) : outlineHost(f, symbols, converter);
+          device == "cpu" ? outlineHost(f, symbols, converter) : outlineDevice(f, symbols);
       if (failed(done)) return signalPassFailure();
     }
   }
@@ -134,8 +141,8 @@ class OutlineKernelsPass : public impl::OutlineKernelsPassBase<OutlineKernelsPas
     return success();
   }
 
-  // Every outermost loop of `f` becomes a SPIR-V kernel; host code must not touch memory after
-  // that (it would race with the queued kernels, and device memory need not be mapped).
+  // Every outermost loop of `f` becomes a SPIR-V or GPU kernel; host code must not touch memory
+  // after that (it would race with the queued kernels, and device memory need not be mapped).
   LogicalResult outlineDevice(func::FuncOp f, SymbolTable& symbols) {
     SmallVector<scf::ParallelOp> loops;
     f.walk([&](scf::ParallelOp p) {
@@ -143,14 +150,18 @@ class OutlineKernelsPass : public impl::OutlineKernelsPassBase<OutlineKernelsPas
     });
     for (scf::ParallelOp loop : loops) {
       const std::string name = "ral_kernel_" + std::to_string(next_++);
-      if (failed(outlineSpirvKernel(loop, f.getArgument(0), name, symbols))) return failure();
+      LogicalResult done =
+          device == "vulkan"
+              ? outlineSpirvKernel(loop, f.getArgument(0), name, symbols)
+              : outlineGpuKernel(loop, f.getArgument(0), name, symbols, device, gpu_targets_);
+      if (failed(done)) return failure();
     }
     WalkResult host = f.walk([&](Operation* op) {
       if (!isa<memref::LoadOp, memref::StoreOp, memref::CopyOp, linalg::LinalgOp>(op))
         return WalkResult::advance();
-      op->emitError(
-          "would run on the host over device memory: with device 'vulkan' every "
-          "access of a buffer runs in a kernel, and this one is not in an outlined loop");
+      op->emitError() << "would run on the host over device memory: with device '" << device
+                      << "' every access of a buffer runs in a kernel, and this one is not in an "
+                         "outlined loop";
       return WalkResult::interrupt();
     });
     return failure(host.wasInterrupted());
@@ -249,6 +260,7 @@ class OutlineKernelsPass : public impl::OutlineKernelsPassBase<OutlineKernelsPas
   }
 
   int next_ = 0;
+  ArrayAttr gpu_targets_;  // cuda, hsa: one target attribute per --gpu-arch architecture
 };
 
 }  // namespace

@@ -9,8 +9,12 @@
 //   disc-ral-fuse-loops                 linalg -> parallel loops, fused row-wise; reductions in
 //                                       registers
 //   disc-ral-outline-kernels            outermost parallel loops -> kernels + disc_ral.launch
-//                                       (host functions, or SPIR-V modules for vulkan)
+//                                       (host functions, SPIR-V modules for vulkan,
+//                                       gpu.modules for cuda and hsa)
 //   disc-ral-serialize-kernels          SPIR-V kernel modules -> binaries on the module
+//   disc-ral-lower-gpu-kernels          kernel gpu.modules -> LLVM dialect + NVVM/ROCDL, math
+//                                       inlined (cuda, hsa)
+//   disc-ral-serialize-gpu-kernels      kernel gpu.modules -> PTX / HSACO per architecture
 //   disc-ral-expand-arith               bf16 conversions, ceil/floor divisions -> basic arithmetic
 //   disc-ral-to-llvm                    RAL ops -> import-table (or ral_api_call) calls; the
 //                                       whole module to the LLVM dialect
@@ -50,7 +54,10 @@ struct PipelineOptions {
   std::string entry = "main";              // the MLIR function that becomes the module entry
   std::string entry_symbol = "ral_entry";  // its exported C symbol
   std::string device =
-      "cpu";             // device of library calls and kernels (cpu, vulkan); host glue is cpu
+      "cpu";  // device of library calls and kernels (cpu, vulkan, cuda, hsa); host glue is cpu
+  // cuda, hsa: the architectures kernels are compiled for (comma-separated; empty: the default
+  // list of gpu_targets.h).
+  std::string gpu_archs;
   bool by_name = false;  // call ral_api_call(ctx, name, args) instead
   // f32 ops computed inline (disc-ral-lower-math's inline-f32), not by libm calls.
   std::string inline_f32_math = "exp,expm1,log,log1p,tanh,erf";

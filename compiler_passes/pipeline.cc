@@ -19,6 +19,8 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Index/IR/IndexDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/LLVMIR/ROCDLDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/Linalg/Transforms/AllInterfaces.h"
@@ -41,6 +43,12 @@
 #include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
+#include "mlir/Target/LLVM/ROCDL/Target.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/ROCDL/ROCDLToLLVMIRTranslation.h"
 #include "mlir/Transforms/Passes.h"
 
 namespace mlir {
@@ -62,7 +70,7 @@ void buildCompilePipeline(OpPassManager& pm, const PipelineOptions& options) {
   pm.addPass(createLowerToLibraryCallsPass(library));
   ModuleConstantsPassOptions constants;
   // Device kernels read constants from device memory only: every constant goes to the module.
-  constants.minBytes = options.device == "vulkan" ? 0 : options.constant_min_bytes;
+  constants.minBytes = options.device == "cpu" ? options.constant_min_bytes : 0;
   pm.addPass(createModuleConstantsPass(constants));
   LowerMathPassOptions math;
   math.inlineF32 = options.inline_f32_math;
@@ -70,9 +78,15 @@ void buildCompilePipeline(OpPassManager& pm, const PipelineOptions& options) {
   if (options.kernels) {
     pm.addPass(createFuseLoopsPass());
     OutlineKernelsPassOptions outline;
-    outline.device = options.device == "vulkan" ? "vulkan" : "cpu";
+    const bool gpu = options.device == "cuda" || options.device == "hsa";
+    outline.device = options.device == "vulkan" || gpu ? options.device : "cpu";
+    outline.gpuArchs = options.gpu_archs;
     pm.addPass(createOutlineKernelsPass(outline));
     if (options.device == "vulkan") pm.addPass(createSerializeKernelsPass());
+    if (gpu) {
+      pm.addPass(createLowerGpuKernelsPass());
+      pm.addPass(createSerializeGpuKernelsPass());
+    }
   }
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   // Views (subview, expand/collapse_shape, ...) become explicit offset and stride arithmetic.
@@ -96,9 +110,14 @@ struct PipelineCLOptions : public PassPipelineOptions<PipelineCLOptions> {
                             llvm::cl::init("main")};
   Option<std::string> entry_symbol{*this, "entry-symbol", llvm::cl::desc("Exported entry symbol"),
                                    llvm::cl::init("ral_entry")};
-  Option<std::string> device{*this, "device",
-                             llvm::cl::desc("Device of library calls and kernels (cpu, vulkan)"),
-                             llvm::cl::init("cpu")};
+  Option<std::string> device{
+      *this, "device",
+      llvm::cl::desc("Device of library calls and kernels (cpu, vulkan, cuda, hsa)"),
+      llvm::cl::init("cpu")};
+  Option<std::string> gpu_archs{
+      *this, "gpu-arch",
+      llvm::cl::desc("cuda, hsa: comma-separated GPU architectures (empty: the default list)"),
+      llvm::cl::init("")};
   Option<bool> by_name{*this, "by-name", llvm::cl::desc("Call RAL functions by name"),
                        llvm::cl::init(false)};
   Option<bool> kernels{*this, "kernels",
@@ -127,6 +146,7 @@ void registerPasses() {
         options.entry = cl.entry;
         options.entry_symbol = cl.entry_symbol;
         options.device = cl.device;
+        options.gpu_archs = cl.gpu_archs;
         options.by_name = cl.by_name;
         options.inline_f32_math = cl.inline_f32_math;
         options.kernels = cl.kernels;
@@ -140,7 +160,16 @@ void registerDialects(DialectRegistry& registry) {
                   affine::AffineDialect, index::IndexDialect, linalg::LinalgDialect,
                   memref::MemRefDialect, math::MathDialect, scf::SCFDialect, LLVM::LLVMDialect,
                   tensor::TensorDialect, bufferization::BufferizationDialect, tosa::TosaDialect,
-                  ub::UBDialect, gpu::GPUDialect, spirv::SPIRVDialect>();
+                  ub::UBDialect, gpu::GPUDialect, spirv::SPIRVDialect, NVVM::NVVMDialect,
+                  ROCDL::ROCDLDialect>();
+  // GPU kernels: the targets' serializers (#nvvm.target, #rocdl.target) and the translations
+  // gpu-module-to-binary and the HSACO compiler run on kernel modules.
+  NVVM::registerNVVMTargetInterfaceExternalModels(registry);
+  ROCDL::registerROCDLTargetInterfaceExternalModels(registry);
+  registerGPUDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  registerNVVMDialectTranslation(registry);
+  registerROCDLDialectTranslation(registry);
   // What one-shot bufferization, buffer deallocation and TOSA's lowering ask of each dialect's
   // ops; mlir-opt gets these from registerAllDialects, ral-compile only from here.
   arith::registerBufferDeallocationOpInterfaceExternalModels(registry);

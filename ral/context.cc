@@ -158,6 +158,34 @@ Status Context::setModule(std::shared_ptr<const Module> module) {
   return Status();
 }
 
+namespace {
+
+// The variant of `ref` the driver ranks best (the first of equals), or an error naming the
+// module's targets and the device.
+StatusOr<size_t> bestVariant(const Driver& driver, const ExecutableRef& ref,
+                             const std::string& module_name) {
+  int best_rank = -1;
+  size_t best = 0;
+  std::string targets;
+  for (size_t i = 0; i < ref.variants.size(); ++i) {
+    const std::string& target = ref.variants[i].target;
+    const int rank = driver.targetRank(ref.format, target);
+    if (rank > best_rank) {
+      best_rank = rank;
+      best = i;
+    }
+    targets += internal::strCat(i == 0 ? "" : ", ", target.empty() ? "any device" : target);
+  }
+  if (best_rank >= 0) return best;
+  return failedPrecondition("module '", module_name, "' has ", deviceKindName(driver.kind()),
+                            " kernels (executable '", ref.name, "', ",
+                            executableFormatName(ref.format), ") for ", targets,
+                            "; none runs on device ", driver.deviceName(),
+                            ": recompile with --gpu-arch naming the device's architecture");
+}
+
+}  // namespace
+
 StatusOr<Executable*> Context::moduleExecutable(DeviceKind kind, uint32_t index) {
   const int k = static_cast<int>(kind);
   if (k < 0 || k >= kNumDeviceKinds) return invalidArgument("invalid device kind ", k);
@@ -171,9 +199,11 @@ StatusOr<Executable*> Context::moduleExecutable(DeviceKind kind, uint32_t index)
   std::lock_guard<std::mutex> lock(module_mutex_);
   if (Executable* e = executables_[k][index].load(std::memory_order_acquire)) return e;
   const ExecutableRef& ref = all[index];
-  ExecutableSpec spec = ref.spec();
+  RAL_ASSIGN_OR_RETURN(size_t variant, bestVariant(*driver, ref, module_->name()));
+  ExecutableSpec spec = ref.spec(variant);
   // Drivers cache by name and may outlive one module: the key names this module's code.
-  spec.name = internal::strCat(module_->name(), "/", ref.name, "@", module_->hostLibraryChecksum());
+  spec.name = internal::strCat(module_->name(), "/", ref.name, "@", module_->hostLibraryChecksum(),
+                               spec.target.empty() ? "" : "#", spec.target);
   auto loaded = driver->load(spec);
   if (!loaded.ok())
     return loaded.status().withContext(internal::strCat("loading executable '", ref.name,

@@ -94,6 +94,19 @@ uint64_t manifestChecksum(const fb::Module& m) {
         }
       }
       e.u64(x->checksum());
+      // Only when present, so files from before variants keep their checksum.
+      if (x->variants()) {
+        e.u64(0x56415249414e5453);  // "VARIANTS": the field's tag
+        e.u64(x->variants()->size());
+        for (const fb::ExecutableVariant* v : *x->variants()) {
+          e.present(v != nullptr);
+          if (v == nullptr) continue;
+          e.str(v->target());
+          e.present(v->data() != nullptr);
+          e.u64(v->data() ? v->data()->size() : 0);
+          e.u64(v->checksum());
+        }
+      }
     }
   }
   e.present(m.constants() != nullptr);

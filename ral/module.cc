@@ -94,12 +94,15 @@ StatusOr<TensorSignature> readSignature(const fb::TensorSignature* s, std::strin
 
 }  // namespace
 
-ExecutableSpec ExecutableRef::spec() const {
+ExecutableSpec ExecutableRef::spec(size_t variant) const {
   ExecutableSpec s;
   s.name = name;
   s.format = format;
-  s.data = data;
-  s.size = size;
+  if (variant < variants.size()) {
+    s.target = variants[variant].target;
+    s.data = variants[variant].data;
+    s.size = variants[variant].size;
+  }
   if (format == ExecutableFormat::kHostFunction) {
     // The driver takes function pointers; without a loaded library there are none.
     s.data = host_functions.empty() ? nullptr : host_functions.data();
@@ -263,9 +266,39 @@ Status Module::parse() {
             ep.workgroup_size = Dim3{wg->x(), wg->y(), wg->z()};
           ref.entries.push_back(std::move(ep));
         }
-      RAL_RETURN_IF_ERROR(checkExecutable(ref.name, ref.size, ref.entries));
       if (moduleChecksum(ref.data, ref.size) != e->checksum())
         return dataLoss(what, " fails its checksum: the file is corrupt");
+      std::vector<std::string_view> targets;
+      std::vector<size_t> sizes;
+      size_t bytes = ref.size;
+      if (e->variants()) {
+        for (flatbuffers::uoffset_t v = 0; v < e->variants()->size(); ++v) {
+          const fb::ExecutableVariant* variant = e->variants()->Get(v);
+          if (variant == nullptr) return invalidArgument(what, " variant #", v, " is missing");
+          ExecutableRef::Variant code;
+          code.target = str(variant->target());
+          code.data = variant->data() ? variant->data()->data() : nullptr;
+          code.size = variant->data() ? variant->data()->size() : 0;
+          if (moduleChecksum(code.data, code.size) != variant->checksum())
+            return dataLoss(what, " variant '", code.target,
+                            "' fails its checksum: the file is corrupt");
+          bytes += code.size;
+          ref.variants.push_back(std::move(code));
+        }
+        if (ref.variants.empty()) return invalidArgument(what, " has an empty variant list");
+      }
+      for (const ExecutableRef::Variant& v : ref.variants) {
+        targets.push_back(v.target);
+        sizes.push_back(v.size);
+      }
+      RAL_RETURN_IF_ERROR(checkExecutable(ref.name, bytes, ref.entries));
+      RAL_RETURN_IF_ERROR(checkExecutableVariants(ref.name, ref.format, ref.size, targets, sizes));
+      if (ref.variants.empty()) {
+        ref.variants.push_back(ExecutableRef::Variant{"", ref.data, ref.size});
+      } else {
+        ref.data = ref.variants[0].data;
+        ref.size = ref.variants[0].size;
+      }
       executables_.push_back(std::move(ref));
     }
   for (const auto& e : executables_) names.push_back(e.name);

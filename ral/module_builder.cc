@@ -63,7 +63,16 @@ Status ModuleBuilder::check() const {
     RAL_RETURN_IF_ERROR(checkImportName(spec_.imports[i], i));
   std::vector<std::string_view> names;
   for (const ExecutableDef& e : spec_.executables) {
-    RAL_RETURN_IF_ERROR(checkExecutable(e.name, e.data.size(), e.entries));
+    std::vector<std::string_view> targets;
+    std::vector<size_t> sizes;
+    size_t bytes = e.data.size();
+    for (const ExecutableVariantDef& v : e.variants) {
+      targets.push_back(v.target);
+      sizes.push_back(v.data.size());
+      bytes += v.data.size();
+    }
+    RAL_RETURN_IF_ERROR(checkExecutable(e.name, bytes, e.entries));
+    RAL_RETURN_IF_ERROR(checkExecutableVariants(e.name, e.format, e.data.size(), targets, sizes));
     names.push_back(e.name);
   }
   RAL_RETURN_IF_ERROR(checkUniqueNames(names, "executables"));
@@ -113,11 +122,23 @@ std::vector<uint8_t> ModuleBuilder::buildUnchecked() const {
       const fb::WorkgroupSize wg(ep.workgroup_size.x, ep.workgroup_size.y, ep.workgroup_size.z);
       entries.push_back(fb::CreateExecutableEntry(fbb, fbb.CreateString(ep.name), &wg));
     }
+    // Variants only when there are some: a single-code executable is written as before them.
+    flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::ExecutableVariant>>> variants;
+    if (!e.variants.empty()) {
+      std::vector<flatbuffers::Offset<fb::ExecutableVariant>> list;
+      for (const ExecutableVariantDef& v : e.variants) {
+        fbb.ForceVectorAlignment(v.data.size(), 1, 16);
+        auto code = fbb.CreateVector(v.data);
+        list.push_back(fb::CreateExecutableVariant(fbb, fbb.CreateString(v.target), code,
+                                                   moduleChecksum(v.data.data(), v.data.size())));
+      }
+      variants = fbb.CreateVector(list);
+    }
     fbb.ForceVectorAlignment(e.data.size(), 1, 16);
     auto data = fbb.CreateVector(e.data);
     executables.push_back(fb::CreateExecutable(
         fbb, fbb.CreateString(e.name), static_cast<fb::ExecutableFormat>(e.format), data,
-        fbb.CreateVector(entries), moduleChecksum(e.data.data(), e.data.size())));
+        fbb.CreateVector(entries), moduleChecksum(e.data.data(), e.data.size()), variants));
   }
   fbb.ForceVectorAlignment(spec_.host_library.size(), 1, 16);
   auto host = fbb.CreateVector(spec_.host_library);

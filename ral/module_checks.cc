@@ -121,6 +121,33 @@ Status checkExecutable(std::string_view name, size_t bytes,
   return Status();
 }
 
+Status checkExecutableVariants(std::string_view name, ExecutableFormat format, size_t data_bytes,
+                               const std::vector<std::string_view>& targets,
+                               const std::vector<size_t>& sizes) {
+  if (targets.empty()) return Status();
+  if (format == ExecutableFormat::kHostFunction)
+    return invalidArgument("host executable '", name, "' has target variants");
+  if (data_bytes != 0)
+    return invalidArgument("executable '", name,
+                           "' has both its own code and target variants (one or the other)");
+  std::set<std::string_view> seen;
+  for (size_t i = 0; i < targets.size(); ++i) {
+    const std::string_view t = targets[i];
+    if (t.empty() || t.size() > 64)
+      return invalidArgument("executable '", name, "' variant #", i, " has a target name of ",
+                             t.size(), " characters (1 to 64)");
+    for (char c : t)
+      if (!std::isalnum(static_cast<unsigned char>(c)) &&
+          std::string_view("_-.+:").find(c) == std::string_view::npos)
+        return invalidArgument("executable '", name, "' variant #", i,
+                               " has an invalid target name (letters, digits and _-.+: only)");
+    if (!seen.insert(t).second)
+      return invalidArgument("executable '", name, "' has two variants for target '", t, "'");
+    if (sizes[i] == 0) return invalidArgument("executable '", name, "' variant '", t, "' is empty");
+  }
+  return Status();
+}
+
 Status checkHostLibraryHeader(const void* data, size_t size) {
   if (data == nullptr || size == 0)
     return invalidArgument("the module has no host library (its compiled host code)");

@@ -28,6 +28,12 @@ Status checkImportName(std::string_view name, size_t index);
 Status checkConstant(std::string_view name, DType dtype, const std::vector<int64_t>& shape,
                      size_t bytes);
 Status checkExecutable(std::string_view name, size_t bytes, const std::vector<EntryPoint>& entries);
+// The per-architecture variants of executable `name` (`targets[i]` holds `sizes[i]` bytes), when
+// it has any: then its own data is empty (`data_bytes`), it is device code, and each target is a
+// unique, non-empty architecture name (letters, digits, '_', '-', '.', '+', ':'; at most 64).
+Status checkExecutableVariants(std::string_view name, ExecutableFormat format, size_t data_bytes,
+                               const std::vector<std::string_view>& targets,
+                               const std::vector<size_t>& sizes);
 // An ELF shared object for this machine, by its header.
 Status checkHostLibraryHeader(const void* data, size_t size);
 // Names of executables and constants are unique.

@@ -18,6 +18,9 @@ PACKAGES=(
   # compiler passes (MLIR 19: libraries, headers, mlir-tblgen) and ral-compile; PyTorch eager
   # as the benchmark baseline
   libmlir-19-dev mlir-19-tools python3-torch
+  # GPU kernels from ral-compile: ld.lld-19 links HSACO code objects (lld-19); the tests read
+  # them with llvm-readelf-19 (llvm-19)
+  lld-19 llvm-19
   # torch context, custom class and ral_torch (tests: pytest under /usr/bin/python3; Python.h
   # for its ral_torch._fast extension)
   libtorch-dev python3-pytest python3-dev

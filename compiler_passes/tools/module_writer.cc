@@ -16,7 +16,10 @@ constexpr uint64_t kMaxPayloadBytes = (uint64_t{1} << 31) - (uint64_t{1} << 20);
 
 Status writeModuleFile(const CompiledModule& module, const std::string& path) {
   uint64_t payload = module.host_library.size();
-  for (const ExecutableDef& exe : module.device_executables) payload += exe.data.size();
+  for (const ExecutableDef& exe : module.device_executables) {
+    payload += exe.data.size();
+    for (const ExecutableVariantDef& v : exe.variants) payload += v.data.size();
+  }
   for (const ConstantDef& c : module.constants) payload += c.data.size() + 64;
   if (payload > kMaxPayloadBytes)
     return Status(StatusCode::kUnsupported, "the module's code and constants take " +

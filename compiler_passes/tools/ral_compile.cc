@@ -1,7 +1,7 @@
 // ral-compile: MLIR in, RAL module (.ralm) out.
 //
-//   ral-compile model.mlir -o model.ralm [--device=cpu|vulkan] [--by-name] [--entry=main]
-//   [--name=model]
+//   ral-compile model.mlir -o model.ralm [--device=cpu|vulkan|cuda|hsa] [--gpu-arch=sm_80,...]
+//   [--by-name] [--entry=main] [--name=model]
 //               [--emit=ralm|mlir|llvm] [-O=3] [--mcpu=generic|native|<cpu>]
 //
 // The signature (dtype and static/dynamic dims of each input and output) comes from the entry
@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 
+#include "compiler_passes/gpu_targets.h"
 #include "compiler_passes/limits.h"
 #include "compiler_passes/passes.h"
 #include "compiler_passes/tools/codegen.h"
@@ -49,9 +50,15 @@ cl::opt<std::string> output_path("o", cl::desc("Output file (default: <input>.ra
                                  cl::value_desc("path"));
 cl::opt<std::string> device("device",
                             cl::desc("Device the module's loops and library calls run on: cpu "
-                                     "(default) or vulkan (SPIR-V kernels; inputs and outputs "
-                                     "stay host tensors)"),
+                                     "(default), vulkan (SPIR-V kernels), cuda (PTX kernels) or "
+                                     "hsa (HSACO kernels); inputs and outputs live on it"),
                             cl::init("cpu"));
+cl::opt<std::string> gpu_arch(
+    "gpu-arch",
+    cl::desc("cuda, hsa: comma-separated architectures to compile kernels for, each stored as a "
+             "variant the runtime picks from (default: sm_75,sm_80,sm_90 for cuda; "
+             "gfx90a,gfx942,gfx1100 for hsa)"),
+    cl::init(""));
 cl::opt<bool> by_name("by-name",
                       cl::desc("Call RAL functions through ral_api_call(ctx, name, args) instead "
                                "of the import table"),
@@ -203,10 +210,19 @@ bool checkHostSymbols(const std::vector<uint8_t>& library,
 constexpr unsigned kCompileStackBytes = 256u << 20;
 
 int compile() {
-  if (device != "cpu" && device != "vulkan")
-    return fail(
-        "--device=" + device + " is not supported: this build generates code for cpu and vulkan",
-        ral::cli::kExitUsage);
+  if (device != "cpu" && device != "vulkan" && device != "cuda" && device != "hsa")
+    return fail("--device=" + device +
+                    " is not supported: this build generates code for cpu, vulkan, cuda and hsa",
+                ral::cli::kExitUsage);
+  const bool gpu = device == "cuda" || device == "hsa";
+  if (!gpu && !gpu_arch.empty())
+    return fail("--gpu-arch goes with --device=cuda or --device=hsa", ral::cli::kExitUsage);
+  if (gpu) {
+    std::vector<std::string> archs;
+    std::string arch_error;
+    if (!mlir::disc_ral::parseGpuArchs(device, gpu_arch, &archs, &arch_error))
+      return fail("--gpu-arch: " + arch_error, ral::cli::kExitUsage);
+  }
   if (device != "cpu" && !kernels)
     return fail("--device=" + device + " runs every loop as a kernel; --kernels=false is cpu only",
                 ral::cli::kExitUsage);
@@ -252,8 +268,10 @@ int compile() {
       module_name.empty() ? llvm::sys::path::stem(input_path).str() : module_name.getValue();
   compiled.entry_symbol = "ral_entry";
   // Inputs and outputs live where the code runs; a host copies its tensors there.
-  const ral::DeviceKind data_device =
-      device == "vulkan" ? ral::DeviceKind::kVulkan : ral::DeviceKind::kCpu;
+  const ral::DeviceKind data_device = device == "vulkan" ? ral::DeviceKind::kVulkan
+                                      : device == "cuda" ? ral::DeviceKind::kCuda
+                                      : device == "hsa"  ? ral::DeviceKind::kHsa
+                                                         : ral::DeviceKind::kCpu;
   if (auto f = module->lookupSymbol<mlir::func::FuncOp>(entry)) {
     for (mlir::Type t : f.getFunctionType().getInputs()) {
       ral::TensorSignature sig;
@@ -272,6 +290,7 @@ int compile() {
   options.entry = entry;
   options.entry_symbol = compiled.entry_symbol;
   options.device = device;
+  options.gpu_archs = gpu_arch;
   options.by_name = by_name;
   options.kernels = kernels;
   options.constant_min_bytes = constant_min_bytes;
@@ -304,9 +323,20 @@ int compile() {
       auto entry = mlir::cast<mlir::DictionaryAttr>(a);
       ral::ExecutableDef exe;
       exe.name = entry.getAs<mlir::StringAttr>("name").str();
-      exe.format = ral::ExecutableFormat::kSpirv;
-      llvm::StringRef bytes = entry.getAs<mlir::StringAttr>("data").getValue();
-      exe.data.assign(bytes.begin(), bytes.end());
+      const llvm::StringRef format = entry.getAs<mlir::StringAttr>("format").getValue();
+      exe.format = format == "ptx"     ? ral::ExecutableFormat::kPtx
+                   : format == "hsaco" ? ral::ExecutableFormat::kHsaco
+                                       : ral::ExecutableFormat::kSpirv;
+      if (auto data = entry.getAs<mlir::StringAttr>("data"))
+        exe.data.assign(data.getValue().begin(), data.getValue().end());
+      if (auto variants = entry.getAs<mlir::ArrayAttr>("variants"))
+        for (mlir::Attribute v : variants) {
+          auto variant = mlir::cast<mlir::DictionaryAttr>(v);
+          llvm::StringRef bytes = variant.getAs<mlir::StringAttr>("data").getValue();
+          exe.variants.push_back(
+              ral::ExecutableVariantDef{variant.getAs<mlir::StringAttr>("target").str(),
+                                        std::vector<uint8_t>(bytes.begin(), bytes.end())});
+        }
       llvm::ArrayRef<int64_t> wg = entry.getAs<mlir::DenseI64ArrayAttr>("workgroup").asArrayRef();
       exe.entries.push_back(ral::EntryPoint{
           exe.name, ral::Dim3{static_cast<uint32_t>(wg[0]), static_cast<uint32_t>(wg[1]),

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "drivers/cuda/cuda_device.h"
+#include "drivers/cuda/cuda_target.h"
 #include "drivers/cuda/pending_queue.h"
 #include "drivers/cuda/stream_allocator.h"
 #include "drivers/cuda/timeline_semaphore.h"
@@ -153,6 +154,10 @@ CudaDriver::~CudaDriver() {
 std::string CudaDriver::deviceName() const {
   return "cuda:" + std::to_string(device_->ordinal()) + " (" + device_->name() + ", sm_" +
          std::to_string(device_->computeCapability()) + ")";
+}
+
+int CudaDriver::targetRank(ExecutableFormat format, std::string_view target) const {
+  return cudaTargetRank(format, target, device_->computeCapability());
 }
 
 int CudaDriver::deviceOrdinal() const { return device_->ordinal(); }

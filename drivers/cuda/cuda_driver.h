@@ -49,6 +49,8 @@ class CudaDriver : public Driver, public CudaQueueService {
 
   DeviceKind kind() const override { return DeviceKind::kCuda; }
   std::string deviceName() const override;
+  // cudaTargetRank (cuda_target.h) for this device's compute capability.
+  int targetRank(ExecutableFormat format, std::string_view target) const override;
 
   StatusOr<void*> allocate(size_t bytes, size_t alignment = 64,
                            MemoryKind kind = MemoryKind::kDevice) override;

@@ -39,15 +39,24 @@ struct ConstantRef {
 // A device executable inside the loaded file. A `host` executable's data is the NUL-terminated
 // names of its entries' symbols in the host library, in entry order; loading the library resolves
 // them into `host_functions` (ral_host_kernel pointers, drivers/cpu/host_kernel.h).
+// An executable's code is one or more variants, each for one target architecture: one with an
+// empty target (for any device of the format's kind) or one per target (ral-compile
+// --gpu-arch); `data` and `size` are those of the first.
 struct ExecutableRef {
+  struct Variant {
+    std::string target;
+    const void* data = nullptr;
+    size_t size = 0;
+  };
   std::string name;
   ExecutableFormat format = ExecutableFormat::kHostFunction;
   const void* data = nullptr;
   size_t size = 0;
   std::vector<EntryPoint> entries;
+  std::vector<Variant> variants;  // at least one
   std::vector<void*> host_functions;
-  // What Driver::load() takes; valid while the module lives.
-  ExecutableSpec spec() const;
+  // What Driver::load() takes for variant `variant`; valid while the module lives.
+  ExecutableSpec spec(size_t variant = 0) const;
 };
 
 struct LoadOptions {

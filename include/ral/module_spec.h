@@ -53,12 +53,21 @@ StatusOr<TensorSignature> parseTensorSignature(std::string_view text);
 // "2x3xf32"-style text for a dtype and concrete shape.
 std::string shapeString(DType dtype, const int64_t* dims, int rank);
 
-// A device executable stored in the module (a PTX/CUBIN/SPIR-V/HSACO blob, or host code).
+// The code of an executable for one device architecture ("sm_80", "gfx90a").
+struct ExecutableVariantDef {
+  std::string target;
+  std::vector<uint8_t> data;
+};
+
+// A device executable stored in the module (a PTX/CUBIN/SPIR-V/HSACO blob, or host code): either
+// `data`, for any device of the format's kind, or `variants`, one per target architecture (then
+// `data` is empty).
 struct ExecutableDef {
   std::string name;
   ExecutableFormat format = ExecutableFormat::kHostFunction;
   std::vector<uint8_t> data;
   std::vector<EntryPoint> entries;
+  std::vector<ExecutableVariantDef> variants;
 };
 
 // A constant tensor, dense row-major; data.size() == numel * dtypeSize(dtype).

@@ -1,5 +1,7 @@
 // ral-inspect: prints what a module file holds. It never runs module code (the host library is
 // not loaded); imports are checked against the functions registered for the standalone context.
+// With --extract NAME --output FILE it writes the code of executable NAME instead (--target T
+// picks the variant for architecture T when it has several), e.g. to run ptxas on a module's PTX.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <string>
@@ -11,10 +13,53 @@
 
 namespace {
 
+// --extract: the bytes of one executable's variant, as stored.
+int extractExecutable(const ral::Module& m, const std::string& name, const std::string& target,
+                      const std::string& output) {
+  const ral::ExecutableRef* e = m.findExecutable(name);
+  if (e == nullptr) {
+    std::fprintf(stderr, "ral-inspect: error: module '%s' has no executable '%s'\n",
+                 m.name().c_str(), name.c_str());
+    return 1;
+  }
+  if (output.empty()) {
+    std::fprintf(stderr, "ral-inspect: error: --extract needs --output FILE\n");
+    return 2;
+  }
+  const ral::ExecutableRef::Variant* chosen = nullptr;
+  std::string targets;
+  for (const ral::ExecutableRef::Variant& v : e->variants) {
+    targets += (targets.empty() ? "" : ", ") + (v.target.empty() ? "(none)" : v.target);
+    if (v.target == target || (target.empty() && e->variants.size() == 1)) chosen = &v;
+  }
+  if (chosen == nullptr) {
+    std::fprintf(stderr,
+                 "ral-inspect: error: executable '%s' has no variant for target '%s' "
+                 "(its targets: %s)\n",
+                 name.c_str(), target.c_str(), targets.c_str());
+    return 1;
+  }
+  std::FILE* f = std::fopen(output.c_str(), "wb");
+  const bool written =
+      f != nullptr && std::fwrite(chosen->data, 1, chosen->size, f) == chosen->size;
+  if (f != nullptr && std::fclose(f) != 0) f = nullptr;
+  if (!written || f == nullptr) {
+    std::fprintf(stderr, "ral-inspect: error: cannot write %s\n", output.c_str());
+    return 1;
+  }
+  return 0;
+}
+
 int runMain(int argc, char** argv) {
   CLI::App app{"Prints the contents of a RAL module file (.ralm)", "ral-inspect"};
   std::string path;
   app.add_option("module", path, "module file")->required();
+  std::string extract, target, output;
+  app.add_option("--extract", extract,
+                 "write the code of this executable to --output instead of printing the module");
+  app.add_option("--target", target,
+                 "with --extract: the variant for this target architecture (e.g. sm_80, gfx90a)");
+  app.add_option("--output,-o", output, "with --extract: the file to write");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -31,6 +76,11 @@ int runMain(int argc, char** argv) {
     return 1;
   }
   const ral::Module& m = **loaded;
+  if (!extract.empty()) return extractExecutable(m, extract, target, output);
+  if (!target.empty() || !output.empty()) {
+    std::fprintf(stderr, "ral-inspect: error: --target and --output go with --extract\n");
+    return 2;
+  }
   std::printf("module: %s\n", m.name().c_str());
   std::printf("file: %s (%zu bytes)\n", path.c_str(), m.fileSize());
   std::printf("abi version: %u\n", m.abiVersion());
@@ -64,6 +114,10 @@ int runMain(int argc, char** argv) {
                   w.y, w.z);
     }
     std::printf("\n");
+    // Per-architecture code (ral-compile --gpu-arch); one untargeted variant is the data above.
+    if (e.variants.size() > 1 || !e.variants[0].target.empty())
+      for (const ral::ExecutableRef::Variant& v : e.variants)
+        std::printf("    target %s: %zu bytes\n", v.target.c_str(), v.size);
   }
   std::printf("constants (%zu):\n", m.constants().size());
   for (const ral::ConstantRef& c : m.constants())
