@@ -182,7 +182,6 @@ def OutlineKernelsPass : Pass<"disc-ral-outline-kernels", "::mlir::ModuleOp"> {
     "::mlir::disc_ral::DiscRalDialect", "::mlir::arith::ArithDialect",
     "::mlir::func::FuncDialect", "::mlir::LLVM::LLVMDialect", "::mlir::scf::SCFDialect",
     "::mlir::gpu::GPUDialect", "::mlir::memref::MemRefDialect", "::mlir::spirv::SPIRVDialect",
-    "::mlir::NVVM::NVVMDialect", "::mlir::ROCDL::ROCDLDialect",
   ];
 }
 

@@ -67,7 +67,7 @@ struct ExecutableDef {
   ExecutableFormat format = ExecutableFormat::kHostFunction;
   std::vector<uint8_t> data;
   std::vector<EntryPoint> entries;
-  std::vector<ExecutableVariantDef> variants;
+  std::vector<ExecutableVariantDef> variants = {};
 };
 
 // A constant tensor, dense row-major; data.size() == numel * dtypeSize(dtype).
