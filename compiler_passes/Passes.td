@@ -93,12 +93,17 @@ def LowerMathPass : Pass<"disc-ral-lower-math", "::mlir::ModuleOp"> {
     pow, abs, ceil, floor, ...) go to LLVM's intrinsics in disc-ral-to-llvm. The f32 ops named
     in `inline-f32` (any of exp, expm1, log, log1p, tanh, erf; all by default) are first expanded
     inline, computed in f32 within about 1 ulp (`<op>.f64` in the list: computed in f64 and
-    rounded once), so loops over them vectorize instead of calling libm per element.
+    rounded once), so loops over them vectorize instead of calling libm per element. With
+    `libm-calls=false` (GPU kernels) the ops without an intrinsic stay math ops, for
+    disc-ral-lower-gpu-kernels to approximate.
   }];
   let options = [
     Option<"inlineF32", "inline-f32", "std::string", /*default=*/"\"exp,expm1,log,log1p,tanh,erf\"",
            "f32 ops to expand inline (comma-separated: exp, expm1, log, log1p, tanh, erf, or "
            "<op>.f64 for the f64-evaluated form; empty: none)">,
+    Option<"libmCalls", "libm-calls", "bool", /*default=*/"true",
+           "Lower the ops without an LLVM intrinsic to C library calls (false for GPU kernels, "
+           "which approximate them in disc-ral-lower-gpu-kernels instead)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect", "::mlir::math::MathDialect",
@@ -182,7 +187,6 @@ def OutlineKernelsPass : Pass<"disc-ral-outline-kernels", "::mlir::ModuleOp"> {
     "::mlir::disc_ral::DiscRalDialect", "::mlir::arith::ArithDialect",
     "::mlir::func::FuncDialect", "::mlir::LLVM::LLVMDialect", "::mlir::scf::SCFDialect",
     "::mlir::gpu::GPUDialect", "::mlir::memref::MemRefDialect", "::mlir::spirv::SPIRVDialect",
-    "::mlir::NVVM::NVVMDialect", "::mlir::ROCDL::ROCDLDialect",
   ];
 }
 
@@ -200,8 +204,9 @@ def LowerGpuKernelsPass : Pass<"disc-ral-lower-gpu-kernels", "::mlir::ModuleOp">
   let description = [{
     In each `gpu.module` marked `disc_ral.kernel`: math ops are expanded into arithmetic with
     the approximations the other devices use (disc-ral-lower-math's f32 exp, expm1, log, log1p,
-    tanh and erf; MLIR's polynomial approximations for sin, cos, log2, atan, ...; pow, exp2, tan,
-    sinh and cosh through those), so kernels need no device library (no libdevice `__nv_*`, no
+    tanh and erf; MLIR's polynomial approximations for sin, cos, log2, atan, asin, acos, cbrt;
+    pow, exp2, log10, tan and the hyperbolic functions through those), so kernels need no device
+    library (no libdevice `__nv_*`, no
     ROCm `__ocml_*` call) and compute the same on every GPU. What remains (sqrt, fma, abs,
     floor, ...) becomes LLVM intrinsics the NVPTX and AMDGPU back ends select directly; a math
     op with neither (an f64 transcendental) is an error naming it. Then scf goes to cf and the

@@ -3,7 +3,7 @@
 //
 // The same approximations on every GPU: RAL's f32 exp, expm1, log, log1p, tanh and erf (those
 // the cpu and vulkan kernels use), then MLIR's for sin, cos, log2, atan, asin, acos, cbrt, with
-// pow, exp2, tan and the hyperbolic functions expanded into those first. No kernel calls
+// pow, exp2, log10, tan and the hyperbolic functions expanded into those first. No kernel calls
 // libdevice or ROCm's device libraries, so none is needed to compile or load one, and results do
 // not depend on a vendor library's version.
 #include "compiler_passes/dialect.h"
@@ -58,6 +58,21 @@ class RemFToFRem : public OpRewritePattern<arith::RemFOp> {
   }
 };
 
+// math.log10 x -> math.log x * (1 / ln 10) (then approximated like log).
+class Log10ByLog : public OpRewritePattern<math::Log10Op> {
+ public:
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(math::Log10Op op, PatternRewriter& rewriter) const override {
+    auto type = dyn_cast<FloatType>(op.getType());
+    if (!type || !type.isF32()) return failure();
+    Value log = rewriter.create<math::LogOp>(op.getLoc(), op.getOperand());
+    Value scale = rewriter.create<arith::ConstantOp>(
+        op.getLoc(), rewriter.getF32FloatAttr(0.434294481903251827651f));
+    rewriter.replaceOpWithNewOp<arith::MulFOp>(op, log, scale);
+    return success();
+  }
+};
+
 // Every transcendental math op into arithmetic and the ops above; an error for one that has no
 // approximation (f64 exp, log10, ...).
 LogicalResult approximateMath(gpu::GPUModuleOp module) {
@@ -73,6 +88,7 @@ LogicalResult approximateMath(gpu::GPUModuleOp module) {
     populateExpandExp2FPattern(expand);
     populateExpandPowFPattern(expand);
     populateExpandFPowIPattern(expand);
+    expand.add<Log10ByLog>(ctx);
     if (failed(populateF32MathApproximations(expand, "exp,expm1,log,log1p,tanh,erf")) ||
         failed(applyPatternsAndFoldGreedily(module, std::move(expand))))
       return failure();

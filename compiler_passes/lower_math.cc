@@ -112,6 +112,12 @@ class LowerMathPass : public impl::LowerMathPassBase<LowerMathPass> {
     if (failed(applyPatternsAndFoldGreedily(module, std::move(inline_math))))
       return signalPassFailure();
     RewritePatternSet patterns(ctx);
+    patterns.add<TruncF64ToBF16>(ctx);
+    if (!libmCalls) {
+      if (failed(applyPatternsAndFoldGreedily(module, std::move(patterns))))
+        return signalPassFailure();
+      return;
+    }
     patterns.add<LibmCall<math::TanhOp>>(ctx, "tanh");
     patterns.add<LibmCall<math::ErfOp>>(ctx, "erf");
     patterns.add<LibmCall<math::AtanOp>>(ctx, "atan");
@@ -127,7 +133,6 @@ class LowerMathPass : public impl::LowerMathPassBase<LowerMathPass> {
     patterns.add<LibmCall<math::CbrtOp>>(ctx, "cbrt");
     patterns.add<LibmCall<math::Log1pOp>>(ctx, "log1p");
     patterns.add<LibmCall<math::ExpM1Op>>(ctx, "expm1");
-    patterns.add<TruncF64ToBF16>(ctx);
     if (failed(applyPatternsAndFoldGreedily(module, std::move(patterns))))
       return signalPassFailure();
   }

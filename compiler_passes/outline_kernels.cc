@@ -106,6 +106,14 @@ class OutlineKernelsPass : public impl::OutlineKernelsPassBase<OutlineKernelsPas
  public:
   using OutlineKernelsPassBase::OutlineKernelsPassBase;
 
+  // The GPU target attributes' dialects, only when GPU kernels are made: cpu and vulkan compiles
+  // do not load them.
+  void getDependentDialects(DialectRegistry& registry) const override {
+    OutlineKernelsPassBase::getDependentDialects(registry);
+    if (device == "cuda" || device == "hsa")
+      registry.insert<NVVM::NVVMDialect, ROCDL::ROCDLDialect>();
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTable symbols(module);

@@ -74,6 +74,9 @@ void buildCompilePipeline(OpPassManager& pm, const PipelineOptions& options) {
   pm.addPass(createModuleConstantsPass(constants));
   LowerMathPassOptions math;
   math.inlineF32 = options.inline_f32_math;
+  // GPU kernels approximate what has no intrinsic (disc-ral-lower-gpu-kernels): a libm call
+  // would keep the loop on the host.
+  math.libmCalls = options.device != "cuda" && options.device != "hsa";
   pm.addPass(createLowerMathPass(math));
   if (options.kernels) {
     pm.addPass(createFuseLoopsPass());

@@ -6,6 +6,14 @@
 // RUN: ral-opt %s "-disc-ral-lower-math=inline-f32=exp.f64,tanh.f64,log1p" | FileCheck %s --check-prefix=F64
 // RUN: ral-opt %s "-disc-ral-lower-math=inline-f32=" | FileCheck %s --check-prefix=LIBM
 // RUN: not ral-opt %s "-disc-ral-lower-math=inline-f32=exp,sin" 2>&1 | FileCheck %s --check-prefix=BAD
+// With libm-calls=false (GPU kernels), the ops without an intrinsic stay for the GPU lowering.
+// RUN: ral-opt %s "-disc-ral-lower-math=libm-calls=false" | FileCheck %s --check-prefix=NOLIBM
+// NOLIBM-NOT: func.func private
+// NOLIBM-LABEL: func.func @libm
+// NOLIBM-NOT: call @
+// NOLIBM: math.erf %{{.*}} : f64
+// NOLIBM: math.expm1 %{{.*}} : f64
+// NOLIBM: math.atan2 %{{.*}}, %{{.*}} : f32
 // BAD: inline-f32 must name ops among exp, expm1, log, log1p, tanh, erf (each optionally with .f64); got 'exp,sin'
 
 // CHECK-NOT: func.func private @tanhf

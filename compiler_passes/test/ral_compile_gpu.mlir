@@ -11,6 +11,9 @@
 // RUN: ral-inspect %t/s.hsa.ralm | FileCheck %s --check-prefix=HSA
 // RUN: ral-inspect %t/s.hsa.ralm --extract ral_kernel_0 --target gfx90a -o %t/k.hsaco
 // RUN: llvm-readelf-19 --file-header --notes %t/k.hsaco | FileCheck %s --check-prefix=ELF
+// The PTX does not depend on a CUDA toolkit being installed (no libdevice is used).
+// RUN: env CUDA_ROOT=%t/no-toolkit ral-compile %S/../../examples/softmax.mlir --device=cuda --gpu-arch=sm_80,sm_90 -o %t/s.notoolkit.ralm 2>&1 | FileCheck %s --allow-empty --check-prefix=NOTOOLKIT
+// RUN: cmp %t/s.cuda.ralm %t/s.notoolkit.ralm
 // RUN: not ral-compile %S/../../examples/softmax.mlir --device=cuda --gpu-arch=sm_80,sm_81 -o %t/bad.ralm 2>&1 | FileCheck %s --check-prefix=BADARCH
 // RUN: not ral-compile %S/../../examples/softmax.mlir --device=hsa --gpu-arch=sm_80 -o %t/bad.ralm 2>&1 | FileCheck %s --check-prefix=WRONGKIND
 // RUN: not ral-compile %S/../../examples/softmax.mlir --gpu-arch=sm_80 -o %t/bad.ralm 2>&1 | FileCheck %s --check-prefix=CPUARCH
@@ -29,6 +32,8 @@
 // PTX: .visible .entry ral_kernel_0(
 // PTX-NOT: __nv_
 // PTX-NOT: call
+
+// NOTOOLKIT-NOT: error
 
 // NOTARGET: ral-inspect: error: executable 'ral_kernel_0' has no variant for target 'sm_70' (its targets: sm_80, sm_90)
 

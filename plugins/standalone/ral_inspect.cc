@@ -13,14 +13,15 @@
 
 namespace {
 
-// --extract: the bytes of one executable's variant, as stored.
+// --extract: the bytes of one executable's variant, as stored. An executable or target the
+// module does not have is a usage error (2), a file that cannot be written a failure (1).
 int extractExecutable(const ral::Module& m, const std::string& name, const std::string& target,
                       const std::string& output) {
   const ral::ExecutableRef* e = m.findExecutable(name);
   if (e == nullptr) {
     std::fprintf(stderr, "ral-inspect: error: module '%s' has no executable '%s'\n",
                  m.name().c_str(), name.c_str());
-    return 1;
+    return 2;
   }
   if (output.empty()) {
     std::fprintf(stderr, "ral-inspect: error: --extract needs --output FILE\n");
@@ -37,7 +38,7 @@ int extractExecutable(const ral::Module& m, const std::string& name, const std::
                  "ral-inspect: error: executable '%s' has no variant for target '%s' "
                  "(its targets: %s)\n",
                  name.c_str(), target.c_str(), targets.c_str());
-    return 1;
+    return 2;
   }
   std::FILE* f = std::fopen(output.c_str(), "wb");
   const bool written =

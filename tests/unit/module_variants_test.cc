@@ -40,9 +40,9 @@ ModuleSpec variantSpec() {
   ptx.name = "ral_kernel_0";
   ptx.format = ExecutableFormat::kPtx;
   ptx.entries = {{"ral_kernel_0", {256, 1, 1}}};
-  ptx.variants = {{"sm_75", bytesOf("<code for sm_75>")},
-                  {"sm_80", bytesOf("<code for sm_80 and up>")},
-                  {"sm_90", bytesOf("<code for sm_90 only here>")}};
+  ptx.variants = {{"sm_75", bytesOf("<turing code>")},
+                  {"sm_80", bytesOf("<ampere code and up>")},
+                  {"sm_90", bytesOf("<hopper code only here>")}};
   spec.executables.push_back(ptx);
   spec.executables.push_back(
       {"plain", ExecutableFormat::kSpirv, std::vector<uint8_t>(12, 5), {{"main", {64, 1, 1}}}});
@@ -80,13 +80,12 @@ TEST(ModuleVariantsTest, VariantsRoundTrip) {
   EXPECT_EQ(ptx.variants[0].target, "sm_75");
   EXPECT_EQ(ptx.variants[1].target, "sm_80");
   EXPECT_EQ(ptx.variants[2].target, "sm_90");
-  EXPECT_EQ(text(ptx.variants[1]), "<code for sm_80 and up>");
+  EXPECT_EQ(text(ptx.variants[1]), "<ampere code and up>");
   EXPECT_EQ(reinterpret_cast<uintptr_t>(ptx.variants[2].data) % 16, 0u);
   EXPECT_EQ(ptx.data, ptx.variants[0].data);  // data/size: the first variant
   const ExecutableSpec spec = ptx.spec(2);
   EXPECT_EQ(spec.target, "sm_90");
-  EXPECT_EQ(std::string(static_cast<const char*>(spec.data), spec.size),
-            "<code for sm_90 only here>");
+  EXPECT_EQ(std::string(static_cast<const char*>(spec.data), spec.size), "<hopper code only here>");
   EXPECT_EQ(spec.entries.size(), 1u);
   // A single-code executable is one untargeted variant.
   const ExecutableRef& plain = (*m)->executables()[1];
@@ -116,7 +115,7 @@ TEST(ModuleVariantsTest, CorruptTargetOrCodeIsRefused) {
   EXPECT_EQ(m.status().code(), StatusCode::kDataLoss) << m.status();
 
   std::vector<uint8_t> code = *bytes;
-  replaceOnce(&code, "<code for sm_90 only here>", "<code for sm_90 only HERE>");
+  replaceOnce(&code, "<hopper code only here>", "<hopper code only HERE>");
   m = loadBytes(code);
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.status().code(), StatusCode::kDataLoss) << m.status();
@@ -200,9 +199,9 @@ TEST(ModuleVariantsTest, ContextLoadsTheBestRankedVariant) {
   (void)loadOn(86, &loaded);  // sm_75 and sm_80 run on sm_86; sm_80 ranks higher
   (void)loadOn(90, &loaded);
   (void)loadOn(75, &loaded);
-  EXPECT_EQ(loaded, (std::vector<std::string>{"sm_80:<code for sm_80 and up>",
-                                              "sm_90:<code for sm_90 only here>",
-                                              "sm_75:<code for sm_75>"}));
+  EXPECT_EQ(loaded,
+            (std::vector<std::string>{"sm_80:<ampere code and up>", "sm_90:<hopper code only here>",
+                                      "sm_75:<turing code>"}));
 }
 
 TEST(ModuleVariantsTest, NoUsableVariantIsAClearError) {

@@ -37,7 +37,8 @@ bool contains(std::string_view haystack, std::string_view needle) {
 }
 
 // The add module (rank 2) with every kind of manifest field filled in: named, strided and
-// static signatures, an executable with entries and workgroup sizes, a constant, imports.
+// static signatures, an executable with entries and workgroup sizes, one with per-architecture
+// variants, a constant, imports.
 ModuleSpec completeSpec() {
   ModuleSpec spec;
   spec.name = "add_full";
@@ -56,6 +57,14 @@ ModuleSpec completeSpec() {
   spirv.entries.push_back({"main", Dim3{64, 1, 1}});
   spirv.entries.push_back({"other", Dim3{0, 0, 0}});
   spec.executables.push_back(spirv);
+  // Per-architecture code (ral-compile --gpu-arch).
+  ExecutableDef ptx;
+  ptx.name = "gpu_kernels";
+  ptx.format = ExecutableFormat::kPtx;
+  ptx.entries.push_back({"gpu_main", Dim3{256, 1, 1}});
+  ptx.variants.push_back({"sm_80", std::vector<uint8_t>(24, 0x61)});
+  ptx.variants.push_back({"sm_90", std::vector<uint8_t>(20, 0x62)});
+  spec.executables.push_back(ptx);
   ConstantDef c;
   c.name = "weights";
   c.dtype = DType::kF32;
@@ -91,7 +100,10 @@ std::string describe(const Module& m) {
   for (const auto& i : m.imports()) d += "|imp " + i;
   for (const auto& e : m.executables()) {
     d += "|exe " + e.name + " " + std::to_string(static_cast<int>(e.format)) + " ";
-    d.append(static_cast<const char*>(e.data), e.size);
+    for (const auto& v : e.variants) {
+      d += " [" + v.target + "] ";
+      d.append(static_cast<const char*>(v.data), v.size);
+    }
     for (const auto& ep : e.entries)
       d += " " + ep.name + "=" + std::to_string(ep.workgroup_size.x) + "x" +
            std::to_string(ep.workgroup_size.y) + "x" + std::to_string(ep.workgroup_size.z);
@@ -179,6 +191,20 @@ TEST(TamperedModuleTest, EveryManifestFieldIsCoveredByTheChecksum) {
          auto* e = m->mutable_executables()->GetMutableObject(0);
          e->mutate_checksum(e->checksum() ^ 1);
        }},
+      {"variant target",
+       [](fb::Module* m) {
+         flipString(m->mutable_executables()
+                        ->GetMutableObject(1)
+                        ->mutable_variants()
+                        ->GetMutableObject(1)
+                        ->mutable_target());
+       }},
+      {"variant checksum",
+       [](fb::Module* m) {
+         auto* v =
+             m->mutable_executables()->GetMutableObject(1)->mutable_variants()->GetMutableObject(0);
+         v->mutate_checksum(v->checksum() ^ 1);
+       }},
       {"constant name",
        [](fb::Module* m) {
          flipString(m->mutable_constants()->GetMutableObject(0)->mutable_name());
@@ -223,6 +249,18 @@ TEST(TamperedModuleTest, PayloadsAreCoveredByTheirChecksums) {
   mutableRoot(code)->mutable_executables()->GetMutableObject(0)->mutable_data()->Mutate(0, 0);
   s = Module::load(code.data(), code.size()).status();
   EXPECT_TRUE(contains(s.message(), "executable 'kernels' fails its checksum")) << s;
+  auto variant = original;
+  mutableRoot(variant)
+      ->mutable_executables()
+      ->GetMutableObject(1)
+      ->mutable_variants()
+      ->GetMutableObject(1)
+      ->mutable_data()
+      ->Mutate(3, 0);
+  s = Module::load(variant.data(), variant.size()).status();
+  EXPECT_EQ(s.code(), StatusCode::kDataLoss) << s;
+  EXPECT_TRUE(contains(s.message(), "executable 'gpu_kernels' variant 'sm_90' fails its checksum"))
+      << s;
 }
 
 TEST(TamperedModuleTest, AFileWithoutAManifestChecksumIsRefusedWithAHint) {
