@@ -125,6 +125,8 @@ TEST(HsaDriver, ManyLaunchesWrapTheQueueRing) {
   void* counter = *d->allocate(4, 4, MemoryKind::kHostVisible);
   const uint32_t zero = 0;
   ASSERT_TRUE(d->fill(counter, 4, &zero, 4).ok());
+  // The fill is on the default stream, the launches on another: nothing orders them but this.
+  ASSERT_TRUE(d->synchronize().ok());
   auto stream = d->createStream();
   ASSERT_TRUE(stream.ok());
   for (int i = 0; i < 200; ++i) ASSERT_TRUE(count(*d, exe, counter, stream->get()).ok()) << i;
