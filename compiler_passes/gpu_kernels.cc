@@ -6,6 +6,7 @@
 
 #include "compiler_passes/dialect.h"
 #include "compiler_passes/gpu_targets.h"
+#include "compiler_passes/kernel_common.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -21,31 +22,10 @@ namespace disc_ral {
 
 namespace {
 
-bool isConstant(Value v) {
-  Operation* def = v.getDefiningOp();
-  return def && def->hasTrait<OpTrait::ConstantLike>();
-}
-
-std::string typeString(Type t) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  t.print(os);
-  return s;
-}
-
 bool isBufferElement(Type t) {
   if (auto i = dyn_cast<IntegerType>(t))
     return llvm::is_contained({1u, 8u, 16u, 32u, 64u}, i.getWidth());
   return isa<Float16Type, BFloat16Type, Float32Type, Float64Type>(t);
-}
-
-// The kernel parameter type a host scalar travels as.
-Type paramType(Type t) {
-  MLIRContext* ctx = t.getContext();
-  if (isa<IndexType>(t)) return IntegerType::get(ctx, 64);
-  if (auto i = dyn_cast<IntegerType>(t)) return i.getWidth() < 32 ? IntegerType::get(ctx, 32) : t;
-  if (isa<Float16Type, BFloat16Type>(t)) return Float32Type::get(ctx);
-  return t;
 }
 
 // Host values the kernel receives as scalars, deduplicated, in parameter order.
@@ -56,29 +36,6 @@ struct Params {
     if (index.try_emplace(v, static_cast<unsigned>(values.size())).second) values.push_back(v);
   }
 };
-
-// Rewrites scf.parallel loops nested in a kernel as scf.for nests (one thread runs them).
-LogicalResult sequentializeInnerLoops(Operation* root) {
-  SmallVector<scf::ParallelOp> loops;
-  root->walk([&](scf::ParallelOp p) { loops.push_back(p); });  // post-order: inner loops first
-  for (scf::ParallelOp p : loops) {
-    if (p.getNumResults() != 0)
-      return p.emitError("a parallel reduction inside a loop cannot run in a GPU kernel yet");
-    OpBuilder b(p);
-    Block* body = p.getBody();
-    for (unsigned d = 0; d < p.getNumLoops(); ++d) {
-      auto f = b.create<scf::ForOp>(p.getLoc(), p.getLowerBound()[d], p.getUpperBound()[d],
-                                    p.getStep()[d]);
-      p.getInductionVars()[d].replaceAllUsesWith(f.getInductionVar());
-      b.setInsertionPointToStart(f.getBody());
-    }
-    Block* inner = b.getInsertionBlock();
-    inner->getOperations().splice(b.getInsertionPoint(), body->getOperations(), body->begin(),
-                                  std::prev(body->end()));
-    p.erase();
-  }
-  return success();
-}
 
 }  // namespace
 
@@ -118,7 +75,7 @@ LogicalResult outlineGpuKernel(scf::ParallelOp loop, Value ctx, StringRef name,
   getUsedValuesDefinedAbove(loop.getRegion(), used);
   SmallVector<Value> buffers;
   for (Value v : used) {
-    if (isConstant(v)) continue;  // cloned into the kernel
+    if (isConstantValue(v)) continue;  // cloned into the kernel
     Type t = v.getType();
     if (auto m = dyn_cast<MemRefType>(t)) {
       if (!isBufferElement(m.getElementType()))
@@ -175,7 +132,7 @@ LogicalResult outlineGpuKernel(scf::ParallelOp loop, Value ctx, StringRef name,
   params.add(trips);
   params.add(threads);
   for (Value v : used)
-    if (!isa<MemRefType>(v.getType()) && !isConstant(v)) params.add(v);
+    if (!isa<MemRefType>(v.getType()) && !isConstantValue(v)) params.add(v);
   struct Layout {
     int64_t offset;
     SmallVector<int64_t> strides;
@@ -216,7 +173,7 @@ LogicalResult outlineGpuKernel(scf::ParallelOp loop, Value ctx, StringRef name,
   mb.setInsertionPointToStart(kmodule.getBody());
   Type global_ptr = LLVM::LLVMPointerType::get(mctx, 1);
   SmallVector<Type> arg_types(buffers.size(), global_ptr);
-  for (Value p : params.values) arg_types.push_back(paramType(p.getType()));
+  for (Value p : params.values) arg_types.push_back(hostScalarType(p.getType()));
   auto func = mb.create<gpu::GPUFuncOp>(loc, name, mb.getFunctionType(arg_types, {}));
   func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), mb.getUnitAttr());
   Block* entry = &func.getBody().front();
@@ -227,7 +184,7 @@ LogicalResult outlineGpuKernel(scf::ParallelOp loop, Value ctx, StringRef name,
   auto kernelValue = [&](Value host) -> Value {
     if (Value v = inside.lookup(host)) return v;
     Value v;
-    if (isConstant(host)) {
+    if (isConstantValue(host)) {
       v = kb.clone(*host.getDefiningOp())->getResult(0);
     } else {
       v = entry->getArgument(buffers.size() + params.index.lookup(host));
@@ -318,7 +275,7 @@ LogicalResult outlineGpuKernel(scf::ParallelOp loop, Value ctx, StringRef name,
     }
     placeholder.getDefiningOp()->erase();
   }
-  if (failed(sequentializeInnerLoops(func))) return failure();
+  if (failed(sequentializeInnerLoops(func, "GPU"))) return failure();
 
   // ---- The launch: pointers, then scalars.
   SmallVector<Value> args;
@@ -328,9 +285,9 @@ LogicalResult outlineGpuKernel(scf::ParallelOp loop, Value ctx, StringRef name,
     Type t = p.getType();
     Value v = p;
     if (auto i = dyn_cast<IntegerType>(t); i && i.getWidth() < 32)
-      v = b.create<arith::ExtSIOp>(loc, paramType(t), p);
+      v = b.create<arith::ExtSIOp>(loc, hostScalarType(t), p);
     else if (isa<Float16Type, BFloat16Type>(t))
-      v = b.create<arith::ExtFOp>(loc, paramType(t), p);
+      v = b.create<arith::ExtFOp>(loc, hostScalarType(t), p);
     // Index parameters stay index: 64-bit in the host's LLVM lowering, as the parameter is.
     args.push_back(v);
   }

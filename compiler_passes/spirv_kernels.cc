@@ -5,6 +5,7 @@
 #include <string>
 
 #include "compiler_passes/dialect.h"
+#include "compiler_passes/kernel_common.h"
 #include "compiler_passes/passes.h"
 #include "mlir/Conversion/ArithToSPIRV/ArithToSPIRV.h"
 #include "mlir/Conversion/FuncToSPIRV/FuncToSPIRV.h"
@@ -66,18 +67,6 @@ SPIRVConversionOptions conversionOptions() {
   return options;
 }
 
-bool isConstant(Value v) {
-  Operation* def = v.getDefiningOp();
-  return def && def->hasTrait<OpTrait::ConstantLike>();
-}
-
-std::string typeString(Type t) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  t.print(os);
-  return s;
-}
-
 spirv::ModuleOp kernelModule(Operation* op) {
   auto m = dyn_cast_or_null<spirv::ModuleOp>(op);
   return m && m->hasAttr(kKernelAttr) ? m : nullptr;
@@ -87,15 +76,6 @@ bool isBufferElement(Type t) {
   if (auto i = dyn_cast<IntegerType>(t))
     return llvm::is_contained({1u, 8u, 16u, 32u, 64u}, i.getWidth());
   return isa<Float16Type, Float32Type, Float64Type>(t);
-}
-
-// The push-constant member type a host scalar travels as.
-Type memberType(Type t) {
-  MLIRContext* ctx = t.getContext();
-  if (isa<IndexType>(t)) return IntegerType::get(ctx, 64);
-  if (auto i = dyn_cast<IntegerType>(t)) return i.getWidth() < 32 ? IntegerType::get(ctx, 32) : t;
-  if (isa<Float16Type, BFloat16Type>(t)) return Float32Type::get(ctx);
-  return t;
 }
 
 // The parts of a kernel being built: its push-constant members (host values, deduplicated) and
@@ -119,29 +99,6 @@ struct KernelInterface {
     return it->second;
   }
 };
-
-// Rewrites scf.parallel loops nested in a kernel as scf.for nests (one invocation runs them).
-LogicalResult sequentializeInnerLoops(Operation* root) {
-  SmallVector<scf::ParallelOp> loops;
-  root->walk([&](scf::ParallelOp p) { loops.push_back(p); });  // post-order: inner loops first
-  for (scf::ParallelOp p : loops) {
-    if (p.getNumResults() != 0)
-      return p.emitError("a parallel reduction inside a loop cannot run in a SPIR-V kernel yet");
-    OpBuilder b(p);
-    Block* body = p.getBody();
-    for (unsigned d = 0; d < p.getNumLoops(); ++d) {
-      auto f = b.create<scf::ForOp>(p.getLoc(), p.getLowerBound()[d], p.getUpperBound()[d],
-                                    p.getStep()[d]);
-      p.getInductionVars()[d].replaceAllUsesWith(f.getInductionVar());
-      b.setInsertionPointToStart(f.getBody());
-    }
-    Block* inner = b.getInsertionBlock();
-    inner->getOperations().splice(b.getInsertionPoint(), body->getOperations(), body->begin(),
-                                  std::prev(body->end()));
-    p.erase();
-  }
-  return success();
-}
 
 // SCF-to-SPIR-V keeps a loop's results in variables written at each iteration's end; a loop that
 // runs zero times would leave them unset. Loops with results get an explicit zero-trip branch.
@@ -229,7 +186,7 @@ LogicalResult outlineSpirvKernel(scf::ParallelOp loop, Value ctx, StringRef name
   getUsedValuesDefinedAbove(loop.getRegion(), used);
   KernelInterface iface;
   for (Value v : used) {
-    if (isConstant(v)) continue;  // cloned into the kernel
+    if (isConstantValue(v)) continue;  // cloned into the kernel
     Type t = v.getType();
     if (auto m = dyn_cast<MemRefType>(t)) {
       if (!isBufferElement(m.getElementType()))
@@ -276,7 +233,7 @@ LogicalResult outlineSpirvKernel(scf::ParallelOp loop, Value ctx, StringRef name
       loc, b.create<arith::CeilDivSIOp>(loc, span, loop.getStep()[0]), zero);
   iface.param(trips);
   for (Value v : used)
-    if (!isa<MemRefType>(v.getType()) && !isConstant(v)) iface.param(v);
+    if (!isa<MemRefType>(v.getType()) && !isConstantValue(v)) iface.param(v);
   llvm::DenseMap<Value, SmallVector<int64_t>> dims_read;  // buffer -> dims its memref.dim read
   WalkResult dims = loop.getBody()->walk([&](memref::DimOp d) {
     std::optional<int64_t> index = d.getConstantIndex();
@@ -307,7 +264,7 @@ LogicalResult outlineSpirvKernel(scf::ParallelOp loop, Value ctx, StringRef name
   SmallVector<Type> members;
   int64_t push_bytes = 0;
   for (Value p : iface.params) {
-    members.push_back(memberType(p.getType()));
+    members.push_back(hostScalarType(p.getType()));
     const int64_t size = members.back().getIntOrFloatBitWidth() / 8;
     push_bytes = llvm::alignTo(push_bytes, size) + size;  // scalars aligned to their size
   }
@@ -360,7 +317,7 @@ LogicalResult outlineSpirvKernel(scf::ParallelOp loop, Value ctx, StringRef name
   auto kernelValue = [&](Value host) -> Value {
     if (Value v = inside.lookup(host)) return v;
     Value v;
-    if (isConstant(host)) {
+    if (isConstantValue(host)) {
       v = kb.clone(*host.getDefiningOp())->getResult(0);
     } else {
       Value index = kb.create<spirv::ConstantOp>(
@@ -458,7 +415,7 @@ LogicalResult outlineSpirvKernel(scf::ParallelOp loop, Value ctx, StringRef name
     }
     placeholder.getDefiningOp()->erase();
   }
-  if (failed(sequentializeInnerLoops(func))) return failure();
+  if (failed(sequentializeInnerLoops(func, "SPIR-V"))) return failure();
   guardZeroTripLoops(func);
   if (failed(convertToSpirv(smodule))) {
     return fail("its body has an operation SPIR-V conversion does not handle (see above)");
@@ -472,9 +429,9 @@ LogicalResult outlineSpirvKernel(scf::ParallelOp loop, Value ctx, StringRef name
     Type t = p.getType();
     Value v = p;
     if (auto i = dyn_cast<IntegerType>(t); i && i.getWidth() < 32)
-      v = b.create<arith::ExtSIOp>(loc, memberType(t), p);
+      v = b.create<arith::ExtSIOp>(loc, hostScalarType(t), p);
     else if (isa<Float16Type, BFloat16Type>(t))
-      v = b.create<arith::ExtFOp>(loc, memberType(t), p);
+      v = b.create<arith::ExtFOp>(loc, hostScalarType(t), p);
     // Index members stay index: 64-bit in the host's LLVM lowering, as the member is.
     args.push_back(v);
   }
