@@ -52,6 +52,17 @@ const char* kernelName(KernelId id) {
   return "";
 }
 
+// A simulated driver's kernel: text naming host functions of this binary, entry 0 the kernel.
+[[maybe_unused]] ExecutableSpec textKernel(KernelId id, ExecutableFormat format, const char* text) {
+  ExecutableSpec spec;
+  spec.name = std::string("cts.") + kernelName(id);
+  spec.format = format;
+  spec.data = text;
+  spec.size = std::strlen(text);
+  spec.entries = {{kernelName(id), {0, 0, 0}}};
+  return spec;
+}
+
 template <typename D>
 StatusOr<std::unique_ptr<Driver>> upcast(StatusOr<std::unique_ptr<D>> driver) {
   if (!driver.ok()) return driver.status();
@@ -115,12 +126,6 @@ class VulkanBackend final : public CtsBackend {
     spec.entries = {{"main", {0, 0, 0}}};
     return spec;
   }
-  ExecutableSpec missingEntry() const override {
-    ExecutableSpec spec = kernel(KernelId::kAddOne);
-    spec.name = "cts.missing_entry";
-    spec.entries.push_back({"no_such_entry", {0, 0, 0}});
-    return spec;
-  }
 };
 #endif
 
@@ -139,19 +144,7 @@ class CudaSimBackend final : public CtsBackend {
   }
   ExecutableSpec kernel(KernelId id) const override {
     const char* images[] = {kSimAddOne, kSimFillIndex, kSimArgs};
-    ExecutableSpec spec;
-    spec.name = std::string("cts.") + kernelName(id);
-    spec.format = ExecutableFormat::kPtx;
-    spec.data = images[static_cast<int>(id)];
-    spec.size = std::strlen(images[static_cast<int>(id)]);
-    spec.entries = {{kernelName(id), {0, 0, 0}}};
-    return spec;
-  }
-  ExecutableSpec missingEntry() const override {
-    ExecutableSpec spec = kernel(KernelId::kAddOne);
-    spec.name = "cts.missing_entry";
-    spec.entries.push_back({"no_such_entry", {0, 0, 0}});
-    return spec;
+    return textKernel(id, ExecutableFormat::kPtx, images[static_cast<int>(id)]);
   }
   void* createNativeStream(Driver& driver) const override {
     auto lib = cuda::CudaLibrary::get();
@@ -184,19 +177,7 @@ class HsaSimBackend final : public CtsBackend {
   }
   ExecutableSpec kernel(KernelId id) const override {
     const char* objects[] = {kHsaAddOne, kHsaFillIndex, kHsaArgs};
-    ExecutableSpec spec;
-    spec.name = std::string("cts.") + kernelName(id);
-    spec.format = ExecutableFormat::kHsaco;
-    spec.data = objects[static_cast<int>(id)];
-    spec.size = std::strlen(objects[static_cast<int>(id)]);
-    spec.entries = {{kernelName(id), {0, 0, 0}}};
-    return spec;
-  }
-  ExecutableSpec missingEntry() const override {
-    ExecutableSpec spec = kernel(KernelId::kAddOne);
-    spec.name = "cts.missing_entry";
-    spec.entries.push_back({"no_such_entry", {0, 0, 0}});
-    return spec;
+    return textKernel(id, ExecutableFormat::kHsaco, objects[static_cast<int>(id)]);
   }
 };
 #endif

@@ -40,8 +40,9 @@ class CtsBackend {
   // "cts.<kernel>" (each backend's specs stay valid for the life of the process).
   virtual ExecutableSpec kernel(KernelId id) const = 0;
   // The add_one executable under another name, asking for an entry point the module does not
-  // have (or, where the format has no names, whose code is missing).
-  virtual ExecutableSpec missingEntry() const = 0;
+  // have (or, where the format has no names, whose code is missing). The default asks
+  // kernel(kAddOne) for one more entry, "no_such_entry".
+  virtual ExecutableSpec missingEntry() const;
   // A stream made with the device's own API (for Driver::wrapNativeStream), or null where the
   // device has none; destroyNativeStream() fails if something else destroyed it already.
   virtual void* createNativeStream(Driver&) const { return nullptr; }

@@ -14,6 +14,13 @@ std::set<std::string>& xfails() {
 }
 }  // namespace
 
+ExecutableSpec CtsBackend::missingEntry() const {
+  ExecutableSpec spec = kernel(KernelId::kAddOne);
+  spec.name = "cts.missing_entry";
+  spec.entries.push_back({"no_such_entry", {0, 0, 0}});
+  return spec;
+}
+
 void recordExpectedFailure(const std::string& full_name) {
   std::lock_guard<std::mutex> lock(xfail_mutex);
   xfails().insert(full_name);
