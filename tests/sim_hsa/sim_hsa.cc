@@ -109,11 +109,16 @@ struct Sim {
   int init_count = 0;
   bool configured = false;
   std::vector<SimAgent*> agents;  // [0] is the CPU agent; then the visible GPUs
+  // Every agent ever made, visible or not: handles stay valid for the life of the process.
+  std::vector<std::unique_ptr<SimAgent>> all_agents;
   std::set<SimKernel*> kernels;
   std::string fail_kernel;
   std::list<SimCopy> copies;
   std::list<SimHandler> handlers;
   bool threads_started = false;
+  // Every signal ever created. Destroyed ones are kept too: a copy or handler thread may still
+  // read one it was given, and the driver pools its signals, so this stays small.
+  std::vector<std::unique_ptr<SimSignal>> signals;
 };
 
 Sim& sim() {
@@ -288,6 +293,7 @@ void configureLocked() {
       {}};
   cpu->pools = {fine, kernarg};
   S.agents.push_back(cpu);
+  S.all_agents.emplace_back(cpu);
   const int count = std::atoi(envOr(RAL_SIM_HSA_GPUS_ENV, "1").c_str());
   const size_t memory =
       std::strtoull(envOr(RAL_SIM_HSA_MEMORY_ENV, "1073741824").c_str(), nullptr, 10);
@@ -306,6 +312,7 @@ void configureLocked() {
     gpu->uuid = uuid;
     gpu->pools = {new SimPool{HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED, memory, 0, {}}};
     physical.push_back(gpu);
+    S.all_agents.emplace_back(gpu);
   }
   const char* visible = std::getenv("ROCR_VISIBLE_DEVICES");
   if (visible == nullptr) {
@@ -560,9 +567,11 @@ hsa_status_t hsa_amd_memory_async_copy(void* dst, hsa_agent_t dst_agent, const v
 hsa_status_t hsa_signal_create(hsa_signal_value_t initial_value, uint32_t, const hsa_agent_t*,
                                hsa_signal_t* signal) {
   if (signal == nullptr) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
-  auto* s = new SimSignal();
-  s->value = initial_value;
-  signal->handle = reinterpret_cast<uint64_t>(s);
+  auto owned = std::make_unique<SimSignal>();
+  owned->value = initial_value;
+  signal->handle = reinterpret_cast<uint64_t>(owned.get());
+  std::lock_guard<std::mutex> lock(sim().mutex);
+  sim().signals.push_back(std::move(owned));
   return HSA_STATUS_SUCCESS;
 }
 
