@@ -11,11 +11,13 @@
 #include "compiler_passes/passes.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/GPUCommon/GPUCommonPass.h"
 #include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
 #include "mlir/Conversion/GPUToROCDL/GPUToROCDLPass.h"
 #include "mlir/Conversion/LLVMCommon/ConversionTarget.h"
 #include "mlir/Conversion/LLVMCommon/TypeConverter.h"
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -27,6 +29,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Approximation.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/DialectConversion.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -130,6 +133,19 @@ class LowerGpuKernelsPass : public impl::LowerGpuKernelsPassBase<LowerGpuKernels
 
     LowerToLLVMOptions options(ctx);
     LLVMTypeConverter converter(ctx, options);
+    // Workgroup memory (gpu.func workgroup attributions, as the library GEMM tiles use) lives in
+    // LLVM address space 3 on both back ends; global memory in 1.
+    populateGpuMemorySpaceAttributeConversions(converter, [nvvm](gpu::AddressSpace space) {
+      switch (space) {
+        case gpu::AddressSpace::Global:
+          return 1u;
+        case gpu::AddressSpace::Workgroup:
+          return 3u;
+        case gpu::AddressSpace::Private:
+          return nvvm ? 0u : 5u;
+      }
+      return 0u;
+    });
     // What is left of math (and remf) first, so that the GPU patterns' device-library calls
     // never match.
     {
@@ -145,11 +161,13 @@ class LowerGpuKernelsPass : public impl::LowerGpuKernelsPassBase<LowerGpuKernels
     RewritePatternSet patterns(ctx);
     arith::populateArithToLLVMConversionPatterns(converter, patterns);
     cf::populateControlFlowToLLVMConversionPatterns(converter, patterns);
+    populateFinalizeMemRefToLLVMConversionPatterns(converter, patterns);
     // Not configureGpuTo{NVVM,ROCDL}ConversionLegality: they make the LLVM math intrinsics
     // illegal, to force device-library calls.
     LLVMConversionTarget target(*ctx);
     target.addLegalDialect<NVVM::NVVMDialect, ROCDL::ROCDLDialect>();
-    target.addIllegalDialect<gpu::GPUDialect, arith::ArithDialect, cf::ControlFlowDialect>();
+    target.addIllegalDialect<gpu::GPUDialect, arith::ArithDialect, cf::ControlFlowDialect,
+                             memref::MemRefDialect>();
     target.addLegalOp<gpu::GPUModuleOp, gpu::ModuleEndOp>();
     if (nvvm)
       populateGpuToNVVMConversionPatterns(converter, patterns);

@@ -38,6 +38,7 @@ struct HsaDriverOptions {
 
 class HsaDriver final : public Driver {
  public:
+  static constexpr DeviceKind kDeviceKind = DeviceKind::kHsa;  // for Context::driver<HsaDriver>()
   static StatusOr<std::unique_ptr<HsaDriver>> create(HsaDriverOptions options = {});
   ~HsaDriver() override;
 

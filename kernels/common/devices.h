@@ -2,7 +2,7 @@
 //
 // Ops are written once (checks, type lists, registration tables) and call their per-device part
 // through overloads or implementation structs selected by a tag: cpu::Tag, cuda::Tag,
-// vulkan::Tag. A tag's code is compiled only when its device is enabled.
+// hsa::Tag, vulkan::Tag. A tag's code is compiled only when its device is enabled.
 //
 // KernelEnv is a plain view: the Context owns the driver, the host owns the stream.
 #ifndef RAL_KERNELS_COMMON_DEVICES_H_
@@ -25,6 +25,11 @@ struct Tag {
   static constexpr DeviceKind kKind = DeviceKind::kCuda;
 };
 }  // namespace cuda
+namespace hsa {
+struct Tag {
+  static constexpr DeviceKind kKind = DeviceKind::kHsa;
+};
+}  // namespace hsa
 namespace vulkan {
 struct Tag {
   static constexpr DeviceKind kKind = DeviceKind::kVulkan;

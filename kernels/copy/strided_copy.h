@@ -4,7 +4,7 @@
 // The walk is written once here: stridedCopy/stridedFill check the element size and rank, count
 // the elements, skip empty views and describe the work as a StridedCopy/StridedFill. Each device
 // supplies only the primitive that moves the elements (copyPrimitive/fillPrimitive, defined in
-// strided_copy_<device>.cc): a parallel loop on the CPU, a kernel launch on CUDA, a shader
+// strided_copy_<device>.cc): a parallel loop on the CPU, a kernel launch on CUDA and HSA, a shader
 // dispatch on Vulkan. A primitive may refuse what its device cannot address (e.g. 32-bit indices
 // on Vulkan) with an error naming the kernel.
 //
@@ -55,15 +55,19 @@ struct StridedFill {
 // The device primitives; `work` is checked and non-empty.
 Status copyPrimitive(cpu::Tag, const KernelEnv& env, const StridedCopy& work);
 Status copyPrimitive(cuda::Tag, const KernelEnv& env, const StridedCopy& work);
+Status copyPrimitive(hsa::Tag, const KernelEnv& env, const StridedCopy& work);
 Status copyPrimitive(vulkan::Tag, const KernelEnv& env, const StridedCopy& work);
 Status fillPrimitive(cpu::Tag, const KernelEnv& env, const StridedFill& work);
 Status fillPrimitive(cuda::Tag, const KernelEnv& env, const StridedFill& work);
+Status fillPrimitive(hsa::Tag, const KernelEnv& env, const StridedFill& work);
 Status fillPrimitive(vulkan::Tag, const KernelEnv& env, const StridedFill& work);
 // Reads n int64 values `stride` elements apart (a permutation) into host memory, wherever they
 // live (host memory or the device's).
 Status readIndices(cpu::Tag, const KernelEnv& env, const int64_t* src, int64_t stride, int n,
                    int64_t* out);
 Status readIndices(cuda::Tag, const KernelEnv& env, const int64_t* src, int64_t stride, int n,
+                   int64_t* out);
+Status readIndices(hsa::Tag, const KernelEnv& env, const int64_t* src, int64_t stride, int n,
                    int64_t* out);
 Status readIndices(vulkan::Tag, const KernelEnv& env, const int64_t* src, int64_t stride, int n,
                    int64_t* out);

@@ -16,7 +16,7 @@
 //     ral_batch_gemm___<dev>___pvoid_m<RA>d<T>_m<RB>d<T>_m<RC>d<T>_i1_i1___void
 //     (RA, RB, RC) in (3,3,3) (4,4,4) (2,3,3) (3,2,3) (2,4,4) (4,2,4): a rank-2 operand is used by
 //     every batch; batch dims of a and b equal c's or are 1 (broadcast).
-//   T in f32 f64 f16 bf16 (cpu, cuda; f16/bf16 accumulate in f32), f32 (vulkan).
+//   T in f32 f64 f16 bf16 (cpu, cuda, hsa; f16/bf16 accumulate in f32), f32 (vulkan).
 //
 // op(x) is x or its transpose. A shape mismatch is an INVALID_ARGUMENT on the context.
 #ifndef RAL_KERNELS_GEMM_GEMM_H_
@@ -68,6 +68,24 @@ StatusOr<int64_t> checkMatmul(const char* kernel, const MemRef<T, RA>& a, const 
       return unsupported(kernel, ": dimension ", d, " exceeds the 32-bit dimensions of BLAS");
   return ka;
 }
+// Matrix `index` (row-major over the batch dims of a rank-RC c) of operand `m`, broadcasting its
+// size-1 batch dims: for devices that run a batch as one GEMM per matrix.
+template <int RC, typename T, int R>
+MemRef<T, 2> batchMatrix(const MemRef<T, R>& m, const int64_t* c_sizes, int64_t index) {
+  MemRef<T, 2> s{m.allocated,
+                 m.aligned,
+                 m.offset,
+                 {m.sizes[R - 2], m.sizes[R - 1]},
+                 {m.strides[R - 2], m.strides[R - 1]}};
+  for (int d = RC - 3; d >= 0; --d) {
+    const int64_t i = index % c_sizes[d];
+    index /= c_sizes[d];
+    const int md = d - (RC - R);  // m's dim aligned with c's dim d (trailing alignment)
+    if (md >= 0 && m.sizes[md] != 1) s.offset += i * m.strides[md];
+  }
+  return s;
+}
+
 template <class Impl, typename T>
 void gemmKernel(ExecutionContext* ctx, MemRef<T, 2> a, MemRef<T, 2> b, MemRef<T, 2> c, bool ta,
                 bool tb) {

@@ -53,23 +53,6 @@ Status gemmImpl(ExecutionContext* ctx, const MemRef<float, 2>& a, const MemRef<f
   return launch(env, exe, grid, bind, 3, &p, sizeof(p));
 }
 
-// Matrix `index` (row-major over c's batch dims) of `m`, broadcasting its size-1 batch dims.
-template <int R, int RC>
-MemRef<float, 2> matrixOf(const MemRef<float, R>& m, const int64_t* c_sizes, int64_t index) {
-  MemRef<float, 2> s{m.allocated,
-                     m.aligned,
-                     m.offset,
-                     {m.sizes[R - 2], m.sizes[R - 1]},
-                     {m.strides[R - 2], m.strides[R - 1]}};
-  for (int d = RC - 3; d >= 0; --d) {
-    const int64_t i = index % c_sizes[d];
-    index /= c_sizes[d];
-    const int md = d - (RC - R);  // m's dim aligned with c's dim d (trailing alignment)
-    if (md >= 0 && m.sizes[md] != 1) s.offset += i * m.strides[md];
-  }
-  return s;
-}
-
 struct Impl {
   template <typename T>
   static Status gemm(ExecutionContext* ctx, const MemRef<T, 2>& a, const MemRef<T, 2>& b,
@@ -83,8 +66,8 @@ struct Impl {
     int64_t batches = 1;
     for (int d = 0; d < RC - 2; ++d) batches *= c.sizes[d];
     for (int64_t i = 0; i < batches; ++i) {
-      Status s = gemmImpl(ctx, matrixOf<RA, RC>(a, c.sizes, i), matrixOf<RB, RC>(b, c.sizes, i),
-                          matrixOf<RC, RC>(c, c.sizes, i), ta, tb, k);
+      Status s = gemmImpl(ctx, batchMatrix<RC>(a, c.sizes, i), batchMatrix<RC>(b, c.sizes, i),
+                          batchMatrix<RC>(c, c.sizes, i), ta, tb, k);
       if (!s.ok()) return s.withContext(internal::strCat("ral_batch_gemm: matrix ", i));
     }
     return Status();

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -96,6 +97,21 @@ TEST(HsaModuleTest, DeviceUrisSelectTheGpu) {
   EXPECT_NE(wrong.status().message().find("runs on hsa, not on device 'vulkan:0'"),
             std::string::npos)
       << wrong.status();
+}
+
+// examples/mlp.mlir compiled with --device=hsa: its loops are HSACO kernels and its matmuls call
+// ral_gemm, which the HSA library provides, so the module links and its executables load on the
+// GPU. (Its compiled kernels have no host stand-in in the simulation, so it is not run here.)
+TEST(HsaModuleTest, ACompiledModuleWithLibraryGemmsLinksAndLoads) {
+  const std::string path = std::string(RAL_TEST_MODULE_DIR) + "/compiled_mlp_hsa.ralm";
+  if (FILE* f = std::fopen(path.c_str(), "rb")) {
+    std::fclose(f);
+  } else {
+    GTEST_SKIP() << path << " was not built (no compiler or no HSA library kernels)";
+  }
+  auto ctx = StandaloneContext::load(path);
+  ASSERT_TRUE(ctx.ok()) << ctx.status();
+  EXPECT_EQ((*ctx)->device(), DeviceKind::kHsa);
 }
 
 }  // namespace

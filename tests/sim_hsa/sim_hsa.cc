@@ -21,6 +21,7 @@
 //  - memory locking is the identity (host memory is what the "GPU" reads anyway).
 // Thread-safety: every entry point may be called from any thread.
 #include <dlfcn.h>
+#include <elf.h>
 #include <hsa/hsa.h>
 #include <hsa/hsa_ext_amd.h>
 
@@ -63,13 +64,16 @@ struct SimAgent {
 };
 
 struct SimKernel {
-  RalSimHsaKernel fn = nullptr;
+  RalSimHsaKernel fn = nullptr;  // null: a dispatch fails the queue (no host function for it)
   std::string name;
   uint32_t kernarg_bytes = 0;
+  uint32_t group_bytes = 0;
+  uint32_t private_bytes = 0;
 };
 
 struct SimReader {
   std::vector<std::pair<std::string, SimKernel>> kernels;
+  std::string processor;  // an ELF code object's processor ("gfx90a"); empty for text ones
 };
 
 struct SimExecutable {
@@ -236,7 +240,7 @@ void packetProcessor(SimQueue* q) {
       auto* p = reinterpret_cast<hsa_kernel_dispatch_packet_t*>(slot);
       completion = p->completion_signal;
       auto* kernel = reinterpret_cast<SimKernel*>(p->kernel_object);
-      if (S.kernels.count(kernel) == 0 || kernel->name == S.fail_kernel) {
+      if (S.kernels.count(kernel) == 0 || kernel->fn == nullptr || kernel->name == S.fail_kernel) {
         error = HSA_STATUS_ERROR_EXCEPTION;
       } else {
         RalSimHsaDispatch d{{p->grid_size_x, p->grid_size_y, p->grid_size_z},
@@ -657,10 +661,100 @@ uint64_t hsa_queue_load_read_index_scacquire(const hsa_queue_t* queue) {
   return reinterpret_cast<const SimQueue*>(queue)->read.load();
 }
 
+}  // extern "C"
+
+namespace {
+
+// EF_AMDGPU_MACH values of the processors the simulation names (LLVM's ELF.h).
+const char* processorOf(uint32_t mach) {
+  switch (mach) {
+    case 0x030:
+      return "gfx908";
+    case 0x03f:
+      return "gfx90a";
+    case 0x040:
+      return "gfx940";
+    case 0x04b:
+      return "gfx941";
+    case 0x04c:
+      return "gfx942";
+    case 0x041:
+      return "gfx1100";
+    case 0x036:
+      return "gfx1030";
+    default:
+      return nullptr;
+  }
+}
+
+// An AMDGPU code object (an ELF shared object): every "<name>.kd" symbol is a kernel whose
+// descriptor gives its group, private and kernarg segment sizes; it runs the host function
+// RAL_SIM_HSA_ELF_KERNEL_PREFIX<name> when the test binary exports one.
+hsa_status_t readElf(const unsigned char* data, size_t size, SimReader* r) {
+  auto inside = [&](uint64_t offset, uint64_t bytes) {
+    return offset <= size && bytes <= size - offset;
+  };
+  if (!inside(0, sizeof(Elf64_Ehdr))) return HSA_STATUS_ERROR_INVALID_CODE_OBJECT;
+  Elf64_Ehdr eh;
+  std::memcpy(&eh, data, sizeof(eh));
+  if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_AMDGPU ||
+      eh.e_shentsize != sizeof(Elf64_Shdr) ||
+      !inside(eh.e_shoff, uint64_t{eh.e_shnum} * sizeof(Elf64_Shdr)))
+    return HSA_STATUS_ERROR_INVALID_CODE_OBJECT;
+  const char* processor = processorOf(eh.e_flags & 0xff);
+  if (processor == nullptr) return HSA_STATUS_ERROR_INVALID_ISA;
+  r->processor = processor;
+  std::vector<Elf64_Shdr> sections(eh.e_shnum);
+  std::memcpy(sections.data(), data + eh.e_shoff, sections.size() * sizeof(Elf64_Shdr));
+  for (const Elf64_Shdr& symtab : sections) {
+    if (symtab.sh_type != SHT_DYNSYM || symtab.sh_link >= sections.size()) continue;
+    const Elf64_Shdr& strtab = sections[symtab.sh_link];
+    if (!inside(symtab.sh_offset, symtab.sh_size) || !inside(strtab.sh_offset, strtab.sh_size))
+      return HSA_STATUS_ERROR_INVALID_CODE_OBJECT;
+    for (uint64_t at = 0; at + sizeof(Elf64_Sym) <= symtab.sh_size; at += sizeof(Elf64_Sym)) {
+      Elf64_Sym sym;
+      std::memcpy(&sym, data + symtab.sh_offset + at, sizeof(sym));
+      if (sym.st_name >= strtab.sh_size) return HSA_STATUS_ERROR_INVALID_CODE_OBJECT;
+      const char* name_at = reinterpret_cast<const char*>(data + strtab.sh_offset + sym.st_name);
+      const std::string name(name_at, strnlen(name_at, strtab.sh_size - sym.st_name));
+      if (name.size() <= 3 || name.compare(name.size() - 3, 3, ".kd") != 0) continue;
+      // The descriptor's bytes: the section holding its address, at the same distance.
+      const Elf64_Shdr* home = nullptr;
+      for (const Elf64_Shdr& sh : sections)
+        if (sh.sh_type == SHT_PROGBITS && sym.st_value >= sh.sh_addr &&
+            sym.st_value + 64 <= sh.sh_addr + sh.sh_size)
+          home = &sh;
+      if (home == nullptr || !inside(home->sh_offset + (sym.st_value - home->sh_addr), 64))
+        return HSA_STATUS_ERROR_INVALID_CODE_OBJECT;
+      const unsigned char* kd = data + home->sh_offset + (sym.st_value - home->sh_addr);
+      SimKernel k;
+      k.name = name.substr(0, name.size() - 3);
+      std::memcpy(&k.group_bytes, kd + 0, 4);
+      std::memcpy(&k.private_bytes, kd + 4, 4);
+      std::memcpy(&k.kernarg_bytes, kd + 8, 4);
+      const std::string host = std::string(RAL_SIM_HSA_ELF_KERNEL_PREFIX) + k.name;
+      k.fn = reinterpret_cast<RalSimHsaKernel>(dlsym(RTLD_DEFAULT, host.c_str()));
+      r->kernels.emplace_back(k.name, k);
+    }
+  }
+  return r->kernels.empty() ? HSA_STATUS_ERROR_INVALID_CODE_OBJECT : HSA_STATUS_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" {
+
 hsa_status_t hsa_code_object_reader_create_from_memory(const void* code_object, size_t size,
                                                        hsa_code_object_reader_t* reader) {
   if (code_object == nullptr || size == 0 || reader == nullptr)
     return HSA_STATUS_ERROR_INVALID_CODE_OBJECT;
+  if (size >= 4 && std::memcmp(code_object, ELFMAG, SELFMAG) == 0) {
+    auto r = std::make_unique<SimReader>();
+    const hsa_status_t s = readElf(static_cast<const unsigned char*>(code_object), size, r.get());
+    if (s != HSA_STATUS_SUCCESS) return s;
+    reader->handle = reinterpret_cast<uint64_t>(r.release());
+    return HSA_STATUS_SUCCESS;
+  }
   const std::string text(static_cast<const char*>(code_object), size);
   if (text.back() != '\n' || text.find('\0') != std::string::npos)
     return HSA_STATUS_ERROR_INVALID_CODE_OBJECT;
@@ -709,6 +803,14 @@ hsa_status_t hsa_executable_load_agent_code_object(hsa_executable_t executable, 
   if (e->frozen) return HSA_STATUS_ERROR_FROZEN_EXECUTABLE;
   SimAgent* a = agentOf(agent);
   if (a == nullptr || a->type != HSA_DEVICE_TYPE_GPU) return HSA_STATUS_ERROR_INVALID_AGENT;
+  // As ROCr: a code object for another processor does not load.
+  if (!r->processor.empty()) {
+    const size_t dashes = a->isa.find("--");  // amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-
+    const std::string agent_processor =
+        dashes == std::string::npos ? a->isa
+                                    : a->isa.substr(dashes + 2, a->isa.find(':') - dashes - 2);
+    if (agent_processor != r->processor) return HSA_STATUS_ERROR_INVALID_ISA;
+  }
   std::lock_guard<std::mutex> lock(sim().mutex);
   for (const auto& [name, kernel] : r->kernels) {
     auto k = std::make_unique<SimKernel>(kernel);
@@ -759,8 +861,10 @@ hsa_status_t hsa_executable_symbol_get_info(hsa_executable_symbol_t symbol,
       *static_cast<uint32_t*>(value) = 16;
       return HSA_STATUS_SUCCESS;
     case HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_GROUP_SEGMENT_SIZE:
+      *static_cast<uint32_t*>(value) = k->group_bytes;
+      return HSA_STATUS_SUCCESS;
     case HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_PRIVATE_SEGMENT_SIZE:
-      *static_cast<uint32_t*>(value) = 0;
+      *static_cast<uint32_t*>(value) = k->private_bytes;
       return HSA_STATUS_SUCCESS;
     default:
       return HSA_STATUS_ERROR_INVALID_ARGUMENT;

@@ -10,6 +10,12 @@
  * named <exported-symbol>, looked up with dlsym(RTLD_DEFAULT, ...) at load time, so the test
  * binary must export it (ENABLE_EXPORTS / -rdynamic).
  *
+ * A real AMDGPU code object (an ELF from LLVM's back end, e.g. RAL's HSA library kernels) loads
+ * too: each "<name>.kd" symbol's kernel descriptor gives the kernel's group, private and kernarg
+ * segment sizes, as on a GPU, and the kernel runs the host function
+ * RAL_SIM_HSA_ELF_KERNEL_PREFIX "<name>" if the test binary exports one (a dispatch of a kernel
+ * without one fails its queue). The ELF's processor (EF_AMDGPU_MACH) must be the agent's.
+ *
  * The host function is called once per kernel-dispatch packet, on the queue's packet-processor
  * thread, with the packet's sizes (grid in work-items, HSA semantics) and the kernarg segment.
  * RAL's HSA driver lays arguments out in the segment at the next multiple of each argument's
@@ -25,6 +31,7 @@ extern "C" {
 #endif
 
 #define RAL_SIM_HSA_CODE_OBJECT_MAGIC "ral-sim-hsa-code-object"
+#define RAL_SIM_HSA_ELF_KERNEL_PREFIX "ral_sim_hsa_kernel_"
 /* Environment knobs, read at the first hsa_init. */
 #define RAL_SIM_HSA_GPUS_ENV "RAL_SIM_HSA_GPUS"           /* GPU agents (default 1) */
 #define RAL_SIM_HSA_ISA_ENV "RAL_SIM_HSA_ISA"             /* default amdgcn-amd-amdhsa--gfx90a */

@@ -77,8 +77,10 @@ def extract(args, ralm, name, arch, suffix):
     return path
 
 
-def check_hsaco(args, path, arch, kernel):
-    header = run([args.readelf, "--file-header", path])
+def check_code_object(readelf, path, arch):
+    """An AMDGPU HSA shared object for processor `arch`, code object v4 or v5, with AMDHSA
+    metadata; returns the metadata note's text."""
+    header = run([readelf, "--file-header", path])
     flags = re.search(r"Flags:\s+0x([0-9A-Fa-f]+), (\w+)", header)
     abi = re.search(r"ABI Version:\s+(\d+)", header)
     if ("EM_AMDGPU" not in header or "AMDGPU - HSA" not in header
@@ -91,9 +93,16 @@ def check_hsaco(args, path, arch, kernel):
                  f"(EF_AMDGPU_MACH 0x{EF_AMDGPU_MACH[arch]:02x})")
     if int(abi.group(1)) not in (2, 3):  # ELFABIVERSION_AMDGPU_HSA_V4, _V5
         sys.exit(f"FAILED: {path}: ABI version {abi.group(1)} is not code object v4 or v5")
-    notes = run([args.readelf, "--notes", path])
+    notes = run([readelf, "--notes", path])
     if "NT_AMDGPU_METADATA" not in notes or "amdhsa.kernels" not in notes:
         sys.exit(f"FAILED: {path} has no AMDHSA metadata note:\n{notes}")
+    if "amdhsa.version" not in notes:
+        sys.exit(f"FAILED: {path}: no code object version in the metadata")
+    return notes
+
+
+def check_hsaco(args, path, arch, kernel):
+    notes = check_code_object(args.readelf, path, arch)
     names = re.findall(r"\.name:\s+(\S+)\n", notes)
     kernels = [n for n in names if n.startswith("ral_kernel")]
     symbols = re.findall(r"\.symbol:\s+(\S+)", notes)
@@ -108,8 +117,6 @@ def check_hsaco(args, path, arch, kernel):
         sys.exit(f"FAILED: {path}: no kernarg layout (.args, .kernarg_segment_size):\n{notes}")
     if kinds[0] != "global_buffer" or "by_value" not in kinds:
         sys.exit(f"FAILED: {path}: arguments {kinds}: pointers first, then scalars by value")
-    if "amdhsa.version" not in notes:
-        sys.exit(f"FAILED: {path}: no code object version in the metadata")
 
 
 def main():

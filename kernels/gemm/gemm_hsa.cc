@@ -1,0 +1,81 @@
+// ral_gemm and ral_batch_gemm on AMD GPUs (kernels/gemm/gemm.h has the contract): the library's
+// tiled ral_gemm_<type> kernel (kernels/hsa/device_kernels.py: 16x16 tiles of a and b staged in
+// workgroup memory, f32 accumulation, f64 for f64) over strided operands, so transposed and
+// strided views run without copies; one launch per matrix of c for ral_batch_gemm. c must not
+// overlap a or b.
+#include <type_traits>
+
+#include "kernels/gemm/gemm.h"
+#include "kernels/hsa/hsa_env.h"
+#include "ral/registration.h"
+
+namespace ral::kernels::hsa {
+namespace {
+
+template <typename T>
+constexpr Entry gemmEntry() {
+  if constexpr (std::is_same_v<T, float>) return Entry::kGemmF32;
+  if constexpr (std::is_same_v<T, double>) return Entry::kGemmF64;
+  if constexpr (std::is_same_v<T, float16>) return Entry::kGemmF16;
+  return Entry::kGemmBF16;
+}
+
+// One matrix, shapes checked (k = ka).
+template <typename T>
+Status gemmImpl(ExecutionContext* ctx, const MemRef<T, 2>& a, const MemRef<T, 2>& b,
+                const MemRef<T, 2>& c, bool ta, bool tb, int64_t k) {
+  const int64_t m = c.sizes[0], n = c.sizes[1];
+  if (m == 0 || n == 0) return Status();
+  if (overlaps(c, a) || overlaps(c, b)) return invalidArgument("ral_gemm: c overlaps an input");
+  RAL_ASSIGN_OR_RETURN(HsaEnv env, hsaEnv(ctx));
+  GemmArgs p{};
+  p.a = a.data();
+  p.b = b.data();
+  p.c = c.data();
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.a_rs = ta ? a.strides[1] : a.strides[0];
+  p.a_cs = ta ? a.strides[0] : a.strides[1];
+  p.b_rs = tb ? b.strides[1] : b.strides[0];
+  p.b_cs = tb ? b.strides[0] : b.strides[1];
+  p.c_rs = c.strides[0];
+  p.c_cs = c.strides[1];
+  LaunchConfig config;
+  config.grid = Dim3{static_cast<uint32_t>((n + kGemmTile - 1) / kGemmTile),
+                     static_cast<uint32_t>((m + kGemmTile - 1) / kGemmTile), 1};
+  config.block = Dim3{kGemmTile, kGemmTile, 1};
+  void* values[] = {&p};
+  const size_t sizes[] = {sizeof(p)};
+  return env.driver->launch(env.kernels, static_cast<uint32_t>(gemmEntry<T>()), config,
+                            KernelArgs{values, sizes, 1}, env.stream);
+}
+
+struct Impl {
+  template <typename T>
+  static Status gemm(ExecutionContext* ctx, const MemRef<T, 2>& a, const MemRef<T, 2>& b,
+                     const MemRef<T, 2>& c, bool ta, bool tb, int64_t k) {
+    return gemmImpl(ctx, a, b, c, ta, tb, k);
+  }
+
+  template <typename T, int RA, int RB, int RC>
+  static Status batchGemm(ExecutionContext* ctx, const MemRef<T, RA>& a, const MemRef<T, RB>& b,
+                          const MemRef<T, RC>& c, bool ta, bool tb, int64_t k) {
+    int64_t batches = 1;
+    for (int d = 0; d < RC - 2; ++d) batches *= c.sizes[d];
+    for (int64_t i = 0; i < batches; ++i) {
+      Status s = gemmImpl(ctx, batchMatrix<RC>(a, c.sizes, i), batchMatrix<RC>(b, c.sizes, i),
+                          batchMatrix<RC>(c, c.sizes, i), ta, tb, k);
+      if (!s.ok()) return s.withContext(internal::strCat("ral_batch_gemm: matrix ", i));
+    }
+    return Status();
+  }
+};
+
+constexpr char kDevice[] = "hsa";
+RAL_KERNEL_FLOAT_TYPES(RAL_REGISTER_GEMM)
+
+}  // namespace
+}  // namespace ral::kernels::hsa
+
+RAL_REGISTRATION_ANCHOR(kernels_gemm_hsa);

@@ -1,0 +1,69 @@
+// Kernel arguments of the HSA library kernels (kernels/hsa/device_kernels.py writes their MLIR).
+// Each kernel's gpu.func takes these fields in order, every one 8 bytes, so its kernarg segment
+// is the struct byte for byte: the host passes the struct as the launch's single argument.
+// tests/hsa checks each code object's metadata against these layouts.
+#ifndef RAL_KERNELS_HSA_DEVICE_ARGS_H_
+#define RAL_KERNELS_HSA_DEVICE_ARGS_H_
+
+#include <cstdint>
+
+namespace ral::kernels::hsa {
+
+// Views are padded to this rank with leading dims of size 1 and stride 0.
+inline constexpr int kMaxRank = 6;
+// Work-items per workgroup of the linear (grid-stride) kernels; GEMM uses kGemmTile^2.
+inline constexpr uint32_t kLinearBlock = 256;
+inline constexpr uint32_t kGemmTile = 16;
+
+// ral_strided_copy_<bytes>: dst[view(i)] = src[view(i)] for i < count.
+struct CopyArgs {
+  const void* src;
+  void* dst;
+  int64_t count;
+  int64_t threads;  // work-items in the grid: the loop's stride
+  int64_t sizes[kMaxRank];
+  int64_t src_strides[kMaxRank];  // elements
+  int64_t dst_strides[kMaxRank];
+};
+
+// ral_strided_fill_<bytes>: dst[view(i)] = value (its low <bytes> bytes).
+struct FillArgs {
+  void* dst;
+  int64_t count;
+  int64_t threads;
+  uint64_t value;
+  int64_t sizes[kMaxRank];
+  int64_t dst_strides[kMaxRank];
+};
+
+// ral_rng_uniform_<type>: Philox4x32-10 blocks of (seed, offset), kernels/rng/philox.h. `count`
+// counts elements; the grid covers the blocks (4 elements each, 2 for f64).
+struct RngArgs {
+  void* out;
+  int64_t count;
+  int64_t threads;
+  uint64_t seed;
+  uint64_t offset;
+  double low;   // f64 output: used as is; others: float bounds widened exactly
+  double span;  // high - low, computed as the CPU does
+  int64_t sizes[kMaxRank];
+  int64_t strides[kMaxRank];
+};
+
+// ral_gemm_<type>: c[m x n] = a[m x k] * b[k x n] with row/column strides in elements
+// (transposes folded into them); a grid of ceil(n/16) x ceil(m/16) workgroups of 16 x 16.
+struct GemmArgs {
+  const void* a;
+  const void* b;
+  void* c;
+  int64_t m, n, k;
+  int64_t a_rs, a_cs, b_rs, b_cs, c_rs, c_cs;
+};
+
+static_assert(sizeof(CopyArgs) == 176 && sizeof(FillArgs) == 128 && sizeof(RngArgs) == 152 &&
+                  sizeof(GemmArgs) == 96,
+              "the kernarg layouts of kernels/hsa/device_kernels.py");
+
+}  // namespace ral::kernels::hsa
+
+#endif  // RAL_KERNELS_HSA_DEVICE_ARGS_H_

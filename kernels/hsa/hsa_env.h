@@ -1,0 +1,87 @@
+// What the HSA library kernels share: the context's HSA driver, the execution's stream, and the
+// embedded kernel library (kernels/hsa/device_kernels.py, compiled to HSACO per architecture at
+// build time), of which the variant for the driver's GPU is loaded on first use and then cached
+// per Context ("load if not loaded, then launch"). Thread-safe.
+//
+// The stream is the execution's stream (ExecutionContext::stream(), a Stream of the HSA driver
+// set by the host) or, when unset, the driver's own queue.
+#ifndef RAL_KERNELS_HSA_HSA_ENV_H_
+#define RAL_KERNELS_HSA_HSA_ENV_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/common/devices.h"
+#include "kernels/hsa/device_args.h"
+#include "ral/execution_context.h"
+#include "ral/memref.h"
+#include "ral/status.h"
+
+namespace ral::kernels::hsa {
+
+// Entry points of the kernel library, in the order of kEntryNames (hsa_env.cc).
+enum class Entry : uint32_t {
+  kCopy1,
+  kCopy2,
+  kCopy4,
+  kCopy8,
+  kFill1,
+  kFill2,
+  kFill4,
+  kFill8,
+  kRngF32,
+  kRngF64,
+  kRngF16,
+  kRngBF16,
+  kGemmF32,
+  kGemmF64,
+  kGemmF16,
+  kGemmBF16,
+  kCount,
+};
+
+struct HsaEnv {
+  Driver* driver = nullptr;
+  Stream* stream = nullptr;
+  Executable* kernels = nullptr;
+};
+
+StatusOr<HsaEnv> hsaEnv(ExecutionContext* ctx);
+StatusOr<HsaEnv> hsaEnv(const KernelEnv& env);
+
+// The kernel library for each architecture it was built for (tests read the code objects).
+struct LibraryVariant {
+  std::string arch;  // "gfx90a"
+  const void* data;
+  size_t size;
+};
+const std::vector<LibraryVariant>& kernelLibrary();
+// The library's entry names, in Entry order.
+const std::vector<std::string>& kernelEntryNames();
+
+// Launches a grid-stride kernel over `count` items with `args` as its only argument, setting
+// args.threads to the grid's work-items.
+template <typename Args>
+Status launchLinear(const HsaEnv& env, Entry entry, int64_t count, Args args) {
+  if (count <= 0) return Status();
+  constexpr int64_t kMaxGroups = 65535;
+  const int64_t groups = std::min<int64_t>((count + kLinearBlock - 1) / kLinearBlock, kMaxGroups);
+  args.threads = groups * kLinearBlock;
+  LaunchConfig config;
+  config.grid.x = static_cast<uint32_t>(groups);
+  config.block.x = kLinearBlock;
+  void* values[] = {&args};
+  const size_t sizes[] = {sizeof(Args)};
+  return env.driver->launch(env.kernels, static_cast<uint32_t>(entry), config,
+                            KernelArgs{values, sizes, 1}, env.stream);
+}
+
+// A strided view padded to kMaxRank (leading dims of size 1, stride 0); false when `rank`
+// exceeds kMaxRank.
+bool padView(int rank, const int64_t* sizes, const int64_t* strides, int64_t* padded_sizes,
+             int64_t* padded_strides);
+
+}  // namespace ral::kernels::hsa
+
+#endif  // RAL_KERNELS_HSA_HSA_ENV_H_

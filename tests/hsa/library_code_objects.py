@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+"""Checks the HSA library kernels' code objects (kernels/hsa: one HSACO per architecture, built
+by ral-gpu-kernels) without a GPU: each is an AMDGPU code object for its processor whose metadata
+(llvm-readelf --notes) lists exactly the library's kernels, each with its .kd symbol, the kernarg
+layout of its struct in kernels/hsa/device_args.h (pointers first, then 8-byte scalars, packed
+at 8-byte offsets) and, for GEMM, the workgroup memory of two 16x16 tiles.
+
+  library_code_objects.py --readelf llvm-readelf-19 --gpu-binaries DIR OBJECT...
+(an OBJECT is named <prefix>.ral_hsa_kernels.<arch>.hsaco)
+"""
+import argparse
+import re
+import sys
+
+# name: (kernarg bytes, pointer arguments, workgroup bytes)
+KERNELS = {}
+for size in (1, 2, 4, 8):
+    KERNELS[f"ral_strided_copy_{size}"] = (176, 2, 0)  # CopyArgs
+    KERNELS[f"ral_strided_fill_{size}"] = (128, 1, 0)  # FillArgs
+for kind in ("f32", "f64", "f16", "bf16"):
+    KERNELS[f"ral_rng_uniform_{kind}"] = (152, 1, 0)  # RngArgs
+    KERNELS[f"ral_gemm_{kind}"] = (96, 3, 2 * 256 * (8 if kind == "f64" else 4))  # GemmArgs
+
+
+def kernel_entries(notes):
+    """The amdhsa.kernels list: one text chunk per kernel."""
+    section = notes.split("amdhsa.kernels:", 1)[1].split("amdhsa.target:", 1)[0]
+    return [c for c in re.split(r"\n  - ", "\n" + section) if c.strip()]
+
+
+def check(readelf, path, arch, check_code_object):
+    notes = check_code_object(readelf, path, arch)
+    seen = {}
+    for chunk in kernel_entries(notes):
+        name = re.search(r"\n    \.name:\s+(\S+)", "\n    " + chunk.lstrip()).group(1)
+        seen[name] = chunk
+    if sorted(seen) != sorted(KERNELS):
+        sys.exit(f"FAILED: {path}: kernels {sorted(seen)}; expected {sorted(KERNELS)}")
+    for name, (kernarg, pointers, group) in KERNELS.items():
+        chunk = seen[name]
+        symbol = re.search(r"\.symbol:\s+(\S+)", chunk).group(1)
+        size = int(re.search(r"\.kernarg_segment_size:\s+(\d+)", chunk).group(1))
+        lds = int(re.search(r"\.group_segment_fixed_size:\s+(\d+)", chunk).group(1))
+        offsets = [int(o) for o in re.findall(r"\.offset:\s+(\d+)", chunk)]
+        sizes = [int(z) for z in re.findall(r"\s\.size:\s+(\d+)", chunk)]
+        kinds = re.findall(r"\.value_kind:\s+(\S+)", chunk)
+        want_kinds = ["global_buffer"] * pointers + ["by_value"] * (kernarg // 8 - pointers)
+        if (symbol != name + ".kd" or size != kernarg or offsets != list(range(0, kernarg, 8))
+                or sizes != [8] * (kernarg // 8) or kinds != want_kinds or lds != group):
+            sys.exit(f"FAILED: {path}: {name}: symbol {symbol}, kernarg {size} bytes, offsets "
+                     f"{offsets}, sizes {sizes}, kinds {kinds}, workgroup memory {lds}; expected "
+                     f"{name}.kd, {kernarg} bytes of 8-byte arguments ({pointers} pointers), "
+                     f"{group} bytes of workgroup memory")
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--readelf", required=True)
+    p.add_argument("--gpu-binaries", required=True, help="compiler_passes/test/e2e")
+    p.add_argument("objects", nargs="+")
+    args = p.parse_args()
+    sys.path.insert(0, args.gpu_binaries)
+    from gpu_binaries import check_code_object  # noqa: E402
+    for path in args.objects:
+        arch = re.search(r"\.ral_hsa_kernels\.(gfx\w+)\.hsaco$", path).group(1)
+        check(args.readelf, path, arch, check_code_object)
+    print(f"{len(args.objects)} code objects x {len(KERNELS)} kernels: layouts as device_args.h")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
