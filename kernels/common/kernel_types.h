@@ -6,6 +6,7 @@
 #define RAL_KERNELS_COMMON_KERNEL_TYPES_H_
 
 #include <cstdint>
+#include <type_traits>
 
 #include "ral/half.h"
 
@@ -24,6 +25,23 @@
 
 // ral_gemm, ral_batch_gemm, ral_rng_*.
 #define RAL_KERNEL_FLOAT_TYPES(X) X(float) X(double) X(float16) X(bfloat16)
+
+namespace ral::kernels {
+
+// T's position in RAL_KERNEL_FLOAT_TYPES (f32 0, f64 1, f16 2, bf16 3): device kernel tables list
+// an op's float variants in this order, so variant = first + floatTypeIndex<T>().
+template <typename T>
+constexpr uint32_t floatTypeIndex() {
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double> ||
+                    std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>,
+                "not one of RAL_KERNEL_FLOAT_TYPES");
+  if constexpr (std::is_same_v<T, float>) return 0;
+  if constexpr (std::is_same_v<T, double>) return 1;
+  if constexpr (std::is_same_v<T, float16>) return 2;
+  return 3;
+}
+
+}  // namespace ral::kernels
 
 // ral_topk, ral_sort.
 #define RAL_KERNEL_ORDERED_TYPES(X) X(float) X(double) X(int32_t) X(int64_t)

@@ -86,6 +86,21 @@ MemRef<T, 2> batchMatrix(const MemRef<T, R>& m, const int64_t* c_sizes, int64_t 
   return s;
 }
 
+// ral_batch_gemm as one GEMM per matrix of c, for devices without a batched kernel:
+// gemm(a_i, b_i, c_i) on the matrices batchMatrix gives; the first error names its matrix.
+template <typename T, int RA, int RB, int RC, typename Gemm>
+Status gemmPerMatrix(const MemRef<T, RA>& a, const MemRef<T, RB>& b, const MemRef<T, RC>& c,
+                     Gemm gemm) {
+  int64_t batches = 1;
+  for (int d = 0; d < RC - 2; ++d) batches *= c.sizes[d];
+  for (int64_t i = 0; i < batches; ++i) {
+    Status s = gemm(batchMatrix<RC>(a, c.sizes, i), batchMatrix<RC>(b, c.sizes, i),
+                    batchMatrix<RC>(c, c.sizes, i));
+    if (!s.ok()) return s.withContext(::ral::internal::strCat("ral_batch_gemm: matrix ", i));
+  }
+  return Status();
+}
+
 template <class Impl, typename T>
 void gemmKernel(ExecutionContext* ctx, MemRef<T, 2> a, MemRef<T, 2> b, MemRef<T, 2> c, bool ta,
                 bool tb) {

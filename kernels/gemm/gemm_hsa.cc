@@ -14,10 +14,7 @@ namespace {
 
 template <typename T>
 constexpr Entry gemmEntry() {
-  if constexpr (std::is_same_v<T, float>) return Entry::kGemmF32;
-  if constexpr (std::is_same_v<T, double>) return Entry::kGemmF64;
-  if constexpr (std::is_same_v<T, float16>) return Entry::kGemmF16;
-  return Entry::kGemmBF16;
+  return static_cast<Entry>(static_cast<uint32_t>(Entry::kGemmF32) + floatTypeIndex<T>());
 }
 
 // One matrix, shapes checked (k = ka).
@@ -61,14 +58,9 @@ struct Impl {
   template <typename T, int RA, int RB, int RC>
   static Status batchGemm(ExecutionContext* ctx, const MemRef<T, RA>& a, const MemRef<T, RB>& b,
                           const MemRef<T, RC>& c, bool ta, bool tb, int64_t k) {
-    int64_t batches = 1;
-    for (int d = 0; d < RC - 2; ++d) batches *= c.sizes[d];
-    for (int64_t i = 0; i < batches; ++i) {
-      Status s = gemmImpl(ctx, batchMatrix<RC>(a, c.sizes, i), batchMatrix<RC>(b, c.sizes, i),
-                          batchMatrix<RC>(c, c.sizes, i), ta, tb, k);
-      if (!s.ok()) return s.withContext(internal::strCat("ral_batch_gemm: matrix ", i));
-    }
-    return Status();
+    return gemmPerMatrix(a, b, c, [&](const auto& ai, const auto& bi, const auto& ci) {
+      return gemmImpl(ctx, ai, bi, ci, ta, tb, k);
+    });
   }
 };
 

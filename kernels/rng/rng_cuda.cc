@@ -12,10 +12,7 @@ namespace {
 
 template <typename T>
 constexpr Entry rngEntry() {
-  if constexpr (std::is_same_v<T, float>) return Entry::kRngF32;
-  if constexpr (std::is_same_v<T, double>) return Entry::kRngF64;
-  if constexpr (std::is_same_v<T, float16>) return Entry::kRngF16;
-  return Entry::kRngBF16;
+  return static_cast<Entry>(static_cast<uint32_t>(Entry::kRngF32) + floatTypeIndex<T>());
 }
 
 struct Impl {
