@@ -69,10 +69,7 @@ LogicalResult outlineGpuKernel(scf::ParallelOp loop, Value ctx, StringRef name,
     return fail("a reduction over the outermost loop cannot run in a GPU kernel yet");
 
   // ---- What the kernel uses from the host (the upper bound only sizes the trip count).
-  SetVector<Value> used;
-  used.insert(loop.getLowerBound()[0]);
-  used.insert(loop.getStep()[0]);
-  getUsedValuesDefinedAbove(loop.getRegion(), used);
+  SetVector<Value> used = kernelUses(loop);
   SmallVector<Value> buffers;
   for (Value v : used) {
     if (isConstantValue(v)) continue;  // cloned into the kernel
@@ -88,41 +85,15 @@ LogicalResult outlineGpuKernel(scf::ParallelOp loop, Value ctx, StringRef name,
     }
   }
   // Memory is only reached through captured buffers.
-  WalkResult walk = loop.getBody()->walk([&](Operation* op) {
-    if (isa<CallOpInterface>(op) || op->getDialect()->getNamespace() == "disc_ral") {
-      op->emitError("cannot run in a GPU kernel");
-      return WalkResult::interrupt();
-    }
-    for (Value r : op->getResults())
-      if (isa<MemRefType>(r.getType())) {
-        op->emitError("creates a buffer or view inside a loop, which a GPU kernel cannot");
-        return WalkResult::interrupt();
-      }
-    if (isa<memref::LoadOp, memref::StoreOp, memref::DimOp>(op)) {
-      if (auto d = dyn_cast<memref::DimOp>(op); d && !d.getConstantIndex()) {
-        op->emitError("a GPU kernel needs constant dimension indices");
-        return WalkResult::interrupt();
-      }
-      return WalkResult::advance();
-    }
-    for (Value o : op->getOperands())
-      if (isa<MemRefType>(o.getType())) {
-        op->emitError("uses a buffer in a way a GPU kernel cannot (only load, store, dim)");
-        return WalkResult::interrupt();
-      }
-    return WalkResult::advance();
-  });
-  if (walk.wasInterrupted()) return fail("see the error above");
+  if (failed(checkKernelBody(loop, "GPU", /*constant_dims=*/true)))
+    return fail("see the error above");
 
   // ---- Scalar parameters: the trip count, captured scalars, dynamic layout values.
   // The grid: enough blocks for one iteration per thread, at most kGpuMaxGroups; the kernel
   // gets its thread count as the grid-stride (a device library would be needed to read the grid
   // size on AMD GPUs).
   OpBuilder b(loop);
-  Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
-  Value span = b.create<arith::SubIOp>(loc, loop.getUpperBound()[0], loop.getLowerBound()[0]);
-  Value trips = b.create<arith::MaxSIOp>(
-      loc, b.create<arith::CeilDivSIOp>(loc, span, loop.getStep()[0]), zero);
+  Value trips = tripCount(b, loop);
   Value block_x = b.create<arith::ConstantIndexOp>(loc, kGpuBlockSize);
   Value wanted = b.create<arith::CeilDivSIOp>(loc, trips, block_x);
   Value grid =

@@ -4,12 +4,63 @@
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/raw_ostream.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/Interfaces/CallInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
 
 namespace mlir {
 namespace disc_ral {
+
+llvm::SetVector<Value> kernelUses(scf::ParallelOp loop) {
+  llvm::SetVector<Value> used;
+  used.insert(loop.getLowerBound()[0]);
+  used.insert(loop.getStep()[0]);
+  getUsedValuesDefinedAbove(loop.getRegion(), used);
+  return used;
+}
+
+LogicalResult checkKernelBody(scf::ParallelOp loop, llvm::StringRef kernel_kind,
+                              bool constant_dims) {
+  WalkResult walk = loop.getBody()->walk([&](Operation* op) {
+    if (isa<CallOpInterface>(op) || op->getDialect()->getNamespace() == "disc_ral") {
+      op->emitError("cannot run in a ") << kernel_kind << " kernel";
+      return WalkResult::interrupt();
+    }
+    for (Value r : op->getResults())
+      if (isa<MemRefType>(r.getType())) {
+        op->emitError("creates a buffer or view inside a loop, which a ")
+            << kernel_kind << " kernel cannot";
+        return WalkResult::interrupt();
+      }
+    if (isa<memref::LoadOp, memref::StoreOp, memref::DimOp>(op)) {
+      if (auto d = dyn_cast<memref::DimOp>(op); constant_dims && d && !d.getConstantIndex()) {
+        op->emitError("a ") << kernel_kind << " kernel needs constant dimension indices";
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    }
+    for (Value o : op->getOperands())
+      if (isa<MemRefType>(o.getType())) {
+        op->emitError("uses a buffer in a way a ")
+            << kernel_kind << " kernel cannot (only load, store, dim)";
+        return WalkResult::interrupt();
+      }
+    return WalkResult::advance();
+  });
+  return failure(walk.wasInterrupted());
+}
+
+Value tripCount(OpBuilder& b, scf::ParallelOp loop) {
+  Location loc = loop.getLoc();
+  Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
+  Value span = b.create<arith::SubIOp>(loc, loop.getUpperBound()[0], loop.getLowerBound()[0]);
+  return b.create<arith::MaxSIOp>(loc, b.create<arith::CeilDivSIOp>(loc, span, loop.getStep()[0]),
+                                  zero);
+}
 
 bool isConstantValue(Value v) {
   Operation* def = v.getDefiningOp();

@@ -180,10 +180,7 @@ LogicalResult outlineSpirvKernel(scf::ParallelOp loop, Value ctx, StringRef name
 
   // ---- What the kernel uses from the host.
   // (The upper bound only sizes the host's trip count; the kernel gets that instead.)
-  SetVector<Value> used;
-  used.insert(loop.getLowerBound()[0]);
-  used.insert(loop.getStep()[0]);
-  getUsedValuesDefinedAbove(loop.getRegion(), used);
+  SetVector<Value> used = kernelUses(loop);
   KernelInterface iface;
   for (Value v : used) {
     if (isConstantValue(v)) continue;  // cloned into the kernel
@@ -203,34 +200,14 @@ LogicalResult outlineSpirvKernel(scf::ParallelOp loop, Value ctx, StringRef name
   }
   // Memory is only reached through captured buffers: views or allocations made inside the loop
   // would need descriptors the kernel does not have.
-  WalkResult walk = loop.getBody()->walk([&](Operation* op) {
-    if (isa<CallOpInterface>(op) || op->getDialect()->getNamespace() == "disc_ral") {
-      op->emitError("cannot run in a SPIR-V kernel");
-      return WalkResult::interrupt();
-    }
-    for (Value r : op->getResults())
-      if (isa<MemRefType>(r.getType())) {
-        op->emitError("creates a buffer or view inside a loop, which a SPIR-V kernel cannot");
-        return WalkResult::interrupt();
-      }
-    if (isa<memref::LoadOp, memref::StoreOp, memref::DimOp>(op)) return WalkResult::advance();
-    for (Value o : op->getOperands())
-      if (isa<MemRefType>(o.getType())) {
-        op->emitError("uses a buffer in a way a SPIR-V kernel cannot (only load, store, dim)");
-        return WalkResult::interrupt();
-      }
-    return WalkResult::advance();
-  });
-  if (walk.wasInterrupted()) return fail("see the error above");
+  if (failed(checkKernelBody(loop, "SPIR-V", /*constant_dims=*/false)))
+    return fail("see the error above");
 
   // ---- Host values the kernel receives (push-constant members, in order): the trip count,
   // every non-constant scalar the body uses (bounds and step included), and each buffer's
   // dynamic offset, strides and the sizes its memref.dim ops read.
   OpBuilder b(loop);
-  Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
-  Value span = b.create<arith::SubIOp>(loc, loop.getUpperBound()[0], loop.getLowerBound()[0]);
-  Value trips = b.create<arith::MaxSIOp>(
-      loc, b.create<arith::CeilDivSIOp>(loc, span, loop.getStep()[0]), zero);
+  Value trips = tripCount(b, loop);
   iface.param(trips);
   for (Value v : used)
     if (!isa<MemRefType>(v.getType()) && !isConstantValue(v)) iface.param(v);
