@@ -1,0 +1,101 @@
+// Tensor-level building blocks the ONNX converters share: dims, index arithmetic that folds,
+// numpy broadcasting, elementwise linalg.generic, reductions, reshapes and casts. Internal to the
+// importer; every function builds at the builder's insertion point.
+#ifndef RAL_COMPILER_PASSES_ONNX_BUILDERS_H_
+#define RAL_COMPILER_PASSES_ONNX_BUILDERS_H_
+
+#include <functional>
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+
+namespace mlir {
+namespace disc_ral {
+namespace onnx {
+
+// Dims of a ranked tensor: static sizes as attributes, dynamic ones as tensor.dim values.
+SmallVector<OpFoldResult> dimsOf(OpBuilder& b, Location loc, Value tensor);
+OpFoldResult dimOf(OpBuilder& b, Location loc, Value tensor, int64_t d);
+// Static sizes, ShapedType::kDynamic where a dim is a value.
+SmallVector<int64_t> staticSizes(ArrayRef<OpFoldResult> dims);
+std::optional<int64_t> constantIndex(OpFoldResult v);
+
+// Index arithmetic that folds constants (affine.apply otherwise).
+OpFoldResult addIndex(OpBuilder& b, Location loc, OpFoldResult x, OpFoldResult y);
+OpFoldResult subIndex(OpBuilder& b, Location loc, OpFoldResult x, OpFoldResult y);
+OpFoldResult mulIndex(OpBuilder& b, Location loc, OpFoldResult x, OpFoldResult y);
+OpFoldResult floorDivIndex(OpBuilder& b, Location loc, OpFoldResult x, OpFoldResult y);
+OpFoldResult ceilDivIndex(OpBuilder& b, Location loc, OpFoldResult x, OpFoldResult y);
+OpFoldResult product(OpBuilder& b, Location loc, ArrayRef<OpFoldResult> xs);
+Value indexValue(OpBuilder& b, Location loc, OpFoldResult v);
+
+// Fails the execution (disc_ral.signal_error, through cf.assert) with `message` when `ok` is
+// false at run time; nothing when it folds to true.
+void runtimeCheck(OpBuilder& b, Location loc, Value ok, llvm::StringRef message);
+
+// A tensor.empty of these dims.
+Value emptyTensor(OpBuilder& b, Location loc, ArrayRef<OpFoldResult> dims, Type element);
+// A scalar constant of `type` (float or integer; i1 is v != 0).
+Value scalarConstant(OpBuilder& b, Location loc, Type type, double v);
+TypedAttr scalarAttr(OpBuilder& b, Type type, double v);
+// A tensor of `dims` filled with `scalar`.
+Value filled(OpBuilder& b, Location loc, ArrayRef<OpFoldResult> dims, Value scalar);
+
+// The numpy broadcast of the inputs' shapes; a dynamic dim against a dynamic dim is taken to be
+// equal (checked at run time by elementwise()).
+SmallVector<OpFoldResult> broadcastDims(OpBuilder& b, Location loc, ValueRange inputs);
+
+// out[i...] = body(inputs[broadcast(i)]...) with numpy broadcasting over `inputs`, as one
+// linalg.generic whose result has element type `result`. `dims`, when given, is the result's
+// shape (inputs broadcast to it); otherwise the broadcast of the inputs.
+using ScalarBody = std::function<Value(OpBuilder&, Location, ValueRange)>;
+Value elementwise(OpBuilder& b, Location loc, ValueRange inputs, Type result,
+                  const ScalarBody& body, std::optional<ArrayRef<OpFoldResult>> dims = {});
+
+// Reduces `input` over `axes` (sorted, distinct) with `combine(acc, x)` from `init`; keepdims
+// keeps them as size-1 dims.
+Value reduce(OpBuilder& b, Location loc, Value input, ArrayRef<int64_t> axes, TypedAttr init,
+             const std::function<Value(OpBuilder&, Location, Value, Value)>& combine,
+             bool keepdims);
+
+// A reshape to `dims` (same number of elements); the identity when the shape is unchanged.
+Value reshape(OpBuilder& b, Location loc, Value input, ArrayRef<OpFoldResult> dims);
+// linalg.transpose by `perm`.
+Value transpose(OpBuilder& b, Location loc, Value input, ArrayRef<int64_t> perm);
+// Converts a scalar between element types with ONNX Cast semantics (float -> int truncates,
+// x -> bool is x != 0, bool -> x is 0 or 1).
+Value convertScalar(OpBuilder& b, Location loc, Value v, Type to);
+// The tensor with its elements converted; the tensor itself when the type is already `to`.
+Value convertTensor(OpBuilder& b, Location loc, Value v, Type to);
+// Broadcasts `input` to `dims` (numpy rules) as a new tensor.
+Value broadcastTo(OpBuilder& b, Location loc, Value input, ArrayRef<OpFoldResult> dims);
+
+inline bool isFloat(Type t) { return isa<FloatType>(t); }
+
+}  // namespace onnx
+}  // namespace disc_ral
+}  // namespace mlir
+
+#endif  // RAL_COMPILER_PASSES_ONNX_BUILDERS_H_
+
+namespace mlir {
+namespace disc_ral {
+namespace onnx {
+
+// The constant with its dims permuted by `perm` (a transpose folded at import time); null for a
+// bool or splat constant, which the caller transposes at run time.
+DenseElementsAttr transposeConstant(DenseElementsAttr data, ArrayRef<int64_t> perm);
+// A float constant built from doubles, rounded to `type`'s element type.
+DenseElementsAttr floatConstant(RankedTensorType type, ArrayRef<double> values);
+// A float constant's elements as doubles.
+SmallVector<double> floatValues(DenseElementsAttr data);
+// tensor.pad of `input` with `low`/`high` per dim, filled with `value`.
+Value pad(OpBuilder& b, Location loc, Value input, ArrayRef<int64_t> low, ArrayRef<int64_t> high,
+          Value value);
+
+}  // namespace onnx
+}  // namespace disc_ral
+}  // namespace mlir

@@ -1,0 +1,395 @@
+// importModel: ModelProto -> func.func on tensors, one converter call per node (node_context.h).
+#include "compiler_passes/onnx/importer.h"
+
+#include <map>
+#include <string>
+
+#include "compiler_passes/onnx/builders.h"
+#include "compiler_passes/onnx/node_context.h"
+#include "llvm/ADT/StringExtras.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Verifier.h"
+
+namespace mlir {
+namespace disc_ral {
+namespace onnx {
+
+// Element type of an ONNX TensorProto data type; null for one the importer does not handle.
+Type elementTypeOf(MLIRContext* ctx, int32_t dtype);
+std::string dtypeName(int32_t dtype);
+FailureOr<DenseElementsAttr> constantOf(MLIRContext* ctx, const ::onnx::TensorProto& t,
+                                        std::string* error, bool* unsupported);
+Tensor tensorOfData(DenseElementsAttr data);
+
+// The supported opsets of the default domain; every converter handles each version's form.
+constexpr int64_t kMinOpset = 7;
+constexpr int64_t kMaxOpset = 17;
+
+class Importer {
+ public:
+  Importer(MLIRContext* ctx, const ImportOptions& options, ImportStatus* status)
+      : ctx_(ctx), options_(options), status_(status), builder_(ctx) {}
+
+  OwningOpRef<ModuleOp> run(const ::onnx::ModelProto& model);
+
+  Tensor& lookup(const std::string& name) { return values_[name]; }
+  bool defined(const std::string& name) const { return values_.count(name) != 0; }
+  void define(const std::string& name, Tensor t) { values_[name] = std::move(t); }
+  Value materialize(Tensor& t, OpBuilder& b, Location loc);
+
+  void fail(const std::string& message, bool unsupported) {
+    status_->errors.push_back(options_.source_name.empty()
+                                  ? message
+                                  : options_.source_name + ": " + message);
+    status_->unsupported |= unsupported;
+  }
+  static std::string label(const ::onnx::NodeProto& node, int index) {
+    const std::string name = node.name().empty() ? "#" + std::to_string(index) : node.name();
+    return "node '" + name + "' (" + node.op_type() + ")";
+  }
+  std::string currentLabel() const { return current_label_; }
+  MLIRContext* context() { return ctx_; }
+
+  Location locOf(const std::string& what) {
+    return NameLoc::get(StringAttr::get(ctx_, what),
+                        FileLineColLoc::get(ctx_, options_.source_name, 0, 0));
+  }
+
+ private:
+  bool checkNodes(const ::onnx::GraphProto& graph, const Registry& registry);
+
+  MLIRContext* ctx_;
+  const ImportOptions& options_;
+  ImportStatus* status_;
+  OpBuilder builder_;
+  std::map<std::string, Tensor> values_;
+  std::string current_label_;
+  int64_t opset_ = 0;
+};
+
+Value Importer::materialize(Tensor& t, OpBuilder& b, Location loc) {
+  if (t.value) return t.value;
+  if (t.data) {
+    t.value = b.create<arith::ConstantOp>(loc, t.data);
+  } else if (t.elems) {
+    SmallVector<Value> values;
+    Type element = t.type.getElementType();
+    for (OpFoldResult e : *t.elems) {
+      if (auto c = constantIndex(e)) {
+        values.push_back(scalarConstant(b, loc, element, static_cast<double>(*c)));
+        continue;
+      }
+      values.push_back(b.create<arith::IndexCastOp>(loc, element, indexValue(b, loc, e)));
+    }
+    t.value = b.create<tensor::FromElementsOp>(loc, t.type, values);
+  }
+  return t.value;
+}
+
+bool Importer::checkNodes(const ::onnx::GraphProto& graph, const Registry& registry) {
+  bool ok = true;
+  for (int n = 0; n < graph.node_size(); ++n) {
+    const ::onnx::NodeProto& node = graph.node(n);
+    const std::string where = label(node, n);
+    if (!node.domain().empty() && node.domain() != "ai.onnx") {
+      fail(where + ": unsupported operator domain '" + node.domain() +
+               "' (only the default ONNX domain is imported)",
+           true);
+      ok = false;
+      continue;
+    }
+    auto spec = registry.find(node.op_type());
+    if (spec == registry.end()) {
+      fail(where + ": unsupported operator " + node.op_type(), true);
+      ok = false;
+      continue;
+    }
+    for (const ::onnx::AttributeProto& a : node.attribute()) {
+      if (llvm::is_contained(spec->second.attributes, a.name())) continue;
+      fail(where + ": unsupported attribute '" + a.name() + "'", true);
+      ok = false;
+    }
+  }
+  return ok;
+}
+
+OwningOpRef<ModuleOp> Importer::run(const ::onnx::ModelProto& model) {
+  for (const ::onnx::OperatorSetIdProto& o : model.opset_import())
+    if (o.domain().empty() || o.domain() == "ai.onnx") opset_ = o.version();
+  if (opset_ == 0 && model.opset_import_size() == 0) opset_ = 1;  // the IR's implicit default
+  if (opset_ < kMinOpset || opset_ > kMaxOpset) {
+    fail("unsupported opset " + std::to_string(opset_) + " of the default domain (supported: " +
+             std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset) + ")",
+         true);
+    return nullptr;
+  }
+  if (!model.has_graph()) {
+    fail("the model has no graph", false);
+    return nullptr;
+  }
+  const ::onnx::GraphProto& graph = model.graph();
+
+  Registry registry;
+  addElementwiseOps(registry);
+  addLinearOps(registry);
+  addReductionOps(registry);
+  addShapeOps(registry);
+  if (!checkNodes(graph, registry)) return nullptr;
+
+  // Initializers: constants, also when a graph input of the same name (IR < 4) could override
+  // them (a compiled model has fixed weights).
+  bool ok = true;
+  for (const ::onnx::TensorProto& init : graph.initializer()) {
+    std::string error;
+    bool unsupported = false;
+    FailureOr<DenseElementsAttr> data = constantOf(ctx_, init, &error, &unsupported);
+    if (failed(data)) {
+      fail("initializer '" + init.name() + "': " + error, unsupported);
+      ok = false;
+      continue;
+    }
+    define(init.name(), tensorOfData(*data));
+  }
+  if (!ok) return nullptr;
+
+  // The entry's inputs: graph inputs that are not initializers.
+  SmallVector<Type> input_types;
+  std::vector<std::string> input_names;
+  for (const ::onnx::ValueInfoProto& in : graph.input()) {
+    if (defined(in.name())) continue;
+    const std::string where = "graph input '" + in.name() + "'";
+    if (!in.type().has_tensor_type()) {
+      fail(where + ": unsupported type (only tensors are imported, not sequences, maps or "
+                   "optionals)",
+           true);
+      ok = false;
+      continue;
+    }
+    const ::onnx::TypeProto_Tensor& tt = in.type().tensor_type();
+    Type element = elementTypeOf(ctx_, tt.elem_type());
+    if (!element) {
+      fail(where + ": unsupported element type " + dtypeName(tt.elem_type()), true);
+      ok = false;
+      continue;
+    }
+    if (!tt.has_shape()) {
+      fail(where + ": unsupported unknown rank (the importer needs every input's rank)", true);
+      ok = false;
+      continue;
+    }
+    SmallVector<int64_t> shape;
+    for (const auto& d : tt.shape().dim())
+      shape.push_back(d.has_dim_value() && d.dim_value() >= 0 ? d.dim_value()
+                                                                : ShapedType::kDynamic);
+    input_types.push_back(RankedTensorType::get(shape, element));
+    input_names.push_back(in.name());
+  }
+  if (!ok) return nullptr;
+
+  OwningOpRef<ModuleOp> module = ModuleOp::create(locOf("model"));
+  if (!graph.name().empty()) (*module)->setAttr("onnx.graph_name", builder_.getStringAttr(graph.name()));
+  builder_.setInsertionPointToEnd(module->getBody());
+  auto func = builder_.create<func::FuncOp>(locOf("graph"), options_.entry,
+                                            builder_.getFunctionType(input_types, {}));
+  Block* body = func.addEntryBlock();
+  for (size_t i = 0; i < input_names.size(); ++i) {
+    Tensor t;
+    t.type = cast<RankedTensorType>(input_types[i]);
+    t.value = body->getArgument(i);
+    define(input_names[i], t);
+    func.setArgAttr(i, "onnx.name", builder_.getStringAttr(input_names[i]));
+  }
+  OpBuilder b = OpBuilder::atBlockEnd(body);
+
+  for (int n = 0; n < graph.node_size(); ++n) {
+    const ::onnx::NodeProto& node = graph.node(n);
+    current_label_ = label(node, n);
+    for (const std::string& in : node.input())
+      if (!in.empty() && !defined(in)) {
+        fail(current_label_ + ": input '" + in + "' is not defined before the node (the graph "
+                              "is not in topological order, or the name is wrong)",
+             false);
+        return nullptr;
+      }
+    // The converter's ops carry the node's label as their location, so a later error names it.
+    b.setInsertionPointToEnd(body);
+    NodeContext node_context(*this, node, b, opset_);
+    if (failed(registry.lookup(node.op_type()).convert(node_context))) return nullptr;
+    for (int o = 0; o < node.output_size(); ++o)
+      if (!node.output(o).empty() && !defined(node.output(o))) {
+        fail(current_label_ + ": output " + std::to_string(o) + " ('" + node.output(o) +
+                 "') is not produced: unsupported for this operator",
+             true);
+        return nullptr;
+      }
+  }
+
+  SmallVector<Value> results;
+  SmallVector<Type> result_types;
+  b.setInsertionPointToEnd(body);
+  for (const ::onnx::ValueInfoProto& out : graph.output()) {
+    if (!defined(out.name())) {
+      fail("graph output '" + out.name() + "' is not produced by any node", false);
+      return nullptr;
+    }
+    Tensor& t = lookup(out.name());
+    Value v = materialize(t, b, locOf("output '" + out.name() + "'"));
+    if (out.type().has_tensor_type()) {
+      Type declared = elementTypeOf(ctx_, out.type().tensor_type().elem_type());
+      if (declared && declared != t.type.getElementType()) {
+        fail("graph output '" + out.name() + "' is declared " +
+                 dtypeName(out.type().tensor_type().elem_type()) +
+                 " but computes another element type",
+             false);
+        return nullptr;
+      }
+    }
+    results.push_back(v);
+    result_types.push_back(v.getType());
+  }
+  b.create<func::ReturnOp>(locOf("return"), results);
+  func.setFunctionType(builder_.getFunctionType(input_types, result_types));
+  for (int i = 0; i < graph.output_size(); ++i)
+    func.setResultAttr(i, "onnx.name", builder_.getStringAttr(graph.output(i).name()));
+  if (failed(verify(*module))) {
+    fail("the imported module does not verify (a bug in the importer; please report)", false);
+    return nullptr;
+  }
+  return module;
+}
+
+// ---- NodeContext ---------------------------------------------------------------------------
+
+NodeContext::NodeContext(Importer& importer, const ::onnx::NodeProto& node, OpBuilder& builder,
+                         int64_t opset)
+    : importer_(importer),
+      node_(node),
+      b_(builder),
+      loc_(importer.locOf(importer.currentLabel())),
+      opset_(opset) {}
+
+bool NodeContext::hasInput(size_t i) const {
+  return i < numInputs() && !node_.input(static_cast<int>(i)).empty();
+}
+
+Tensor& NodeContext::input(size_t i) { return importer_.lookup(node_.input(static_cast<int>(i))); }
+
+Value NodeContext::value(size_t i) { return importer_.materialize(input(i), b_, loc_); }
+
+std::optional<SmallVector<OpFoldResult>> NodeContext::elems(size_t i) {
+  if (!hasInput(i)) return std::nullopt;
+  return input(i).elems;
+}
+
+std::optional<SmallVector<int64_t>> NodeContext::constInts(size_t i) {
+  auto e = elems(i);
+  if (!e) return std::nullopt;
+  SmallVector<int64_t> values;
+  for (OpFoldResult x : *e) {
+    auto c = constantIndex(x);
+    if (!c) return std::nullopt;
+    values.push_back(*c);
+  }
+  return values;
+}
+
+std::optional<double> NodeContext::constScalar(size_t i) {
+  if (!hasInput(i)) return std::nullopt;
+  DenseElementsAttr data = input(i).data;
+  if (!data || data.getNumElements() != 1) return std::nullopt;
+  Type element = data.getElementType();
+  if (isa<FloatType>(element))
+    return (*data.getValues<APFloat>().begin()).convertToDouble();
+  if (element.isInteger(1)) return (*data.getValues<bool>().begin()) ? 1.0 : 0.0;
+  return static_cast<double>((*data.getValues<APInt>().begin()).getSExtValue());
+}
+
+const ::onnx::AttributeProto* NodeContext::attr(llvm::StringRef name) const {
+  for (const ::onnx::AttributeProto& a : node_.attribute())
+    if (a.name() == name) return &a;
+  return nullptr;
+}
+
+bool NodeContext::has(llvm::StringRef name) const { return attr(name) != nullptr; }
+
+int64_t NodeContext::i(llvm::StringRef name, int64_t fallback) const {
+  const ::onnx::AttributeProto* a = attr(name);
+  return a ? a->i() : fallback;
+}
+
+float NodeContext::f(llvm::StringRef name, float fallback) const {
+  const ::onnx::AttributeProto* a = attr(name);
+  return a ? a->f() : fallback;
+}
+
+std::string NodeContext::s(llvm::StringRef name, llvm::StringRef fallback) const {
+  const ::onnx::AttributeProto* a = attr(name);
+  return a ? a->s() : fallback.str();
+}
+
+SmallVector<int64_t> NodeContext::ints(llvm::StringRef name) const {
+  SmallVector<int64_t> values;
+  if (const ::onnx::AttributeProto* a = attr(name))
+    for (int64_t v : a->ints()) values.push_back(v);
+  return values;
+}
+
+void NodeContext::setOutput(size_t i, Value v) {
+  Tensor t;
+  t.type = cast<RankedTensorType>(v.getType());
+  t.value = v;
+  setOutput(i, std::move(t));
+}
+
+void NodeContext::setOutput(size_t i, Tensor t) {
+  if (!wantsOutput(i)) return;
+  importer_.define(node_.output(static_cast<int>(i)), std::move(t));
+}
+
+ImportFailure NodeContext::unsupported(const llvm::Twine& what) {
+  importer_.fail(importer_.currentLabel() + ": unsupported " + what.str(), true);
+  return {};
+}
+
+ImportFailure NodeContext::error(const llvm::Twine& what) {
+  importer_.fail(importer_.currentLabel() + ": " + what.str(), false);
+  return {};
+}
+
+FailureOr<int64_t> NodeContext::axis(int64_t axis, int64_t rank) {
+  if (axis < -rank || axis >= rank) {
+    (void)error("axis " + std::to_string(axis) + " is out of range for rank " +
+                std::to_string(rank));
+    return failure();
+  }
+  return axis < 0 ? axis + rank : axis;
+}
+
+// ---- entry point ---------------------------------------------------------------------------
+
+OwningOpRef<ModuleOp> importModel(llvm::StringRef bytes, const ImportOptions& options,
+                                  MLIRContext* context, ImportStatus* status) {
+  ::onnx::ModelProto model;
+  if (bytes.size() > static_cast<size_t>(INT32_MAX) ||
+      !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    status->errors.push_back((options.source_name.empty() ? "" : options.source_name + ": ") +
+                             "not a valid ONNX model (the protobuf does not parse)");
+    return nullptr;
+  }
+  context->loadDialect<affine::AffineDialect, arith::ArithDialect, cf::ControlFlowDialect,
+                       func::FuncDialect, linalg::LinalgDialect, math::MathDialect,
+                       tensor::TensorDialect>();
+  Importer importer(context, options, status);
+  return importer.run(model);
+}
+
+}  // namespace onnx
+}  // namespace disc_ral
+}  // namespace mlir

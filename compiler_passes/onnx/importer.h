@@ -1,0 +1,48 @@
+// The ONNX importer: an ONNX model (opset 7..17 of the default domain) becomes a tensor-level
+// MLIR module whose entry function takes the graph's inputs and returns its outputs, in order.
+// Initializers and Constant nodes become dense constants (disc-ral-module-constants later moves
+// the large ones to the module's constants section); symbolic or unknown dims become dynamic
+// dims. Ops are linalg (named ops where one exists, linalg.generic otherwise), tensor and arith,
+// ready for disc-ral-bufferize and the rest of ral-compile's pipeline.
+//
+// Anything the importer does not handle (an operator, an attribute or attribute value, a dtype,
+// external data, a graph of unknown rank) fails the import with an error naming the node, its
+// op type and what is missing; it never guesses. Every unsupported node of a graph is reported,
+// not only the first.
+//
+// Thread-safety: importModel may run concurrently on different MLIRContexts.
+#ifndef RAL_COMPILER_PASSES_ONNX_IMPORTER_H_
+#define RAL_COMPILER_PASSES_ONNX_IMPORTER_H_
+
+#include <string>
+#include <vector>
+
+#include "llvm/ADT/StringRef.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+
+namespace mlir {
+class MLIRContext;
+namespace disc_ral {
+namespace onnx {
+
+struct ImportOptions {
+  std::string entry = "main";  // the entry function's name
+  std::string source_name;     // the file name, for messages and locations
+};
+
+struct ImportStatus {
+  std::vector<std::string> errors;  // one line each, naming the node where there is one
+  bool unsupported = false;         // the errors are about what the importer does not handle
+};
+
+// Parses the ModelProto in `bytes` and imports its main graph. Null with `status` filled on
+// failure.
+OwningOpRef<ModuleOp> importModel(llvm::StringRef bytes, const ImportOptions& options,
+                                  MLIRContext* context, ImportStatus* status);
+
+}  // namespace onnx
+}  // namespace disc_ral
+}  // namespace mlir
+
+#endif  // RAL_COMPILER_PASSES_ONNX_IMPORTER_H_

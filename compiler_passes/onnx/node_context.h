@@ -1,0 +1,122 @@
+// What an op converter (onnx/ops_*.cc) sees of the importer: one node's inputs, attributes and
+// outputs, a builder positioned in the entry function, and the two ways to fail. Internal to the
+// importer.
+#ifndef RAL_COMPILER_PASSES_ONNX_NODE_CONTEXT_H_
+#define RAL_COMPILER_PASSES_ONNX_NODE_CONTEXT_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/Twine.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "onnx/onnx_pb.h"
+
+namespace mlir {
+namespace disc_ral {
+namespace onnx {
+
+// What NodeContext::error and ::unsupported return: a failure as LogicalResult or FailureOr<T>,
+// so a converter can `return n.error(...)` from either kind of function.
+struct ImportFailure {
+  operator LogicalResult() const { return failure(); }
+  template <typename T>
+  operator FailureOr<T>() const {
+    return failure();
+  }
+};
+
+// A value of the ONNX graph during import. Constants stay data until an op needs a tensor; small
+// integer tensors of rank 0 or 1 also carry their elements as index values (static or computed
+// from dims), so shape arithmetic (Shape -> Gather -> Concat -> Reshape) gives Reshape and Expand
+// their target shapes at import time, dynamic dims included.
+struct Tensor {
+  RankedTensorType type;
+  Value value;                                          // null until materialized
+  DenseElementsAttr data;                               // the elements, when constant
+  std::optional<llvm::SmallVector<OpFoldResult>> elems;  // integer elements as index values
+};
+
+class Importer;
+
+class NodeContext {
+ public:
+  NodeContext(Importer& importer, const ::onnx::NodeProto& node, OpBuilder& builder,
+              int64_t opset);
+
+  const ::onnx::NodeProto& node() const { return node_; }
+  OpBuilder& b() { return b_; }
+  Location loc() const { return loc_; }
+  int64_t opset() const { return opset_; }
+
+  // Inputs. An optional input left out ("" or past the end) is absent.
+  size_t numInputs() const { return node_.input_size(); }
+  bool hasInput(size_t i) const;
+  Tensor& input(size_t i);
+  RankedTensorType type(size_t i) { return input(i).type; }
+  int64_t rank(size_t i) { return input(i).type.getRank(); }
+  Type elementType(size_t i) { return input(i).type.getElementType(); }
+  Value value(size_t i);  // the input as a tensor value (constants are materialized)
+  // The input's integer elements as index values: constants, or shape arithmetic's results.
+  std::optional<llvm::SmallVector<OpFoldResult>> elems(size_t i);
+  // The input's integer elements when all are known at import time.
+  std::optional<llvm::SmallVector<int64_t>> constInts(size_t i);
+  // A float or integer input whose value is known (a scalar or one-element tensor).
+  std::optional<double> constScalar(size_t i);
+
+  // Attributes (the names a converter reads are declared with its registration).
+  bool has(llvm::StringRef name) const;
+  int64_t i(llvm::StringRef name, int64_t fallback) const;
+  float f(llvm::StringRef name, float fallback) const;
+  std::string s(llvm::StringRef name, llvm::StringRef fallback) const;
+  llvm::SmallVector<int64_t> ints(llvm::StringRef name) const;
+  const ::onnx::AttributeProto* attr(llvm::StringRef name) const;
+
+  // Outputs. An output named "" is not wanted.
+  size_t numOutputs() const { return node_.output_size(); }
+  bool wantsOutput(size_t i) const { return i < numOutputs() && !node_.output(i).empty(); }
+  void setOutput(size_t i, Value v);
+  void setOutput(size_t i, Tensor t);
+
+  // The two ways to fail. unsupported(): the node is valid ONNX the importer does not handle
+  // (reported with kCompileUnsupported). error(): the model is wrong.
+  ImportFailure unsupported(const llvm::Twine& what);
+  ImportFailure error(const llvm::Twine& what);
+
+  // Normalizes an axis attribute or input in [-rank, rank) to [0, rank); fails (error) outside.
+  FailureOr<int64_t> axis(int64_t axis, int64_t rank);
+
+  Importer& importer() { return importer_; }
+
+ private:
+  Importer& importer_;
+  const ::onnx::NodeProto& node_;
+  OpBuilder& b_;
+  Location loc_;
+  int64_t opset_;
+};
+
+// A converter and the attributes it reads: any other attribute on a node makes the import fail
+// naming it, so an attribute nobody handles can never be silently ignored.
+struct OpSpec {
+  LogicalResult (*convert)(NodeContext&) = nullptr;
+  std::vector<std::string> attributes;
+};
+using Registry = llvm::StringMap<OpSpec>;
+
+// The converters, by family (one file each).
+void addElementwiseOps(Registry& registry);  // ops_elementwise.cc
+void addLinearOps(Registry& registry);       // ops_linear.cc: MatMul, Gemm, Conv, pools, BN
+void addReductionOps(Registry& registry);    // ops_reduce.cc: Reduce*, Softmax, LayerNorm
+void addShapeOps(Registry& registry);        // ops_shape.cc: Reshape, Slice, Gather, ...
+
+}  // namespace onnx
+}  // namespace disc_ral
+}  // namespace mlir
+
+#endif  // RAL_COMPILER_PASSES_ONNX_NODE_CONTEXT_H_

@@ -1,0 +1,423 @@
+// Elementwise ONNX operators: arithmetic and comparisons with numpy broadcasting, activations,
+// Cast, Clip, Where, Identity and Dropout (inference). Integer shape arithmetic on known elements
+// (Shape -> Mul -> Reshape) folds to index values instead of tensors.
+#include <cmath>
+
+#include "compiler_passes/onnx/builders.h"
+#include "compiler_passes/onnx/node_context.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+
+namespace mlir {
+namespace disc_ral {
+namespace onnx {
+
+Type elementTypeOf(MLIRContext* ctx, int32_t dtype);
+std::string dtypeName(int32_t dtype);
+
+namespace {
+
+using Body = std::function<Value(OpBuilder&, Location, ValueRange)>;
+
+bool isInt(Type t) { return isa<IntegerType>(t) && !t.isInteger(1); }
+
+// The inputs must share one element type (ONNX's type constraint T); a mismatch is a bad model.
+FailureOr<Type> commonElementType(NodeContext& n, size_t first, size_t count) {
+  Type t = n.elementType(first);
+  for (size_t i = first + 1; i < first + count; ++i)
+    if (n.elementType(i) != t) {
+      (void)n.error("inputs have different element types");
+      return failure();
+    }
+  return t;
+}
+
+LogicalResult unsupportedType(NodeContext& n, Type t) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << t;
+  return n.unsupported("element type " + os.str() + " for " + n.node().op_type());
+}
+
+// Integer shape arithmetic on known elements (rank 0 or 1, broadcast 1 against n).
+bool foldIndexBinary(NodeContext& n, llvm::StringRef op) {
+  if (n.numInputs() != 2 || !isInt(n.elementType(0))) return false;
+  auto a = n.elems(0), c = n.elems(1);
+  if (!a || !c) return false;
+  if (a->size() != c->size() && a->size() != 1 && c->size() != 1) return false;
+  OpBuilder& b = n.b();
+  Location loc = n.loc();
+  const size_t count = std::max(a->size(), c->size());
+  SmallVector<OpFoldResult> out;
+  for (size_t i = 0; i < count; ++i) {
+    OpFoldResult x = (*a)[a->size() == 1 ? 0 : i], y = (*c)[c->size() == 1 ? 0 : i];
+    if (op == "Add") {
+      out.push_back(addIndex(b, loc, x, y));
+    } else if (op == "Sub") {
+      out.push_back(subIndex(b, loc, x, y));
+    } else if (op == "Mul") {
+      out.push_back(mulIndex(b, loc, x, y));
+    } else {  // Div: ONNX integer division truncates; shape values are non-negative
+      auto cx = constantIndex(x), cy = constantIndex(y);
+      if (cy && *cy == 0) return false;
+      if (cx && cy) {
+        out.push_back(b.getIndexAttr(*cx / *cy));
+      } else {
+        out.push_back(Value(b.create<arith::DivSIOp>(loc, indexValue(b, loc, x),
+                                                     indexValue(b, loc, y))));
+      }
+    }
+  }
+  Tensor t;
+  const int64_t rank = std::max(n.rank(0), n.rank(1));
+  t.type = RankedTensorType::get(rank == 0 ? SmallVector<int64_t>{}
+                                           : SmallVector<int64_t>{static_cast<int64_t>(count)},
+                                 n.elementType(0));
+  t.elems = std::move(out);
+  n.setOutput(0, std::move(t));
+  return true;
+}
+
+// Binary arithmetic (Add, Sub, Mul, Div, Mod, Pow, PRelu).
+LogicalResult convertArithmetic(NodeContext& n) {
+  const std::string op = n.node().op_type();
+  if (n.numInputs() != 2) return n.error("expects 2 inputs");
+  if ((op == "Add" || op == "Sub" || op == "Mul" || op == "Div") && foldIndexBinary(n, op))
+    return success();
+  Type t = n.elementType(0);
+  if (op != "Pow" && n.elementType(1) != t) return n.error("inputs have different element types");
+  if (t.isInteger(1)) return unsupportedType(n, t);
+  const bool f = isFloat(t);
+  const int64_t fmod = n.i("fmod", 0);
+  if (op == "Mod" && f && !fmod) return n.error("Mod of floats needs fmod=1");
+  Type exponent = n.elementType(1);
+  Body body = [&, f, t, fmod, exponent](OpBuilder& b, Location loc, ValueRange a) -> Value {
+    Value x = a[0], y = a[1];
+    if (op == "Add") return f ? b.create<arith::AddFOp>(loc, x, y).getResult()
+                              : b.create<arith::AddIOp>(loc, x, y).getResult();
+    if (op == "Sub") return f ? b.create<arith::SubFOp>(loc, x, y).getResult()
+                              : b.create<arith::SubIOp>(loc, x, y).getResult();
+    if (op == "Mul") return f ? b.create<arith::MulFOp>(loc, x, y).getResult()
+                              : b.create<arith::MulIOp>(loc, x, y).getResult();
+    if (op == "Div") return f ? b.create<arith::DivFOp>(loc, x, y).getResult()
+                              : b.create<arith::DivSIOp>(loc, x, y).getResult();
+    if (op == "PRelu") {
+      Value zero = scalarConstant(b, loc, t, 0);
+      Value neg = f ? b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLT, x, zero).getResult()
+                    : b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, x, zero).getResult();
+      Value scaled = f ? b.create<arith::MulFOp>(loc, x, y).getResult()
+                       : b.create<arith::MulIOp>(loc, x, y).getResult();
+      return b.create<arith::SelectOp>(loc, neg, scaled, x);
+    }
+    if (op == "Mod") {
+      if (f) return b.create<arith::RemFOp>(loc, x, y);
+      Value r = b.create<arith::RemSIOp>(loc, x, y);
+      if (fmod) return r;
+      // Python's modulo: the result takes the divisor's sign.
+      Value zero = scalarConstant(b, loc, t, 0);
+      Value r_neg = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, r, zero);
+      Value y_neg = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, y, zero);
+      Value r_nonzero = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, r, zero);
+      Value differ = b.create<arith::XOrIOp>(loc, r_neg, y_neg);
+      Value fix = b.create<arith::AndIOp>(loc, differ, r_nonzero);
+      return b.create<arith::SelectOp>(loc, fix, b.create<arith::AddIOp>(loc, r, y), r);
+    }
+    // Pow: the exponent may have another type; integer powers go through f64.
+    Type compute = f ? t : b.getF64Type();
+    Value base = convertScalar(b, loc, x, compute);
+    Value e = convertScalar(b, loc, y, compute);
+    (void)exponent;
+    Value p = b.create<math::PowFOp>(loc, base, e);
+    return f ? p : convertScalar(b, loc, p, t);
+  };
+  if (op == "Pow" && (exponent.isInteger(1) || n.elementType(1) == Type()))
+    return unsupportedType(n, exponent);
+  n.setOutput(0, elementwise(n.b(), n.loc(), {n.value(0), n.value(1)}, t, body));
+  return success();
+}
+
+// Variadic Min, Max, Sum, Mean.
+LogicalResult convertVariadic(NodeContext& n) {
+  const std::string op = n.node().op_type();
+  if (n.numInputs() < 1) return n.error("expects at least one input");
+  FailureOr<Type> t = commonElementType(n, 0, n.numInputs());
+  if (failed(t)) return failure();
+  if (t->isInteger(1) || ((op == "Mean") && !isFloat(*t))) return unsupportedType(n, *t);
+  const bool f = isFloat(*t);
+  SmallVector<Value> inputs;
+  for (size_t i = 0; i < n.numInputs(); ++i) inputs.push_back(n.value(i));
+  const Type type = *t;
+  const double count = static_cast<double>(inputs.size());
+  Body body = [op, f, type, count](OpBuilder& b, Location loc, ValueRange a) -> Value {
+    Value acc = a[0];
+    for (Value x : a.drop_front()) {
+      if (op == "Min")
+        acc = f ? b.create<arith::MinimumFOp>(loc, acc, x).getResult()
+                : b.create<arith::MinSIOp>(loc, acc, x).getResult();
+      else if (op == "Max")
+        acc = f ? b.create<arith::MaximumFOp>(loc, acc, x).getResult()
+                : b.create<arith::MaxSIOp>(loc, acc, x).getResult();
+      else
+        acc = f ? b.create<arith::AddFOp>(loc, acc, x).getResult()
+                : b.create<arith::AddIOp>(loc, acc, x).getResult();
+    }
+    if (op == "Mean")
+      acc = b.create<arith::DivFOp>(loc, acc, scalarConstant(b, loc, type, count));
+    return acc;
+  };
+  n.setOutput(0, elementwise(n.b(), n.loc(), inputs, type, body));
+  return success();
+}
+
+// Comparisons and logical ops: a bool result.
+LogicalResult convertCompare(NodeContext& n) {
+  const std::string op = n.node().op_type();
+  if (n.numInputs() != 2) return n.error("expects 2 inputs");
+  FailureOr<Type> t = commonElementType(n, 0, 2);
+  if (failed(t)) return failure();
+  const bool logical = op == "And" || op == "Or" || op == "Xor";
+  if (logical != t->isInteger(1) && !(op == "Equal" && t->isInteger(1)))
+    return unsupportedType(n, *t);
+  const bool f = isFloat(*t);
+  Body body = [op, f](OpBuilder& b, Location loc, ValueRange a) -> Value {
+    Value x = a[0], y = a[1];
+    if (op == "And") return b.create<arith::AndIOp>(loc, x, y);
+    if (op == "Or") return b.create<arith::OrIOp>(loc, x, y);
+    if (op == "Xor") return b.create<arith::XOrIOp>(loc, x, y);
+    arith::CmpFPredicate fp = arith::CmpFPredicate::OEQ;
+    arith::CmpIPredicate ip = arith::CmpIPredicate::eq;
+    if (op == "Less") fp = arith::CmpFPredicate::OLT, ip = arith::CmpIPredicate::slt;
+    if (op == "Greater") fp = arith::CmpFPredicate::OGT, ip = arith::CmpIPredicate::sgt;
+    if (op == "LessOrEqual") fp = arith::CmpFPredicate::OLE, ip = arith::CmpIPredicate::sle;
+    if (op == "GreaterOrEqual") fp = arith::CmpFPredicate::OGE, ip = arith::CmpIPredicate::sge;
+    if (f) return b.create<arith::CmpFOp>(loc, fp, x, y);
+    return b.create<arith::CmpIOp>(loc, ip, x, y);
+  };
+  n.setOutput(0, elementwise(n.b(), n.loc(), {n.value(0), n.value(1)}, n.b().getI1Type(), body));
+  return success();
+}
+
+// Unary ops. Float-only ones refuse integer inputs by name.
+LogicalResult convertUnary(NodeContext& n) {
+  const std::string op = n.node().op_type();
+  if (n.numInputs() != 1) return n.error("expects 1 input");
+  Type t = n.elementType(0);
+  const bool f = isFloat(t);
+  const bool int_ok = op == "Abs" || op == "Neg" || op == "Relu" || op == "Sign";
+  if (op == "Not") {
+    if (!t.isInteger(1)) return unsupportedType(n, t);
+  } else if (!f && !(int_ok && isInt(t))) {
+    return unsupportedType(n, t);
+  }
+  const double alpha = n.f("alpha", op == "LeakyRelu"     ? 0.01f
+                                    : op == "HardSigmoid" ? 0.2f
+                                    : op == "Selu"        ? 1.67326319217681884765625f
+                                                          : 1.0f);
+  const double beta = n.f("beta", 0.5f);
+  const double gamma = n.f("gamma", 1.05070102214813232421875f);
+  Body body = [=](OpBuilder& b, Location loc, ValueRange a) -> Value {
+    Value x = a[0];
+    auto c = [&](double v) { return scalarConstant(b, loc, t, v); };
+    if (op == "Not") return b.create<arith::XOrIOp>(loc, x, c(1));
+    if (op == "Abs") return f ? b.create<math::AbsFOp>(loc, x).getResult()
+                              : b.create<math::AbsIOp>(loc, x).getResult();
+    if (op == "Neg") return f ? b.create<arith::NegFOp>(loc, x).getResult()
+                              : b.create<arith::SubIOp>(loc, c(0), x).getResult();
+    if (op == "Relu") return f ? b.create<arith::MaximumFOp>(loc, x, c(0)).getResult()
+                               : b.create<arith::MaxSIOp>(loc, x, c(0)).getResult();
+    if (op == "Sign") {
+      if (!f) {
+        Value pos = b.create<arith::ExtUIOp>(
+            loc, t, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sgt, x, c(0)));
+        Value neg = b.create<arith::ExtUIOp>(
+            loc, t, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, x, c(0)));
+        return b.create<arith::SubIOp>(loc, pos, neg);
+      }
+      Value pos = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OGT, x, c(0));
+      Value neg = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLT, x, c(0));
+      Value s = b.create<arith::SelectOp>(loc, neg, c(-1), b.create<arith::SelectOp>(loc, pos, c(1), c(0)));
+      // NaN stays NaN.
+      Value nan = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNO, x, x);
+      return b.create<arith::SelectOp>(loc, nan, x, s);
+    }
+    if (op == "Sigmoid") {
+      Value e = b.create<math::ExpOp>(loc, b.create<arith::NegFOp>(loc, x));
+      return b.create<arith::DivFOp>(loc, c(1), b.create<arith::AddFOp>(loc, c(1), e));
+    }
+    if (op == "Tanh") return b.create<math::TanhOp>(loc, x);
+    if (op == "Erf") return b.create<math::ErfOp>(loc, x);
+    if (op == "Sqrt") return b.create<math::SqrtOp>(loc, x);
+    if (op == "Exp") return b.create<math::ExpOp>(loc, x);
+    if (op == "Log") return b.create<math::LogOp>(loc, x);
+    if (op == "Reciprocal") return b.create<arith::DivFOp>(loc, c(1), x);
+    if (op == "Floor") return b.create<math::FloorOp>(loc, x);
+    if (op == "Ceil") return b.create<math::CeilOp>(loc, x);
+    if (op == "Round") return b.create<math::RoundEvenOp>(loc, x);
+    if (op == "Sin") return b.create<math::SinOp>(loc, x);
+    if (op == "Cos") return b.create<math::CosOp>(loc, x);
+    if (op == "Tan") return b.create<math::TanOp>(loc, x);
+    if (op == "Atan") return b.create<math::AtanOp>(loc, x);
+    if (op == "Sinh") return b.create<math::SinhOp>(loc, x);
+    if (op == "Cosh") return b.create<math::CoshOp>(loc, x);
+    if (op == "Asin") return b.create<math::AsinOp>(loc, x);
+    if (op == "Acos") return b.create<math::AcosOp>(loc, x);
+    if (op == "Asinh") return b.create<math::AsinhOp>(loc, x);
+    if (op == "Acosh") return b.create<math::AcoshOp>(loc, x);
+    if (op == "Atanh") return b.create<math::AtanhOp>(loc, x);
+    if (op == "Softsign") {
+      Value d = b.create<arith::AddFOp>(loc, c(1), b.create<math::AbsFOp>(loc, x));
+      return b.create<arith::DivFOp>(loc, x, d);
+    }
+    if (op == "Softplus") {
+      // log(1 + exp(x)) = max(x, 0) + log1p(exp(-|x|)): no overflow for large x.
+      Value m = b.create<arith::MaximumFOp>(loc, x, c(0));
+      Value e = b.create<math::ExpOp>(loc, b.create<arith::NegFOp>(loc, b.create<math::AbsFOp>(loc, x)));
+      return b.create<arith::AddFOp>(loc, m, b.create<math::Log1pOp>(loc, e));
+    }
+    if (op == "LeakyRelu") {
+      Value neg = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLT, x, c(0));
+      return b.create<arith::SelectOp>(loc, neg, b.create<arith::MulFOp>(loc, x, c(alpha)), x);
+    }
+    if (op == "Elu" || op == "Selu") {
+      Value neg = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLE, x, c(0));
+      Value em1 = b.create<math::ExpM1Op>(loc, x);
+      Value v = b.create<arith::SelectOp>(loc, neg, b.create<arith::MulFOp>(loc, em1, c(alpha)), x);
+      return op == "Elu" ? v : b.create<arith::MulFOp>(loc, v, c(gamma)).getResult();
+    }
+    if (op == "HardSigmoid" || op == "HardSwish") {
+      const double a2 = op == "HardSwish" ? 1.0 / 6.0 : alpha;
+      const double b2 = op == "HardSwish" ? 0.5 : beta;
+      Value v = b.create<arith::AddFOp>(loc, b.create<arith::MulFOp>(loc, x, c(a2)), c(b2));
+      v = b.create<arith::MinimumFOp>(loc, b.create<arith::MaximumFOp>(loc, v, c(0)), c(1));
+      return op == "HardSwish" ? b.create<arith::MulFOp>(loc, x, v).getResult() : v;
+    }
+    llvm_unreachable("registered unary op without a body");
+  };
+  n.setOutput(0, elementwise(n.b(), n.loc(), {n.value(0)}, t, body));
+  return success();
+}
+
+LogicalResult convertCast(NodeContext& n) {
+  const int64_t to = n.i("to", 0);
+  Type t = elementTypeOf(n.b().getContext(), static_cast<int32_t>(to));
+  if (!t) return n.unsupported("cast to " + dtypeName(static_cast<int32_t>(to)));
+  if (!n.elementType(0)) return n.unsupported("cast from this element type");
+  // Shape values stay known through an integer cast.
+  if (isInt(t) && isInt(n.elementType(0)) && n.elems(0)) {
+    Tensor out = n.input(0);
+    out.type = RankedTensorType::get(out.type.getShape(), t);
+    out.value = Value();
+    out.data = DenseElementsAttr();
+    n.setOutput(0, std::move(out));
+    return success();
+  }
+  n.setOutput(0, convertTensor(n.b(), n.loc(), n.value(0), t));
+  return success();
+}
+
+LogicalResult convertClip(NodeContext& n) {
+  Type t = n.elementType(0);
+  if (t.isInteger(1)) return unsupportedType(n, t);
+  const bool f = isFloat(t);
+  std::optional<double> lo, hi;
+  Value lo_v, hi_v;
+  if (n.opset() < 11) {
+    if (n.has("min")) lo = n.f("min", 0);
+    if (n.has("max")) hi = n.f("max", 0);
+  } else {
+    if (n.hasInput(1)) {
+      if (n.rank(1) != 0 && n.type(1).getNumElements() != 1) return n.error("min must be a scalar");
+      lo_v = n.value(1);
+    }
+    if (n.hasInput(2)) {
+      if (n.rank(2) != 0 && n.type(2).getNumElements() != 1) return n.error("max must be a scalar");
+      hi_v = n.value(2);
+    }
+  }
+  SmallVector<Value> inputs = {n.value(0)};
+  // Scalars broadcast as rank-0 tensors.
+  auto scalarOf = [&](Value v) {
+    return reshape(n.b(), n.loc(), v, {});
+  };
+  if (lo_v) inputs.push_back(scalarOf(lo_v));
+  if (hi_v) inputs.push_back(scalarOf(hi_v));
+  const bool has_lo_v = static_cast<bool>(lo_v), has_hi_v = static_cast<bool>(hi_v);
+  Body body = [=](OpBuilder& b, Location loc, ValueRange a) -> Value {
+    Value x = a[0];
+    size_t next = 1;
+    Value l = has_lo_v ? a[next++] : lo ? scalarConstant(b, loc, t, *lo) : Value();
+    Value h = has_hi_v ? a[next++] : hi ? scalarConstant(b, loc, t, *hi) : Value();
+    // max(min) order as numpy.clip; NaN inputs stay NaN.
+    if (l) x = f ? b.create<arith::MaximumFOp>(loc, x, l).getResult()
+                 : b.create<arith::MaxSIOp>(loc, x, l).getResult();
+    if (h) x = f ? b.create<arith::MinimumFOp>(loc, x, h).getResult()
+                 : b.create<arith::MinSIOp>(loc, x, h).getResult();
+    return x;
+  };
+  n.setOutput(0, elementwise(n.b(), n.loc(), inputs, t, body));
+  return success();
+}
+
+LogicalResult convertWhere(NodeContext& n) {
+  if (n.numInputs() != 3) return n.error("expects 3 inputs");
+  if (!n.elementType(0).isInteger(1)) return n.error("condition must be bool");
+  if (n.elementType(1) != n.elementType(2)) return n.error("X and Y have different element types");
+  Body body = [](OpBuilder& b, Location loc, ValueRange a) -> Value {
+    return b.create<arith::SelectOp>(loc, a[0], a[1], a[2]);
+  };
+  n.setOutput(0, elementwise(n.b(), n.loc(), {n.value(0), n.value(1), n.value(2)},
+                             n.elementType(1), body));
+  return success();
+}
+
+LogicalResult convertIdentity(NodeContext& n) {
+  n.setOutput(0, n.input(0));
+  return success();
+}
+
+// Dropout at inference: the identity, and a mask of all true.
+LogicalResult convertDropout(NodeContext& n) {
+  if (n.hasInput(2)) {
+    std::optional<double> training = n.constScalar(2);
+    if (!training) return n.unsupported("training_mode that is not a constant");
+    if (*training != 0) return n.unsupported("training_mode=true (inference only)");
+  }
+  if (n.opset() < 7 && n.i("is_test", 0) == 0) return n.unsupported("is_test=0");
+  n.setOutput(0, n.input(0));
+  if (n.wantsOutput(1)) {
+    Value x = n.value(0);
+    n.setOutput(1, filled(n.b(), n.loc(), dimsOf(n.b(), n.loc(), x),
+                          scalarConstant(n.b(), n.loc(), n.b().getI1Type(), 1)));
+  }
+  return success();
+}
+
+}  // namespace
+
+void addElementwiseOps(Registry& r) {
+  for (const char* op : {"Add", "Sub", "Mul", "Div", "Pow", "PRelu"})
+    r[op] = {convertArithmetic, {}};
+  r["Mod"] = {convertArithmetic, {"fmod"}};
+  for (const char* op : {"Min", "Max", "Sum", "Mean"}) r[op] = {convertVariadic, {}};
+  for (const char* op : {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or",
+                         "Xor"})
+    r[op] = {convertCompare, {}};
+  for (const char* op : {"Relu", "Sigmoid", "Tanh", "Erf", "Sqrt", "Exp", "Log", "Neg", "Abs",
+                         "Reciprocal", "Floor", "Ceil", "Round", "Sin", "Cos", "Tan", "Atan",
+                         "Sinh", "Cosh", "Asin", "Acos", "Asinh", "Acosh", "Atanh", "Not", "Sign",
+                         "Softsign", "Softplus", "HardSwish"})
+    r[op] = {convertUnary, {}};
+  r["LeakyRelu"] = {convertUnary, {"alpha"}};
+  r["Elu"] = {convertUnary, {"alpha"}};
+  r["Selu"] = {convertUnary, {"alpha", "gamma"}};
+  r["HardSigmoid"] = {convertUnary, {"alpha", "beta"}};
+  r["Cast"] = {convertCast, {"to"}};
+  r["Clip"] = {convertClip, {"min", "max"}};
+  r["Where"] = {convertWhere, {}};
+  r["Identity"] = {convertIdentity, {}};
+  r["Dropout"] = {convertDropout, {"ratio", "seed", "is_test"}};
+}
+
+}  // namespace onnx
+}  // namespace disc_ral
+}  // namespace mlir

@@ -1,0 +1,568 @@
+// Linear algebra and windowed ONNX operators: MatMul and Gemm (linalg.matmul / batch_matmul,
+// which ral-compile turns into RAL's GEMM kernels), Conv (1d/2d/3d, groups, pads, strides,
+// dilations), MaxPool, AveragePool, the global pools, and BatchNormalization at inference.
+#include "compiler_passes/onnx/builders.h"
+#include "compiler_passes/onnx/node_context.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+namespace mlir {
+namespace disc_ral {
+namespace onnx {
+namespace {
+
+Value zeroFilled(OpBuilder& b, Location loc, ArrayRef<OpFoldResult> dims, Type element) {
+  return filled(b, loc, dims, scalarConstant(b, loc, element, 0));
+}
+
+// Fails the execution when two contraction dims differ; an import error when both are static.
+LogicalResult checkSameDim(NodeContext& n, OpFoldResult x, OpFoldResult y, llvm::StringRef what) {
+  auto cx = constantIndex(x), cy = constantIndex(y);
+  if (cx && cy) {
+    if (*cx != *cy)
+      return n.error(what + " differ: " + std::to_string(*cx) + " vs " + std::to_string(*cy));
+    return success();
+  }
+  Value eq = n.b().create<arith::CmpIOp>(n.loc(), arith::CmpIPredicate::eq,
+                                         indexValue(n.b(), n.loc(), x),
+                                         indexValue(n.b(), n.loc(), y));
+  runtimeCheck(n.b(), n.loc(), eq, (n.node().op_type() + ": " + what + " differ").str());
+  return success();
+}
+
+// a [M, K] · b [K, N] as linalg.matmul on a zero-filled result.
+Value matmul2d(OpBuilder& b, Location loc, Value a, Value c) {
+  OpFoldResult m = dimOf(b, loc, a, 0), n = dimOf(b, loc, c, 1);
+  Type element = cast<RankedTensorType>(a.getType()).getElementType();
+  Value init = zeroFilled(b, loc, {m, n}, element);
+  return b.create<linalg::MatmulOp>(loc, ValueRange{a, c}, ValueRange{init}).getResult(0);
+}
+
+// numpy matmul: 1-D operands promoted, batch dims broadcast; a 2-D right operand folds the left
+// operand's batch dims into M, so the product is one GEMM.
+FailureOr<Value> numpyMatmul(NodeContext& n, Value a, Value c) {
+  OpBuilder& b = n.b();
+  Location loc = n.loc();
+  auto ta = cast<RankedTensorType>(a.getType()), tc = cast<RankedTensorType>(c.getType());
+  if (ta.getElementType() != tc.getElementType())
+    return n.error("operands have different element types");
+  if (ta.getElementType().isInteger(1)) return n.unsupported("bool matmul");
+  if (ta.getRank() == 0 || tc.getRank() == 0) return n.error("matmul of a scalar");
+  const bool a_vec = ta.getRank() == 1, c_vec = tc.getRank() == 1;
+  SmallVector<OpFoldResult> da = dimsOf(b, loc, a), dc = dimsOf(b, loc, c);
+  if (a_vec) {
+    a = reshape(b, loc, a, {b.getIndexAttr(1), da[0]});
+    da = dimsOf(b, loc, a);
+  }
+  if (c_vec) {
+    c = reshape(b, loc, c, {dc[0], b.getIndexAttr(1)});
+    dc = dimsOf(b, loc, c);
+  }
+  const int64_t ra = da.size(), rc = dc.size();
+  if (failed(checkSameDim(n, da[ra - 1], dc[rc - 2], "contraction dims"))) return failure();
+  OpFoldResult m = da[ra - 2], k = da[ra - 1], nn = dc[rc - 1];
+  SmallVector<OpFoldResult> batch;
+  Value out;
+  if (rc == 2) {
+    SmallVector<OpFoldResult> lead(da.begin(), da.end() - 2);
+    OpFoldResult rows = mulIndex(b, loc, product(b, loc, lead), m);
+    Value a2 = reshape(b, loc, a, {rows, k});
+    out = matmul2d(b, loc, a2, c);
+    batch = lead;
+  } else {
+    // Broadcast the batch dims, then one batch_matmul over their product.
+    Value sa = reshape(b, loc, a, SmallVector<OpFoldResult>(da.begin(), da.end() - 2));
+    (void)sa;
+    SmallVector<OpFoldResult> ba(da.begin(), da.end() - 2), bc(dc.begin(), dc.end() - 2);
+    const size_t r = std::max(ba.size(), bc.size());
+    for (size_t i = 0; i < r; ++i) {
+      auto pick = [&](ArrayRef<OpFoldResult> d) -> std::optional<OpFoldResult> {
+        const int64_t j = static_cast<int64_t>(i) - static_cast<int64_t>(r - d.size());
+        if (j < 0) return std::nullopt;
+        return d[j];
+      };
+      auto x = pick(ba), y = pick(bc);
+      if (!x) batch.push_back(*y);
+      else if (!y) batch.push_back(*x);
+      else if (constantIndex(*x) == 1) batch.push_back(*y);
+      else if (constantIndex(*y) == 1) batch.push_back(*x);
+      else {
+        if (failed(checkSameDim(n, *x, *y, "batch dims"))) return failure();
+        batch.push_back(constantIndex(*x) ? *x : *y);
+      }
+    }
+    SmallVector<OpFoldResult> full_a(batch), full_c(batch);
+    full_a.append({m, k});
+    full_c.append({k, nn});
+    Value a3 = broadcastTo(b, loc, a, full_a);
+    Value c3 = broadcastTo(b, loc, c, full_c);
+    OpFoldResult count = product(b, loc, batch);
+    a3 = reshape(b, loc, a3, {count, m, k});
+    c3 = reshape(b, loc, c3, {count, k, nn});
+    Value init = zeroFilled(b, loc, {count, m, nn}, ta.getElementType());
+    out = b.create<linalg::BatchMatmulOp>(loc, ValueRange{a3, c3}, ValueRange{init}).getResult(0);
+  }
+  SmallVector<OpFoldResult> dims(batch);
+  if (!a_vec) dims.push_back(m);
+  if (!c_vec) dims.push_back(nn);
+  return reshape(b, loc, out, dims);
+}
+
+LogicalResult convertMatMul(NodeContext& n) {
+  FailureOr<Value> y = numpyMatmul(n, n.value(0), n.value(1));
+  if (failed(y)) return failure();
+  n.setOutput(0, *y);
+  return success();
+}
+
+// A 2-D operand, transposed when asked; a constant is transposed at import time.
+Value gemmOperand(NodeContext& n, size_t i, bool trans) {
+  if (!trans) return n.value(i);
+  if (DenseElementsAttr data = n.input(i).data)
+    if (DenseElementsAttr t = transposeConstant(data, {1, 0}))
+      return n.b().create<arith::ConstantOp>(n.loc(), t);
+  return transpose(n.b(), n.loc(), n.value(i), {1, 0});
+}
+
+LogicalResult convertGemm(NodeContext& n) {
+  if (n.rank(0) != 2 || n.rank(1) != 2) return n.error("A and B must be 2-D");
+  Type t = n.elementType(0);
+  if (!isFloat(t)) return n.unsupported("Gemm of non-float element type");
+  Value a = gemmOperand(n, 0, n.i("transA", 0) != 0);
+  Value c = gemmOperand(n, 1, n.i("transB", 0) != 0);
+  FailureOr<Value> y = numpyMatmul(n, a, c);
+  if (failed(y)) return failure();
+  const double alpha = n.f("alpha", 1.0f), beta = n.f("beta", 1.0f);
+  Value out = *y;
+  const bool bias = n.hasInput(2) && beta != 0;
+  if (alpha != 1.0 || bias) {
+    SmallVector<Value> inputs = {out};
+    if (bias) inputs.push_back(n.value(2));
+    SmallVector<OpFoldResult> dims = dimsOf(n.b(), n.loc(), out);
+    out = elementwise(
+        n.b(), n.loc(), inputs, t,
+        [&](OpBuilder& b, Location loc, ValueRange x) -> Value {
+          Value v = x[0];
+          if (alpha != 1.0) v = b.create<arith::MulFOp>(loc, v, scalarConstant(b, loc, t, alpha));
+          if (x.size() > 1) {
+            Value c2 = x[1];
+            if (beta != 1.0) c2 = b.create<arith::MulFOp>(loc, c2, scalarConstant(b, loc, t, beta));
+            v = b.create<arith::AddFOp>(loc, v, c2);
+          }
+          return v;
+        },
+        ArrayRef<OpFoldResult>(dims));
+  }
+  n.setOutput(0, out);
+  return success();
+}
+
+// The geometry of a windowed op over the spatial dims (2..rank-1).
+struct Window {
+  SmallVector<int64_t> kernel, strides, dilations, pad_begin, pad_end;
+  SmallVector<OpFoldResult> out;  // output spatial sizes
+};
+
+FailureOr<Window> windowOf(NodeContext& n, Value x, ArrayRef<int64_t> kernel, bool ceil_mode) {
+  OpBuilder& b = n.b();
+  Location loc = n.loc();
+  const int64_t spatial = static_cast<int64_t>(kernel.size());
+  Window w;
+  w.kernel.assign(kernel.begin(), kernel.end());
+  w.strides = n.ints("strides");
+  w.dilations = n.ints("dilations");
+  SmallVector<int64_t> pads = n.ints("pads");
+  if (w.strides.empty()) w.strides.assign(spatial, 1);
+  if (w.dilations.empty()) w.dilations.assign(spatial, 1);
+  if (pads.empty()) pads.assign(2 * spatial, 0);
+  if (static_cast<int64_t>(w.strides.size()) != spatial ||
+      static_cast<int64_t>(w.dilations.size()) != spatial ||
+      static_cast<int64_t>(pads.size()) != 2 * spatial)
+    return n.error("strides, dilations or pads do not match the kernel's rank");
+  for (int64_t i = 0; i < spatial; ++i)
+    if (w.strides[i] < 1 || w.dilations[i] < 1 || pads[i] < 0 || pads[i + spatial] < 0 ||
+        w.kernel[i] < 1)
+      return n.error("strides, dilations and kernel must be positive and pads non-negative");
+  w.pad_begin.assign(pads.begin(), pads.begin() + spatial);
+  w.pad_end.assign(pads.begin() + spatial, pads.end());
+  const std::string auto_pad = n.s("auto_pad", "NOTSET");
+  SmallVector<OpFoldResult> in = dimsOf(b, loc, x);
+  for (int64_t i = 0; i < spatial; ++i) {
+    const int64_t extent = w.dilations[i] * (w.kernel[i] - 1) + 1;
+    OpFoldResult size = in[2 + i];
+    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      auto s = constantIndex(size);
+      if (!s) return n.unsupported("auto_pad=" + auto_pad + " with a dynamic spatial dim");
+      const int64_t out = (*s + w.strides[i] - 1) / w.strides[i];
+      const int64_t total = std::max<int64_t>((out - 1) * w.strides[i] + extent - *s, 0);
+      w.pad_begin[i] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      w.pad_end[i] = total - w.pad_begin[i];
+    } else if (auto_pad == "VALID") {
+      w.pad_begin[i] = w.pad_end[i] = 0;
+    } else if (auto_pad != "NOTSET") {
+      return n.error("unknown auto_pad '" + auto_pad + "'");
+    }
+    OpFoldResult padded = addIndex(b, loc, size, b.getIndexAttr(w.pad_begin[i] + w.pad_end[i]));
+    OpFoldResult span = subIndex(b, loc, padded, b.getIndexAttr(extent));
+    OpFoldResult out =
+        ceil_mode ? ceilDivIndex(b, loc, span, b.getIndexAttr(w.strides[i]))
+                  : floorDivIndex(b, loc, span, b.getIndexAttr(w.strides[i]));
+    out = addIndex(b, loc, out, b.getIndexAttr(1));
+    if (ceil_mode) {
+      // Windows past the padded end read extra padding (never counted by AveragePool).
+      auto o = constantIndex(out), p = constantIndex(padded);
+      if (!o || !p) return n.unsupported("ceil_mode=1 with a dynamic spatial dim");
+      w.pad_end[i] += std::max<int64_t>((*o - 1) * w.strides[i] + extent - *p, 0);
+    }
+    if (auto o = constantIndex(out); o && *o < 0)
+      return n.error("the window is larger than the padded input");
+    w.out.push_back(out);
+  }
+  return w;
+}
+
+// Input map expression of spatial dim i: out_i * stride + k_i * dilation.
+AffineExpr windowExpr(OpBuilder& b, const Window& w, int64_t i, unsigned out_dim, unsigned k_dim) {
+  return b.getAffineDimExpr(out_dim) * w.strides[i] + b.getAffineDimExpr(k_dim) * w.dilations[i];
+}
+
+LogicalResult convertConv(NodeContext& n) {
+  OpBuilder& b = n.b();
+  Location loc = n.loc();
+  Value x = n.value(0), wt = n.value(1);
+  auto tx = cast<RankedTensorType>(x.getType());
+  const int64_t rank = tx.getRank();
+  if (rank < 3 || rank > 5) return n.unsupported("Conv of rank " + std::to_string(rank));
+  if (n.rank(1) != rank) return n.error("W's rank differs from X's");
+  Type t = tx.getElementType();
+  if (!isFloat(t) || n.elementType(1) != t) return n.unsupported("Conv of non-float element type");
+  const int64_t spatial = rank - 2;
+  const int64_t group = n.i("group", 1);
+  if (group < 1) return n.error("group must be positive");
+  auto tw = cast<RankedTensorType>(wt.getType());
+  SmallVector<int64_t> kernel = n.ints("kernel_shape");
+  if (kernel.empty())
+    for (int64_t i = 0; i < spatial; ++i) kernel.push_back(tw.getDimSize(2 + i));
+  if (static_cast<int64_t>(kernel.size()) != spatial ||
+      llvm::any_of(kernel, [](int64_t k) { return ShapedType::isDynamic(k); }))
+    return n.unsupported("Conv with a kernel shape that is not static");
+  for (int64_t i = 0; i < spatial; ++i)
+    if (kernel[i] != tw.getDimSize(2 + i)) return n.error("kernel_shape does not match W");
+  if (tw.isDynamicDim(0) || tw.isDynamicDim(1))
+    return n.unsupported("Conv with dynamic output or input channels in W");
+  const int64_t filters = tw.getDimSize(0), cg = tw.getDimSize(1);
+  if (filters % group != 0) return n.error("output channels are not divisible by group");
+  if (failed(checkSameDim(n, dimOf(b, loc, x, 1), b.getIndexAttr(cg * group),
+                          "input channels (X's dim 1 and W's dim 1 times group)")))
+    return failure();
+  FailureOr<Window> w = windowOf(n, x, kernel, false);
+  if (failed(w)) return failure();
+
+  SmallVector<int64_t> low(2, 0), high(2, 0);
+  low.append(w->pad_begin);
+  high.append(w->pad_end);
+  Value xp = pad(b, loc, x, low, high, scalarConstant(b, loc, t, 0));
+  // Groups made explicit: x [N, G, Cg, S...], w [G, Fg, Cg, K...], y [N, G, Fg, O...].
+  SmallVector<OpFoldResult> xd = dimsOf(b, loc, xp);
+  SmallVector<OpFoldResult> xg = {xd[0], b.getIndexAttr(group), b.getIndexAttr(cg)};
+  xg.append(xd.begin() + 2, xd.end());
+  Value x5 = reshape(b, loc, xp, xg);
+  SmallVector<OpFoldResult> wg = {b.getIndexAttr(group), b.getIndexAttr(filters / group),
+                                  b.getIndexAttr(cg)};
+  for (int64_t k : kernel) wg.push_back(b.getIndexAttr(k));
+  Value w5;
+  if (DenseElementsAttr data = n.input(1).data) {
+    SmallVector<int64_t> shape = staticSizes(wg);
+    w5 = b.create<arith::ConstantOp>(loc, data.reshape(RankedTensorType::get(shape, t)));
+  } else {
+    w5 = reshape(b, loc, wt, wg);
+  }
+  SmallVector<OpFoldResult> yd = {xd[0], b.getIndexAttr(group), b.getIndexAttr(filters / group)};
+  yd.append(w->out.begin(), w->out.end());
+  // The bias initializes the accumulator.
+  Value init;
+  if (n.hasInput(2)) {
+    SmallVector<OpFoldResult> bd = {b.getIndexAttr(group), b.getIndexAttr(filters / group)};
+    for (int64_t i = 0; i < spatial; ++i) bd.push_back(b.getIndexAttr(1));
+    Value bias = reshape(b, loc, n.value(2), bd);
+    init = broadcastTo(b, loc, bias, yd);
+  } else {
+    init = zeroFilled(b, loc, yd, t);
+  }
+  // Loops: n, g, f, o_1..o_s (parallel), c, k_1..k_s (reduction).
+  const unsigned nd = 3 + 2 * spatial + 1;
+  const unsigned c_dim = 3 + spatial, k0 = 4 + spatial;
+  SmallVector<AffineExpr> xe = {b.getAffineDimExpr(0), b.getAffineDimExpr(1),
+                                b.getAffineDimExpr(c_dim)};
+  SmallVector<AffineExpr> we = {b.getAffineDimExpr(1), b.getAffineDimExpr(2),
+                                b.getAffineDimExpr(c_dim)};
+  SmallVector<AffineExpr> ye = {b.getAffineDimExpr(0), b.getAffineDimExpr(1),
+                                b.getAffineDimExpr(2)};
+  for (int64_t i = 0; i < spatial; ++i) {
+    xe.push_back(windowExpr(b, *w, i, 3 + i, k0 + i));
+    we.push_back(b.getAffineDimExpr(k0 + i));
+    ye.push_back(b.getAffineDimExpr(3 + i));
+  }
+  SmallVector<AffineMap> maps = {AffineMap::get(nd, 0, xe, b.getContext()),
+                                 AffineMap::get(nd, 0, we, b.getContext()),
+                                 AffineMap::get(nd, 0, ye, b.getContext())};
+  SmallVector<utils::IteratorType> iters(3 + spatial, utils::IteratorType::parallel);
+  iters.append(1 + spatial, utils::IteratorType::reduction);
+  Value y = b.create<linalg::GenericOp>(
+                 loc, TypeRange{init.getType()}, ValueRange{x5, w5}, ValueRange{init}, maps, iters,
+                 [](OpBuilder& nb, Location nl, ValueRange a) {
+                   Value p = nb.create<arith::MulFOp>(nl, a[0], a[1]);
+                   nb.create<linalg::YieldOp>(nl, ValueRange{nb.create<arith::AddFOp>(nl, a[2], p)});
+                 })
+                .getResult(0);
+  SmallVector<OpFoldResult> out = {xd[0], b.getIndexAttr(filters)};
+  out.append(w->out.begin(), w->out.end());
+  n.setOutput(0, reshape(b, loc, y, out));
+  return success();
+}
+
+// MaxPool and AveragePool: one linalg.generic over (n, c, o..., k...) with a kernel-shaped
+// operand that gives the k loops their bounds.
+LogicalResult convertPool(NodeContext& n) {
+  OpBuilder& b = n.b();
+  Location loc = n.loc();
+  const bool max = n.node().op_type() == "MaxPool";
+  Value x = n.value(0);
+  auto tx = cast<RankedTensorType>(x.getType());
+  const int64_t rank = tx.getRank();
+  if (rank < 3) return n.error("input must have rank >= 3");
+  Type t = tx.getElementType();
+  if (!isFloat(t) && !(max && isa<IntegerType>(t) && !t.isInteger(1)))
+    return n.unsupported("element type of the pooled tensor");
+  if (max && n.wantsOutput(1)) return n.unsupported("MaxPool's Indices output");
+  if (n.i("storage_order", 0) != 0) return n.unsupported("storage_order=1");
+  const int64_t spatial = rank - 2;
+  SmallVector<int64_t> kernel = n.ints("kernel_shape");
+  if (static_cast<int64_t>(kernel.size()) != spatial)
+    return n.error("kernel_shape must have one entry per spatial dim");
+  if (!max && n.has("dilations") &&
+      llvm::any_of(n.ints("dilations"), [](int64_t d) { return d != 1; }))
+    return n.unsupported("AveragePool dilations other than 1");
+  FailureOr<Window> w = windowOf(n, x, kernel, n.i("ceil_mode", 0) != 0);
+  if (failed(w)) return failure();
+
+  SmallVector<int64_t> low(2, 0), high(2, 0);
+  low.append(w->pad_begin);
+  high.append(w->pad_end);
+  Value pad_value;
+  if (max) {
+    pad_value = isFloat(t) ? b.create<arith::ConstantOp>(
+                                  loc, b.getFloatAttr(t, APFloat::getInf(
+                                                             cast<FloatType>(t).getFloatSemantics(),
+                                                             /*Negative=*/true)))
+                                 .getResult()
+                           : b.create<arith::ConstantOp>(
+                                  loc, b.getIntegerAttr(t, APInt::getSignedMinValue(
+                                                               t.getIntOrFloatBitWidth())))
+                                 .getResult();
+  } else {
+    pad_value = scalarConstant(b, loc, t, 0);
+  }
+  Value xp = pad(b, loc, x, low, high, pad_value);
+  SmallVector<OpFoldResult> xd = dimsOf(b, loc, x);
+  SmallVector<OpFoldResult> yd = {xd[0], xd[1]};
+  yd.append(w->out.begin(), w->out.end());
+  SmallVector<OpFoldResult> kd;
+  for (int64_t k : kernel) kd.push_back(b.getIndexAttr(k));
+  Value window = emptyTensor(b, loc, kd, t);
+
+  auto pool = [&](Value input, Value init_value, bool take_max) {
+    const unsigned nd = 2 + 2 * spatial;
+    SmallVector<AffineExpr> xe = {b.getAffineDimExpr(0), b.getAffineDimExpr(1)}, ke,
+                            ye = {b.getAffineDimExpr(0), b.getAffineDimExpr(1)};
+    for (int64_t i = 0; i < spatial; ++i) {
+      xe.push_back(windowExpr(b, *w, i, 2 + i, 2 + spatial + i));
+      ke.push_back(b.getAffineDimExpr(2 + spatial + i));
+      ye.push_back(b.getAffineDimExpr(2 + i));
+    }
+    SmallVector<AffineMap> maps = {AffineMap::get(nd, 0, xe, b.getContext()),
+                                   AffineMap::get(nd, 0, ke, b.getContext()),
+                                   AffineMap::get(nd, 0, ye, b.getContext())};
+    SmallVector<utils::IteratorType> iters(2 + spatial, utils::IteratorType::parallel);
+    iters.append(spatial, utils::IteratorType::reduction);
+    Value init = filled(b, loc, yd, init_value);
+    const bool f = isFloat(t);
+    return b.create<linalg::GenericOp>(
+                loc, TypeRange{init.getType()}, ValueRange{input, window}, ValueRange{init}, maps,
+                iters,
+                [&](OpBuilder& nb, Location nl, ValueRange a) {
+                  Value r;
+                  if (!take_max)
+                    r = nb.create<arith::AddFOp>(nl, a[2], a[0]);
+                  else if (f)
+                    r = nb.create<arith::MaximumFOp>(nl, a[2], a[0]);
+                  else
+                    r = nb.create<arith::MaxSIOp>(nl, a[2], a[0]);
+                  nb.create<linalg::YieldOp>(nl, r);
+                })
+        .getResult(0);
+  };
+
+  if (max) {
+    n.setOutput(0, pool(xp, pad_value, true));
+    return success();
+  }
+  Value sum = pool(xp, scalarConstant(b, loc, t, 0), false);
+  // The divisor: how many elements of each window are input (or explicit padding, with
+  // count_include_pad), from the same pooling over a [1, 1, S...] tensor of ones.
+  const bool include_pad = n.i("count_include_pad", 0) != 0;
+  bool uniform = include_pad;
+  for (int64_t i = 0; i < spatial; ++i) {
+    if (!include_pad && (w->pad_begin[i] != 0 || w->pad_end[i] != 0)) uniform = false;
+  }
+  // ceil_mode's extra end padding is never counted.
+  const bool ceil_extra = n.i("ceil_mode", 0) != 0;
+  Value out;
+  if (uniform && !ceil_extra) {
+    int64_t size = 1;
+    for (int64_t k : kernel) size *= k;
+    out = elementwise(b, loc, {sum}, t, [&](OpBuilder& nb, Location nl, ValueRange a) -> Value {
+      return nb.create<arith::DivFOp>(nl, a[0], scalarConstant(nb, nl, t, double(size)));
+    });
+  } else {
+    SmallVector<OpFoldResult> od = {b.getIndexAttr(1), b.getIndexAttr(1)};
+    for (int64_t i = 0; i < spatial; ++i) od.push_back(xd[2 + i]);
+    Value ones = filled(b, loc, od, scalarConstant(b, loc, t, 1));
+    // Explicit pads count with count_include_pad; the ceil_mode extra never does.
+    SmallVector<int64_t> lo2(2, 0), hi2(2, 0), hi_extra(2, 0);
+    SmallVector<int64_t> pads = n.ints("pads");
+    for (int64_t i = 0; i < spatial; ++i) {
+      lo2.push_back(include_pad ? w->pad_begin[i] : 0);
+      const int64_t explicit_end = pads.empty() ? w->pad_end[i] : pads[spatial + i];
+      hi2.push_back(include_pad ? std::min(explicit_end, w->pad_end[i]) : 0);
+    }
+    Value counted = pad(b, loc, ones, lo2, hi2, scalarConstant(b, loc, t, 1));
+    SmallVector<int64_t> lo3(2, 0), hi3(2, 0);
+    for (int64_t i = 0; i < spatial; ++i) {
+      lo3.push_back(w->pad_begin[i] - lo2[2 + i]);
+      hi3.push_back(w->pad_end[i] - hi2[2 + i]);
+    }
+    counted = pad(b, loc, counted, lo3, hi3, scalarConstant(b, loc, t, 0));
+    SmallVector<OpFoldResult> save = yd;
+    yd[0] = b.getIndexAttr(1);
+    yd[1] = b.getIndexAttr(1);
+    Value count = pool(counted, scalarConstant(b, loc, t, 0), false);
+    yd = save;
+    out = elementwise(b, loc, {sum, count}, t, [](OpBuilder& nb, Location nl, ValueRange a) -> Value {
+      return nb.create<arith::DivFOp>(nl, a[0], a[1]);
+    });
+  }
+  n.setOutput(0, out);
+  return success();
+}
+
+LogicalResult convertGlobalPool(NodeContext& n) {
+  OpBuilder& b = n.b();
+  Location loc = n.loc();
+  Value x = n.value(0);
+  const int64_t rank = n.rank(0);
+  Type t = n.elementType(0);
+  if (!isFloat(t)) return n.unsupported("element type of the pooled tensor");
+  if (rank < 3) return n.error("input must have rank >= 3");
+  SmallVector<int64_t> axes;
+  for (int64_t d = 2; d < rank; ++d) axes.push_back(d);
+  const bool max = n.node().op_type() == "GlobalMaxPool";
+  TypedAttr init = max ? TypedAttr(b.getFloatAttr(
+                             t, APFloat::getInf(cast<FloatType>(t).getFloatSemantics(), true)))
+                       : scalarAttr(b, t, 0);
+  Value r = reduce(b, loc, x, axes, init,
+                   [max](OpBuilder& nb, Location nl, Value acc, Value v) -> Value {
+                     if (max) return nb.create<arith::MaximumFOp>(nl, acc, v);
+                     return nb.create<arith::AddFOp>(nl, acc, v);
+                   },
+                   true);
+  if (!max) {
+    SmallVector<OpFoldResult> xd = dimsOf(b, loc, x);
+    OpFoldResult count = product(b, loc, ArrayRef<OpFoldResult>(xd).drop_front(2));
+    Value c = b.create<arith::IndexCastOp>(loc, b.getI64Type(), indexValue(b, loc, count));
+    Value cf = b.create<arith::SIToFPOp>(loc, t, c);
+    r = elementwise(b, loc, {r}, t, [&](OpBuilder& nb, Location nl, ValueRange a) -> Value {
+      return nb.create<arith::DivFOp>(nl, a[0], cf);
+    });
+  }
+  n.setOutput(0, r);
+  return success();
+}
+
+// y = x * a + c per channel (dim 1), a = scale / sqrt(var + eps), c = bias - mean * a; folded
+// to two constants when the parameters are constants.
+LogicalResult convertBatchNorm(NodeContext& n) {
+  OpBuilder& b = n.b();
+  Location loc = n.loc();
+  if (n.i("training_mode", 0) != 0) return n.unsupported("training_mode=1 (inference only)");
+  for (size_t o = 1; o < n.numOutputs(); ++o)
+    if (n.wantsOutput(o)) return n.unsupported("BatchNormalization's training outputs");
+  Type t = n.elementType(0);
+  if (!isFloat(t)) return n.unsupported("non-float BatchNormalization");
+  const int64_t rank = n.rank(0);
+  if (rank < 2) return n.error("input must have rank >= 2");
+  for (size_t i = 1; i <= 4; ++i)
+    if (!n.hasInput(i) || n.rank(i) != 1) return n.error("scale, B, mean and var must be 1-D");
+  const double eps = n.f("epsilon", 1e-5f);
+  Value x = n.value(0);
+  OpFoldResult channels = dimOf(b, loc, n.value(1), 0);
+  SmallVector<OpFoldResult> cd = {channels};
+  for (int64_t d = 2; d < rank; ++d) cd.push_back(b.getIndexAttr(1));
+  Value a, c;
+  DenseElementsAttr s = n.input(1).data, bias = n.input(2).data, mean = n.input(3).data,
+                    var = n.input(4).data;
+  if (s && bias && mean && var) {
+    SmallVector<double> sv = floatValues(s), bv = floatValues(bias), mv = floatValues(mean),
+                        vv = floatValues(var);
+    const size_t count = sv.size();
+    if (bv.size() != count || mv.size() != count || vv.size() != count)
+      return n.error("scale, B, mean and var differ in size");
+    SmallVector<double> av(count), cv(count);
+    for (size_t i = 0; i < count; ++i) {
+      av[i] = sv[i] / std::sqrt(vv[i] + eps);
+      cv[i] = bv[i] - mv[i] * av[i];
+    }
+    SmallVector<int64_t> shape = staticSizes(cd);
+    auto type = RankedTensorType::get(shape, t);
+    a = b.create<arith::ConstantOp>(loc, floatConstant(type, av));
+    c = b.create<arith::ConstantOp>(loc, floatConstant(type, cv));
+  } else {
+    Value sv = reshape(b, loc, n.value(1), cd), bv = reshape(b, loc, n.value(2), cd),
+          mv = reshape(b, loc, n.value(3), cd), vv = reshape(b, loc, n.value(4), cd);
+    a = elementwise(b, loc, {sv, vv}, t, [&](OpBuilder& nb, Location nl, ValueRange v) -> Value {
+      Value d = nb.create<math::SqrtOp>(
+          nl, nb.create<arith::AddFOp>(nl, v[1], scalarConstant(nb, nl, t, eps)));
+      return nb.create<arith::DivFOp>(nl, v[0], d);
+    });
+    c = elementwise(b, loc, {bv, mv, a}, t, [](OpBuilder& nb, Location nl, ValueRange v) -> Value {
+      return nb.create<arith::SubFOp>(nl, v[0], nb.create<arith::MulFOp>(nl, v[1], v[2]));
+    });
+  }
+  Value y = elementwise(b, loc, {x, a, c}, t, [](OpBuilder& nb, Location nl, ValueRange v) -> Value {
+    return nb.create<arith::AddFOp>(nl, nb.create<arith::MulFOp>(nl, v[0], v[1]), v[2]);
+  });
+  n.setOutput(0, y);
+  return success();
+}
+
+}  // namespace
+
+void addLinearOps(Registry& r) {
+  r["MatMul"] = {convertMatMul, {}};
+  r["Gemm"] = {convertGemm, {"alpha", "beta", "transA", "transB"}};
+  r["Conv"] = {convertConv, {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"}};
+  r["MaxPool"] = {convertPool, {"auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads",
+                                "storage_order", "strides"}};
+  r["AveragePool"] = {convertPool, {"auto_pad", "ceil_mode", "count_include_pad", "dilations",
+                                    "kernel_shape", "pads", "strides"}};
+  r["GlobalAveragePool"] = {convertGlobalPool, {}};
+  r["GlobalMaxPool"] = {convertGlobalPool, {}};
+  r["BatchNormalization"] = {convertBatchNorm,
+                             {"epsilon", "momentum", "training_mode", "spatial", "is_test"}};
+}
+
+}  // namespace onnx
+}  // namespace disc_ral
+}  // namespace mlir

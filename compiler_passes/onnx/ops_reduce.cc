@@ -1,0 +1,268 @@
+// Reductions and the normalizations built on them: Reduce{Sum,Mean,Max,Min,Prod,SumSquare,L1,L2,
+// LogSum,LogSumExp}, Softmax, LogSoftmax and LayerNormalization.
+#include <limits>
+
+#include "compiler_passes/onnx/builders.h"
+#include "compiler_passes/onnx/node_context.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+
+namespace mlir {
+namespace disc_ral {
+namespace onnx {
+namespace {
+
+// Normalized, sorted, distinct axes; every dim when `axes` is empty.
+FailureOr<SmallVector<int64_t>> normalizeAxes(NodeContext& n, ArrayRef<int64_t> axes,
+                                              int64_t rank) {
+  SmallVector<int64_t> out;
+  if (axes.empty()) {
+    for (int64_t d = 0; d < rank; ++d) out.push_back(d);
+    return out;
+  }
+  for (int64_t a : axes) {
+    FailureOr<int64_t> d = n.axis(a, rank);
+    if (failed(d)) return failure();
+    if (llvm::is_contained(out, *d)) return n.error("repeated axis");
+    out.push_back(*d);
+  }
+  llvm::sort(out);
+  return out;
+}
+
+// The number of elements over `axes`, as a scalar of float type `t`.
+Value countOf(OpBuilder& b, Location loc, Value x, ArrayRef<int64_t> axes, Type t) {
+  SmallVector<OpFoldResult> dims = dimsOf(b, loc, x), reduced;
+  for (int64_t a : axes) reduced.push_back(dims[a]);
+  OpFoldResult count = product(b, loc, reduced);
+  if (auto c = constantIndex(count)) return scalarConstant(b, loc, t, static_cast<double>(*c));
+  Value i = b.create<arith::IndexCastOp>(loc, b.getI64Type(), indexValue(b, loc, count));
+  return b.create<arith::SIToFPOp>(loc, t, i);
+}
+
+Value divideBy(OpBuilder& b, Location loc, Value x, Value scalar) {
+  Type t = cast<RankedTensorType>(x.getType()).getElementType();
+  return elementwise(b, loc, {x}, t, [&](OpBuilder& nb, Location nl, ValueRange a) -> Value {
+    return nb.create<arith::DivFOp>(nl, a[0], scalar);
+  });
+}
+
+Value mapTensor(OpBuilder& b, Location loc, Value x,
+                const std::function<Value(OpBuilder&, Location, Value)>& f) {
+  Type t = cast<RankedTensorType>(x.getType()).getElementType();
+  return elementwise(b, loc, {x}, t,
+                     [&](OpBuilder& nb, Location nl, ValueRange a) { return f(nb, nl, a[0]); });
+}
+
+TypedAttr infinity(OpBuilder& b, Type t, bool negative) {
+  if (auto f = dyn_cast<FloatType>(t))
+    return b.getFloatAttr(f, APFloat::getInf(f.getFloatSemantics(), negative));
+  const unsigned w = t.getIntOrFloatBitWidth();
+  return b.getIntegerAttr(t, negative ? APInt::getSignedMinValue(w) : APInt::getSignedMaxValue(w));
+}
+
+LogicalResult convertReduce(NodeContext& n) {
+  OpBuilder& b = n.b();
+  Location loc = n.loc();
+  const std::string op = n.node().op_type();
+  Value x = n.value(0);
+  Type t = n.elementType(0);
+  const bool f = isFloat(t);
+  const bool int_ok = op == "ReduceSum" || op == "ReduceMax" || op == "ReduceMin" ||
+                      op == "ReduceProd" || op == "ReduceSumSquare" || op == "ReduceL1";
+  if (t.isInteger(1) || (!f && !int_ok)) return n.unsupported("element type for " + op);
+  SmallVector<int64_t> axes;
+  // ReduceSum takes its axes as an input from opset 13 (the others from 18).
+  if (n.hasInput(1)) {
+    auto c = n.constInts(1);
+    if (!c) return n.unsupported("axes that are not constant");
+    axes = *c;
+  } else {
+    axes = n.ints("axes");
+  }
+  if (axes.empty() && n.i("noop_with_empty_axes", 0) != 0) {
+    n.setOutput(0, n.input(0));
+    return success();
+  }
+  FailureOr<SmallVector<int64_t>> dims = normalizeAxes(n, axes, n.rank(0));
+  if (failed(dims)) return failure();
+  const bool keep = n.i("keepdims", 1) != 0;
+  auto add = [f](OpBuilder& nb, Location nl, Value acc, Value v) -> Value {
+    return f ? nb.create<arith::AddFOp>(nl, acc, v).getResult()
+             : nb.create<arith::AddIOp>(nl, acc, v).getResult();
+  };
+  auto mul = [f](OpBuilder& nb, Location nl, Value acc, Value v) -> Value {
+    return f ? nb.create<arith::MulFOp>(nl, acc, v).getResult()
+             : nb.create<arith::MulIOp>(nl, acc, v).getResult();
+  };
+  Value in = x;
+  if (op == "ReduceSumSquare" || op == "ReduceL2")
+    in = mapTensor(b, loc, x, [&](OpBuilder& nb, Location nl, Value v) { return mul(nb, nl, v, v); });
+  if (op == "ReduceL1")
+    in = mapTensor(b, loc, x, [f](OpBuilder& nb, Location nl, Value v) -> Value {
+      return f ? nb.create<math::AbsFOp>(nl, v).getResult()
+               : nb.create<math::AbsIOp>(nl, v).getResult();
+    });
+  Value out;
+  if (op == "ReduceMax" || op == "ReduceMin") {
+    const bool max = op == "ReduceMax";
+    out = reduce(b, loc, in, *dims, infinity(b, t, max),
+                 [f, max](OpBuilder& nb, Location nl, Value acc, Value v) -> Value {
+                   if (f) return max ? nb.create<arith::MaximumFOp>(nl, acc, v).getResult()
+                                     : nb.create<arith::MinimumFOp>(nl, acc, v).getResult();
+                   return max ? nb.create<arith::MaxSIOp>(nl, acc, v).getResult()
+                              : nb.create<arith::MinSIOp>(nl, acc, v).getResult();
+                 },
+                 keep);
+  } else if (op == "ReduceProd") {
+    out = reduce(b, loc, in, *dims, scalarAttr(b, t, 1), mul, keep);
+  } else if (op == "ReduceLogSumExp") {
+    // log(sum(exp(x - m))) + m, m the max: no overflow.
+    Value m = reduce(b, loc, x, *dims, infinity(b, t, true),
+                     [](OpBuilder& nb, Location nl, Value acc, Value v) -> Value {
+                       return nb.create<arith::MaximumFOp>(nl, acc, v);
+                     },
+                     true);
+    // A reduction over -inf only (or an empty one) keeps m finite for the subtraction.
+    m = mapTensor(b, loc, m, [&](OpBuilder& nb, Location nl, Value v) -> Value {
+      Value finite = nb.create<arith::CmpFOp>(
+          nl, arith::CmpFPredicate::ONE, nb.create<math::AbsFOp>(nl, v),
+          nb.create<arith::ConstantOp>(nl, infinity(nb, t, false)));
+      return nb.create<arith::SelectOp>(nl, finite, v, scalarConstant(nb, nl, t, 0));
+    });
+    Value e = elementwise(b, loc, {x, m}, t, [](OpBuilder& nb, Location nl, ValueRange a) -> Value {
+      return nb.create<math::ExpOp>(nl, nb.create<arith::SubFOp>(nl, a[0], a[1]));
+    });
+    Value s = reduce(b, loc, e, *dims, scalarAttr(b, t, 0), add, true);
+    out = elementwise(b, loc, {s, m}, t, [](OpBuilder& nb, Location nl, ValueRange a) -> Value {
+      return nb.create<arith::AddFOp>(nl, nb.create<math::LogOp>(nl, a[0]), a[1]);
+    });
+    if (!keep) {
+      SmallVector<OpFoldResult> kept, od = dimsOf(b, loc, out);
+      for (int64_t d = 0; d < n.rank(0); ++d)
+        if (!llvm::is_contained(*dims, d)) kept.push_back(od[d]);
+      out = reshape(b, loc, out, kept);
+    }
+  } else {
+    out = reduce(b, loc, in, *dims, scalarAttr(b, t, 0), add, keep);
+    if (op == "ReduceMean") out = divideBy(b, loc, out, countOf(b, loc, x, *dims, t));
+    if (op == "ReduceL2")
+      out = mapTensor(b, loc, out, [](OpBuilder& nb, Location nl, Value v) -> Value {
+        return nb.create<math::SqrtOp>(nl, v);
+      });
+    if (op == "ReduceLogSum")
+      out = mapTensor(b, loc, out, [](OpBuilder& nb, Location nl, Value v) -> Value {
+        return nb.create<math::LogOp>(nl, v);
+      });
+  }
+  n.setOutput(0, out);
+  return success();
+}
+
+LogicalResult convertSoftmax(NodeContext& n) {
+  OpBuilder& b = n.b();
+  Location loc = n.loc();
+  const bool log = n.node().op_type() == "LogSoftmax";
+  Type t = n.elementType(0);
+  if (!isFloat(t)) return n.unsupported("non-float " + n.node().op_type());
+  const int64_t rank = n.rank(0);
+  if (rank == 0) return n.error("input must have rank >= 1");
+  FailureOr<int64_t> axis = n.axis(n.i("axis", n.opset() >= 13 ? -1 : 1), rank);
+  if (failed(axis)) return failure();
+  // Before opset 13 the input is taken as 2-D [prod(:axis), prod(axis:)].
+  SmallVector<int64_t> axes = {*axis};
+  if (n.opset() < 13)
+    for (int64_t d = *axis + 1; d < rank; ++d) axes.push_back(d);
+  Value x = n.value(0);
+  Value m = reduce(b, loc, x, axes, infinity(b, t, true),
+                   [](OpBuilder& nb, Location nl, Value acc, Value v) -> Value {
+                     return nb.create<arith::MaximumFOp>(nl, acc, v);
+                   },
+                   true);
+  Value shifted = elementwise(b, loc, {x, m}, t, [](OpBuilder& nb, Location nl, ValueRange a) -> Value {
+    return nb.create<arith::SubFOp>(nl, a[0], a[1]);
+  });
+  Value e = mapTensor(b, loc, shifted, [](OpBuilder& nb, Location nl, Value v) -> Value {
+    return nb.create<math::ExpOp>(nl, v);
+  });
+  Value s = reduce(b, loc, e, axes, scalarAttr(b, t, 0),
+                   [](OpBuilder& nb, Location nl, Value acc, Value v) -> Value {
+                     return nb.create<arith::AddFOp>(nl, acc, v);
+                   },
+                   true);
+  Value y;
+  if (log) {
+    y = elementwise(b, loc, {shifted, s}, t, [](OpBuilder& nb, Location nl, ValueRange a) -> Value {
+      return nb.create<arith::SubFOp>(nl, a[0], nb.create<math::LogOp>(nl, a[1]));
+    });
+  } else {
+    y = elementwise(b, loc, {e, s}, t, [](OpBuilder& nb, Location nl, ValueRange a) -> Value {
+      return nb.create<arith::DivFOp>(nl, a[0], a[1]);
+    });
+  }
+  n.setOutput(0, y);
+  return success();
+}
+
+LogicalResult convertLayerNorm(NodeContext& n) {
+  OpBuilder& b = n.b();
+  Location loc = n.loc();
+  Type t = n.elementType(0);
+  if (!isFloat(t)) return n.unsupported("non-float LayerNormalization");
+  const int64_t rank = n.rank(0);
+  FailureOr<int64_t> axis = n.axis(n.i("axis", -1), rank);
+  if (failed(axis)) return failure();
+  const double eps = n.f("epsilon", 1e-5f);
+  // stash_type 1 (the default) computes mean and variance in f32; f64 inputs stay f64.
+  const int64_t stash = n.i("stash_type", 1);
+  if (stash != 1) return n.unsupported("stash_type=" + std::to_string(stash));
+  Type ct = t.isF64() ? t : b.getF32Type();
+  SmallVector<int64_t> axes;
+  for (int64_t d = *axis; d < rank; ++d) axes.push_back(d);
+  Value x = convertTensor(b, loc, n.value(0), ct);
+  auto add = [](OpBuilder& nb, Location nl, Value acc, Value v) -> Value {
+    return nb.create<arith::AddFOp>(nl, acc, v);
+  };
+  Value count = countOf(b, loc, x, axes, ct);
+  Value mean = divideBy(b, loc, reduce(b, loc, x, axes, scalarAttr(b, ct, 0), add, true), count);
+  Value d = elementwise(b, loc, {x, mean}, ct, [](OpBuilder& nb, Location nl, ValueRange a) -> Value {
+    return nb.create<arith::SubFOp>(nl, a[0], a[1]);
+  });
+  Value sq = mapTensor(b, loc, d, [](OpBuilder& nb, Location nl, Value v) -> Value {
+    return nb.create<arith::MulFOp>(nl, v, v);
+  });
+  Value var = divideBy(b, loc, reduce(b, loc, sq, axes, scalarAttr(b, ct, 0), add, true), count);
+  Value inv = mapTensor(b, loc, var, [&](OpBuilder& nb, Location nl, Value v) -> Value {
+    Value s = nb.create<math::SqrtOp>(
+        nl, nb.create<arith::AddFOp>(nl, v, scalarConstant(nb, nl, ct, eps)));
+    return nb.create<arith::DivFOp>(nl, scalarConstant(nb, nl, ct, 1), s);
+  });
+  SmallVector<Value> inputs = {d, inv, convertTensor(b, loc, n.value(1), ct)};
+  const bool bias = n.hasInput(2);
+  if (bias) inputs.push_back(convertTensor(b, loc, n.value(2), ct));
+  Value y = elementwise(b, loc, inputs, t, [&](OpBuilder& nb, Location nl, ValueRange a) -> Value {
+    Value v = nb.create<arith::MulFOp>(nl, nb.create<arith::MulFOp>(nl, a[0], a[1]), a[2]);
+    if (bias) v = nb.create<arith::AddFOp>(nl, v, a[3]);
+    return convertScalar(nb, nl, v, t);
+  });
+  n.setOutput(0, y);
+  if (n.wantsOutput(1)) n.setOutput(1, mean);
+  if (n.wantsOutput(2)) n.setOutput(2, inv);
+  return success();
+}
+
+}  // namespace
+
+void addReductionOps(Registry& r) {
+  for (const char* op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd",
+                         "ReduceSumSquare", "ReduceL1", "ReduceL2", "ReduceLogSum",
+                         "ReduceLogSumExp"})
+    r[op] = {convertReduce, {"axes", "keepdims", "noop_with_empty_axes"}};
+  r["Softmax"] = {convertSoftmax, {"axis"}};
+  r["LogSoftmax"] = {convertSoftmax, {"axis"}};
+  r["LayerNormalization"] = {convertLayerNorm, {"axis", "epsilon", "stash_type"}};
+}
+
+}  // namespace onnx
+}  // namespace disc_ral
+}  // namespace mlir

@@ -1,0 +1,764 @@
+// Shape and data-movement ONNX operators: Constant, ConstantOfShape, Shape, Size, Range, Reshape,
+// Flatten, Squeeze, Unsqueeze, Transpose, Expand, Concat, Slice, Split and Gather. Integer tensors
+// whose elements are known (shape arithmetic) stay index values, so the shapes they compute reach
+// Reshape, Expand and ConstantOfShape at import time, dynamic dims included.
+#include <cmath>
+
+#include "compiler_passes/onnx/builders.h"
+#include "compiler_passes/onnx/node_context.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+namespace mlir {
+namespace disc_ral {
+namespace onnx {
+
+FailureOr<DenseElementsAttr> constantOf(MLIRContext* ctx, const ::onnx::TensorProto& t,
+                                        std::string* error, bool* unsupported);
+Tensor tensorOfData(DenseElementsAttr data);
+
+namespace {
+
+RankedTensorType i64Vector(OpBuilder& b, int64_t n) {
+  return RankedTensorType::get({n}, b.getI64Type());
+}
+
+// A tensor known by its index elements (rank 0 when `scalar`).
+Tensor elemsTensor(OpBuilder& /*b*/, SmallVector<OpFoldResult> elems, Type element, bool scalar) {
+  Tensor t;
+  t.type = scalar ? RankedTensorType::get({}, element)
+                  : RankedTensorType::get({static_cast<int64_t>(elems.size())}, element);
+  // All constant: also its data, so every consumer sees a plain constant.
+  bool constant = true;
+  SmallVector<APInt> values;
+  for (OpFoldResult e : elems) {
+    auto c = constantIndex(e);
+    constant &= c.has_value();
+    if (c) values.push_back(APInt(element.getIntOrFloatBitWidth(), *c, /*isSigned=*/true));
+  }
+  if (constant) t.data = DenseElementsAttr::get(t.type, values);
+  t.elems = std::move(elems);
+  return t;
+}
+
+// Index arithmetic on values that may be dynamic.
+Value idx(OpBuilder& b, Location loc, OpFoldResult v) { return indexValue(b, loc, v); }
+OpFoldResult fold(Value v) { return getAsOpFoldResult(v); }
+OpFoldResult minIdx(OpBuilder& b, Location loc, OpFoldResult x, OpFoldResult y) {
+  auto cx = constantIndex(x), cy = constantIndex(y);
+  if (cx && cy) return b.getIndexAttr(std::min(*cx, *cy));
+  return fold(b.create<arith::MinSIOp>(loc, idx(b, loc, x), idx(b, loc, y)));
+}
+OpFoldResult maxIdx(OpBuilder& b, Location loc, OpFoldResult x, OpFoldResult y) {
+  auto cx = constantIndex(x), cy = constantIndex(y);
+  if (cx && cy) return b.getIndexAttr(std::max(*cx, *cy));
+  return fold(b.create<arith::MaxSIOp>(loc, idx(b, loc, x), idx(b, loc, y)));
+}
+// v < 0 ? v + size : v
+OpFoldResult wrap(OpBuilder& b, Location loc, OpFoldResult v, OpFoldResult size) {
+  if (auto c = constantIndex(v)) {
+    if (*c >= 0) return v;
+    return addIndex(b, loc, v, size);
+  }
+  Value neg = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, idx(b, loc, v),
+                                      b.create<arith::ConstantIndexOp>(loc, 0));
+  Value wrapped = idx(b, loc, addIndex(b, loc, v, size));
+  return fold(b.create<arith::SelectOp>(loc, neg, wrapped, idx(b, loc, v)));
+}
+
+LogicalResult convertConstant(NodeContext& n) {
+  OpBuilder& b = n.b();
+  if (const auto* a = n.attr("value")) {
+    std::string error;
+    bool unsupported = false;
+    FailureOr<DenseElementsAttr> data = constantOf(b.getContext(), a->t(), &error, &unsupported);
+    if (failed(data)) return unsupported ? n.unsupported(error) : n.error(error);
+    n.setOutput(0, tensorOfData(*data));
+    return success();
+  }
+  if (n.has("value_float")) {
+    n.setOutput(0, tensorOfData(DenseElementsAttr::get(RankedTensorType::get({}, b.getF32Type()),
+                                                       n.f("value_float", 0))));
+    return success();
+  }
+  if (const auto* a = n.attr("value_floats")) {
+    SmallVector<float> v(a->floats().begin(), a->floats().end());
+    n.setOutput(0, tensorOfData(DenseElementsAttr::get(
+                       RankedTensorType::get({static_cast<int64_t>(v.size())}, b.getF32Type()),
+                       ArrayRef<float>(v))));
+    return success();
+  }
+  if (n.has("value_int")) {
+    n.setOutput(0, tensorOfData(DenseElementsAttr::get(RankedTensorType::get({}, b.getI64Type()),
+                                                       n.i("value_int", 0))));
+    return success();
+  }
+  if (n.has("value_ints")) {
+    SmallVector<int64_t> v = n.ints("value_ints");
+    n.setOutput(0, tensorOfData(DenseElementsAttr::get(i64Vector(b, v.size()), ArrayRef<int64_t>(v))));
+    return success();
+  }
+  return n.unsupported("Constant without a value, value_float(s) or value_int(s) attribute "
+                       "(sparse and string constants)");
+}
+
+LogicalResult convertShape(NodeContext& n) {
+  OpBuilder& b = n.b();
+  const int64_t rank = n.rank(0);
+  int64_t start = n.i("start", 0), end = n.i("end", rank);
+  if (start < 0) start += rank;
+  if (end < 0) end += rank;
+  start = std::clamp<int64_t>(start, 0, rank);
+  end = std::clamp<int64_t>(end, 0, rank);
+  SmallVector<OpFoldResult> dims;
+  // Static dims need no tensor value.
+  const RankedTensorType t = n.type(0);
+  for (int64_t d = start; d < end; ++d)
+    dims.push_back(t.isDynamicDim(d) ? dimOf(b, n.loc(), n.value(0), d)
+                                     : OpFoldResult(b.getIndexAttr(t.getDimSize(d))));
+  n.setOutput(0, elemsTensor(b, dims, b.getI64Type(), false));
+  return success();
+}
+
+LogicalResult convertSize(NodeContext& n) {
+  OpBuilder& b = n.b();
+  SmallVector<OpFoldResult> dims;
+  const RankedTensorType t = n.type(0);
+  for (int64_t d = 0; d < t.getRank(); ++d)
+    dims.push_back(t.isDynamicDim(d) ? dimOf(b, n.loc(), n.value(0), d)
+                                     : OpFoldResult(b.getIndexAttr(t.getDimSize(d))));
+  n.setOutput(0, elemsTensor(b, {product(b, n.loc(), dims)}, b.getI64Type(), true));
+  return success();
+}
+
+// The target shape of Reshape, Expand, ConstantOfShape, ... from input `i`.
+FailureOr<SmallVector<OpFoldResult>> shapeInput(NodeContext& n, size_t i) {
+  if (n.rank(i) != 1) return n.error("the shape input must be 1-D");
+  auto e = n.elems(i);
+  if (!e)
+    return n.unsupported("shape computed at run time from tensor data (only constants and shape "
+                         "arithmetic on Shape results are known at import)");
+  return *e;
+}
+
+LogicalResult convertReshape(NodeContext& n) {
+  OpBuilder& b = n.b();
+  Location loc = n.loc();
+  FailureOr<SmallVector<OpFoldResult>> target = shapeInput(n, 1);
+  if (failed(target)) return failure();
+  const bool allowzero = n.i("allowzero", 0) != 0;
+  Value x = n.value(0);
+  SmallVector<OpFoldResult> in = dimsOf(b, loc, x), out;
+  int64_t infer = -1;
+  for (size_t d = 0; d < target->size(); ++d) {
+    OpFoldResult e = (*target)[d];
+    auto c = constantIndex(e);
+    if (c && *c == -1) {
+      if (infer >= 0) return n.error("more than one -1 in the shape");
+      infer = static_cast<int64_t>(d);
+      out.push_back(b.getIndexAttr(1));
+      continue;
+    }
+    if (c && *c == 0 && !allowzero) {
+      if (d >= in.size()) return n.error("0 in the shape past the input's rank");
+      out.push_back(in[d]);
+      continue;
+    }
+    if (c && *c < -1) return n.error("negative dim in the shape");
+    if (!c) return n.unsupported("a shape element computed at run time that may be 0 or -1");
+    out.push_back(e);
+  }
+  OpFoldResult total = product(b, loc, in);
+  if (infer >= 0) {
+    OpFoldResult rest = product(b, loc, out);
+    if (auto r = constantIndex(rest); r && *r == 0)
+      return n.error("cannot infer -1 with a zero-sized dim in the shape");
+    out[infer] = floorDivIndex(b, loc, total, rest);
+  }
+  OpFoldResult count = product(b, loc, out);
+  auto ct = constantIndex(total), cc = constantIndex(count);
+  if (ct && cc && *ct != *cc)
+    return n.error("cannot reshape " + std::to_string(*ct) + " elements to " +
+                   std::to_string(*cc));
+  if (!ct || !cc) {
+    Value eq = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, idx(b, loc, total),
+                                       idx(b, loc, count));
+    runtimeCheck(b, loc, eq, "Reshape: the element count changes");
+  }
+  n.setOutput(0, reshape(b, loc, x, out));
+  return success();
+}
+
+LogicalResult convertFlatten(NodeContext& n) {
+  OpBuilder& b = n.b();
+  Location loc = n.loc();
+  const int64_t rank = n.rank(0);
+  int64_t axis = n.i("axis", 1);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis > rank) return n.error("axis out of range");
+  Value x = n.value(0);
+  SmallVector<OpFoldResult> in = dimsOf(b, loc, x);
+  OpFoldResult outer = product(b, loc, ArrayRef<OpFoldResult>(in).take_front(axis));
+  OpFoldResult inner = product(b, loc, ArrayRef<OpFoldResult>(in).drop_front(axis));
+  n.setOutput(0, reshape(b, loc, x, {outer, inner}));
+  return success();
+}
+
+// Axes of Squeeze/Unsqueeze: an attribute before opset 13, an input from 13.
+FailureOr<std::optional<SmallVector<int64_t>>> axesOf(NodeContext& n) {
+  if (n.has("axes")) return std::optional<SmallVector<int64_t>>(n.ints("axes"));
+  if (n.hasInput(1)) {
+    auto c = n.constInts(1);
+    if (!c) return n.unsupported("axes that are not constant");
+    return std::optional<SmallVector<int64_t>>(*c);
+  }
+  return std::optional<SmallVector<int64_t>>();
+}
+
+LogicalResult convertSqueeze(NodeContext& n) {
+  OpBuilder& b = n.b();
+  Location loc = n.loc();
+  const int64_t rank = n.rank(0);
+  auto axes = axesOf(n);
+  if (failed(axes)) return failure();
+  const RankedTensorType t = n.type(0);
+  SmallVector<int64_t> drop;
+  if (!*axes) {
+    for (int64_t d = 0; d < rank; ++d) {
+      if (t.isDynamicDim(d))
+        return n.unsupported("Squeeze without axes of a tensor with dynamic dims");
+      if (t.getDimSize(d) == 1) drop.push_back(d);
+    }
+  } else {
+    for (int64_t a : **axes) {
+      FailureOr<int64_t> d = n.axis(a, rank);
+      if (failed(d)) return failure();
+      if (!t.isDynamicDim(*d) && t.getDimSize(*d) != 1)
+        return n.error("cannot squeeze dim " + std::to_string(*d) + " of size " +
+                       std::to_string(t.getDimSize(*d)));
+      drop.push_back(*d);
+    }
+  }
+  // Known elements stay known (a 1-element vector to a scalar).
+  if (rank == 1 && drop.size() == 1 && n.elems(0)) {
+    n.setOutput(0, elemsTensor(b, *n.elems(0), t.getElementType(), true));
+    return success();
+  }
+  Value x = n.value(0);
+  SmallVector<OpFoldResult> in = dimsOf(b, loc, x), out;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (!llvm::is_contained(drop, d)) {
+      out.push_back(in[d]);
+      continue;
+    }
+    if (t.isDynamicDim(d)) {
+      Value one = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, idx(b, loc, in[d]),
+                                          b.create<arith::ConstantIndexOp>(loc, 1));
+      runtimeCheck(b, loc, one, "Squeeze: a squeezed dim is not 1");
+    }
+  }
+  n.setOutput(0, reshape(b, loc, x, out));
+  return success();
+}
+
+LogicalResult convertUnsqueeze(NodeContext& n) {
+  OpBuilder& b = n.b();
+  Location loc = n.loc();
+  auto axes = axesOf(n);
+  if (failed(axes)) return failure();
+  if (!*axes) return n.error("Unsqueeze needs axes");
+  const int64_t rank = n.rank(0) + static_cast<int64_t>((*axes)->size());
+  SmallVector<int64_t> add;
+  for (int64_t a : **axes) {
+    FailureOr<int64_t> d = n.axis(a, rank);
+    if (failed(d)) return failure();
+    if (llvm::is_contained(add, *d)) return n.error("repeated axis");
+    add.push_back(*d);
+  }
+  if (n.rank(0) == 0 && rank == 1 && n.elems(0)) {
+    n.setOutput(0, elemsTensor(b, *n.elems(0), n.elementType(0), false));
+    return success();
+  }
+  Value x = n.value(0);
+  SmallVector<OpFoldResult> in = dimsOf(b, loc, x), out;
+  size_t next = 0;
+  for (int64_t d = 0; d < rank; ++d)
+    out.push_back(llvm::is_contained(add, d) ? OpFoldResult(b.getIndexAttr(1)) : in[next++]);
+  n.setOutput(0, reshape(b, loc, x, out));
+  return success();
+}
+
+LogicalResult convertTranspose(NodeContext& n) {
+  const int64_t rank = n.rank(0);
+  SmallVector<int64_t> perm = n.ints("perm");
+  if (perm.empty())
+    for (int64_t d = rank - 1; d >= 0; --d) perm.push_back(d);
+  if (static_cast<int64_t>(perm.size()) != rank) return n.error("perm does not match the rank");
+  SmallVector<bool> seen(rank, false);
+  for (int64_t& p : perm) {
+    if (p < 0) p += rank;
+    if (p < 0 || p >= rank || seen[p]) return n.error("perm is not a permutation");
+    seen[p] = true;
+  }
+  if (DenseElementsAttr data = n.input(0).data)
+    if (DenseElementsAttr t = transposeConstant(data, perm)) {
+      n.setOutput(0, tensorOfData(t));
+      return success();
+    }
+  n.setOutput(0, transpose(n.b(), n.loc(), n.value(0), perm));
+  return success();
+}
+
+LogicalResult convertExpand(NodeContext& n) {
+  OpBuilder& b = n.b();
+  Location loc = n.loc();
+  FailureOr<SmallVector<OpFoldResult>> shape = shapeInput(n, 1);
+  if (failed(shape)) return failure();
+  Value x = n.value(0);
+  SmallVector<OpFoldResult> in = dimsOf(b, loc, x);
+  const size_t rank = std::max(in.size(), shape->size());
+  SmallVector<OpFoldResult> out;
+  for (size_t d = 0; d < rank; ++d) {
+    const int64_t i = static_cast<int64_t>(d) - static_cast<int64_t>(rank - in.size());
+    const int64_t s = static_cast<int64_t>(d) - static_cast<int64_t>(rank - shape->size());
+    if (i < 0) {
+      out.push_back((*shape)[s]);
+      continue;
+    }
+    if (s < 0) {
+      out.push_back(in[i]);
+      continue;
+    }
+    auto ci = constantIndex(in[i]), cs = constantIndex((*shape)[s]);
+    if (cs == 1) out.push_back(in[i]);
+    else if (ci == 1) out.push_back((*shape)[s]);
+    else if (ci && cs && *ci != *cs)
+      return n.error("cannot expand dim of size " + std::to_string(*ci) + " to " +
+                     std::to_string(*cs));
+    else out.push_back(ci ? in[i] : (*shape)[s]);
+  }
+  n.setOutput(0, broadcastTo(b, loc, x, out));
+  return success();
+}
+
+LogicalResult convertConstantOfShape(NodeContext& n) {
+  OpBuilder& b = n.b();
+  FailureOr<SmallVector<OpFoldResult>> shape = shapeInput(n, 0);
+  if (failed(shape)) return failure();
+  DenseElementsAttr value =
+      DenseElementsAttr::get(RankedTensorType::get({1}, b.getF32Type()), 0.0f);
+  if (const auto* a = n.attr("value")) {
+    std::string error;
+    bool unsupported = false;
+    FailureOr<DenseElementsAttr> data = constantOf(b.getContext(), a->t(), &error, &unsupported);
+    if (failed(data)) return unsupported ? n.unsupported(error) : n.error(error);
+    if (data->getNumElements() != 1) return n.error("value must have one element");
+    value = *data;
+  }
+  Type element = value.getElementType();
+  SmallVector<int64_t> sizes = staticSizes(*shape);
+  auto type = RankedTensorType::get(sizes, element);
+  // Constant: a splat (folded into whatever reads it); known integer vectors stay elements.
+  if (type.hasStaticShape()) {
+    Attribute scalar = *value.getValues<Attribute>().begin();
+    Tensor t = tensorOfData(DenseElementsAttr::get(type, scalar));
+    n.setOutput(0, std::move(t));
+    return success();
+  }
+  Value scalar = b.create<arith::ConstantOp>(n.loc(), cast<TypedAttr>(*value.getValues<Attribute>().begin()));
+  n.setOutput(0, filled(b, n.loc(), *shape, scalar));
+  return success();
+}
+
+LogicalResult convertRange(NodeContext& n) {
+  OpBuilder& b = n.b();
+  Location loc = n.loc();
+  for (size_t i = 0; i < 3; ++i)
+    if (n.rank(i) != 0) return n.error("start, limit and delta must be scalars");
+  Type t = n.elementType(0);
+  if (n.elementType(1) != t || n.elementType(2) != t) return n.error("inputs differ in type");
+  auto s = n.constScalar(0), l = n.constScalar(1), d = n.constScalar(2);
+  if (s && l && d) {
+    if (*d == 0) return n.error("delta is 0");
+    const int64_t count = std::max<int64_t>(static_cast<int64_t>(std::ceil((*l - *s) / *d)), 0);
+    auto type = RankedTensorType::get({count}, t);
+    if (isFloat(t)) {
+      SmallVector<double> v;
+      for (int64_t i = 0; i < count; ++i) v.push_back(*s + static_cast<double>(i) * *d);
+      n.setOutput(0, tensorOfData(floatConstant(type, v)));
+    } else {
+      SmallVector<APInt> v;
+      for (int64_t i = 0; i < count; ++i)
+        v.push_back(APInt(t.getIntOrFloatBitWidth(),
+                          static_cast<int64_t>(*s) + i * static_cast<int64_t>(*d), true));
+      n.setOutput(0, tensorOfData(DenseElementsAttr::get(type, v)));
+    }
+    return success();
+  }
+  // Integer ranges over known elements (arange(seq_len) with a dynamic seq_len).
+  auto es = n.elems(0), el = n.elems(1), ed = n.elems(2);
+  if (isFloat(t) || !es || !el || !ed) return n.unsupported("Range whose inputs are not known");
+  auto step = constantIndex((*ed)[0]);
+  if (!step || *step == 0) return n.unsupported("Range with a delta that is not a constant");
+  OpFoldResult span = subIndex(b, loc, (*el)[0], (*es)[0]);
+  OpFoldResult count = *step > 0 ? ceilDivIndex(b, loc, span, b.getIndexAttr(*step))
+                                 : ceilDivIndex(b, loc, subIndex(b, loc, (*es)[0], (*el)[0]),
+                                                b.getIndexAttr(-*step));
+  count = maxIdx(b, loc, count, b.getIndexAttr(0));
+  Value start = idx(b, loc, (*es)[0]);
+  Value empty = emptyTensor(b, loc, {count}, t);
+  const int64_t delta = *step;
+  Value out = b.create<linalg::GenericOp>(
+                   loc, TypeRange{empty.getType()}, ValueRange{}, ValueRange{empty},
+                   SmallVector<AffineMap>{b.getMultiDimIdentityMap(1)},
+                   SmallVector<utils::IteratorType>{utils::IteratorType::parallel},
+                   [&](OpBuilder& nb, Location nl, ValueRange) {
+                     Value i = nb.create<linalg::IndexOp>(nl, 0);
+                     Value v = nb.create<arith::AddIOp>(
+                         nl, start,
+                         nb.create<arith::MulIOp>(nl, i,
+                                                  nb.create<arith::ConstantIndexOp>(nl, delta)));
+                     nb.create<linalg::YieldOp>(nl, ValueRange{nb.create<arith::IndexCastOp>(nl, t, v)});
+                   })
+                  .getResult(0);
+  n.setOutput(0, out);
+  return success();
+}
+
+LogicalResult convertConcat(NodeContext& n) {
+  OpBuilder& b = n.b();
+  Location loc = n.loc();
+  if (n.numInputs() == 0) return n.error("needs inputs");
+  const int64_t rank = n.rank(0);
+  FailureOr<int64_t> axis = n.axis(n.i("axis", 0), std::max<int64_t>(rank, 1));
+  if (failed(axis)) return failure();
+  Type t = n.elementType(0);
+  for (size_t i = 1; i < n.numInputs(); ++i)
+    if (n.rank(i) != rank || n.elementType(i) != t)
+      return n.error("inputs differ in rank or element type");
+  // Known 1-D elements: concatenated as elements.
+  if (rank == 1) {
+    SmallVector<OpFoldResult> all;
+    bool known = true;
+    for (size_t i = 0; i < n.numInputs() && known; ++i) {
+      auto e = n.elems(i);
+      known = e.has_value();
+      if (known) all.append(*e);
+    }
+    if (known) {
+      n.setOutput(0, elemsTensor(b, all, t, false));
+      return success();
+    }
+  }
+  SmallVector<Value> inputs;
+  for (size_t i = 0; i < n.numInputs(); ++i) inputs.push_back(n.value(i));
+  SmallVector<OpFoldResult> out = dimsOf(b, loc, inputs[0]);
+  OpFoldResult total = b.getIndexAttr(0);
+  for (Value v : inputs) {
+    SmallVector<OpFoldResult> d = dimsOf(b, loc, v);
+    for (int64_t k = 0; k < rank; ++k) {
+      if (k == *axis) continue;
+      auto c0 = constantIndex(out[k]), c1 = constantIndex(d[k]);
+      if (c0 && c1 && *c0 != *c1) return n.error("inputs differ in a dim other than axis");
+      if (!c0 && c1) out[k] = d[k];
+    }
+    total = addIndex(b, loc, total, d[*axis]);
+  }
+  out[*axis] = total;
+  Value result = emptyTensor(b, loc, out, t);
+  OpFoldResult offset = b.getIndexAttr(0);
+  for (Value v : inputs) {
+    SmallVector<OpFoldResult> sizes = dimsOf(b, loc, v);
+    SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)), strides(rank, b.getIndexAttr(1));
+    offsets[*axis] = offset;
+    result = b.create<tensor::InsertSliceOp>(loc, v, result, offsets, sizes, strides);
+    offset = addIndex(b, loc, offset, sizes[*axis]);
+  }
+  n.setOutput(0, result);
+  return success();
+}
+
+// Slices with positive strides are tensor.extract_slice; negative strides read element by element.
+Value sliceTensor(OpBuilder& b, Location loc, Value x, ArrayRef<OpFoldResult> starts,
+                  ArrayRef<OpFoldResult> sizes, ArrayRef<int64_t> steps) {
+  const int64_t rank = static_cast<int64_t>(starts.size());
+  if (llvm::all_of(steps, [](int64_t s) { return s > 0; })) {
+    SmallVector<OpFoldResult> strides;
+    for (int64_t s : steps) strides.push_back(b.getIndexAttr(s));
+    auto type = cast<RankedTensorType>(x.getType());
+    auto result = RankedTensorType::get(staticSizes(sizes), type.getElementType());
+    return b.create<tensor::ExtractSliceOp>(loc, result, x, starts, sizes, strides);
+  }
+  Type element = cast<RankedTensorType>(x.getType()).getElementType();
+  Value empty = emptyTensor(b, loc, sizes, element);
+  SmallVector<Value> start_values;
+  for (OpFoldResult s : starts) start_values.push_back(indexValue(b, loc, s));
+  return b.create<linalg::GenericOp>(
+              loc, TypeRange{empty.getType()}, ValueRange{}, ValueRange{empty},
+              SmallVector<AffineMap>{b.getMultiDimIdentityMap(rank)},
+              SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+              [&](OpBuilder& nb, Location nl, ValueRange) {
+                SmallVector<Value> at;
+                for (int64_t d = 0; d < rank; ++d) {
+                  Value i = nb.create<linalg::IndexOp>(nl, d);
+                  Value step = nb.create<arith::ConstantIndexOp>(nl, steps[d]);
+                  at.push_back(nb.create<arith::AddIOp>(nl, start_values[d],
+                                                        nb.create<arith::MulIOp>(nl, i, step)));
+                }
+                Value v = nb.create<tensor::ExtractOp>(nl, x, at);
+                nb.create<linalg::YieldOp>(nl, v);
+              })
+      .getResult(0);
+}
+
+LogicalResult convertSlice(NodeContext& n) {
+  OpBuilder& b = n.b();
+  Location loc = n.loc();
+  const int64_t rank = n.rank(0);
+  SmallVector<OpFoldResult> starts_in, ends_in;
+  SmallVector<int64_t> axes, steps;
+  if (n.opset() < 10) {
+    for (int64_t s : n.ints("starts")) starts_in.push_back(b.getIndexAttr(s));
+    for (int64_t e : n.ints("ends")) ends_in.push_back(b.getIndexAttr(e));
+    axes = n.ints("axes");
+  } else {
+    auto s = n.elems(1), e = n.elems(2);
+    if (!s || !e) return n.unsupported("starts or ends computed at run time from tensor data");
+    starts_in = *s;
+    ends_in = *e;
+    if (n.hasInput(3)) {
+      auto a = n.constInts(3);
+      if (!a) return n.unsupported("axes that are not constant");
+      axes = *a;
+    }
+    if (n.hasInput(4)) {
+      auto st = n.constInts(4);
+      if (!st) return n.unsupported("steps that are not constant");
+      steps = *st;
+    }
+  }
+  if (starts_in.size() != ends_in.size()) return n.error("starts and ends differ in length");
+  if (axes.empty())
+    for (size_t i = 0; i < starts_in.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  if (steps.empty()) steps.assign(starts_in.size(), 1);
+  if (axes.size() != starts_in.size() || steps.size() != starts_in.size())
+    return n.error("axes or steps differ in length from starts");
+
+  // Sliced 1-D elements with constant bounds stay known.
+  const bool known = rank == 1 && n.elems(0).has_value();
+  Value x = known ? Value() : n.value(0);
+  SmallVector<OpFoldResult> dims;
+  if (known) dims.push_back(b.getIndexAttr(static_cast<int64_t>(n.elems(0)->size())));
+  else dims = dimsOf(b, loc, x);
+  SmallVector<OpFoldResult> starts(rank, b.getIndexAttr(0)), sizes(dims);
+  SmallVector<int64_t> strides(rank, 1);
+  SmallVector<bool> seen(rank, false);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    FailureOr<int64_t> a = n.axis(axes[i], rank);
+    if (failed(a)) return failure();
+    if (seen[*a]) return n.error("repeated axis");
+    seen[*a] = true;
+    const int64_t step = steps[i];
+    if (step == 0) return n.error("step is 0");
+    OpFoldResult size = dims[*a];
+    // INT64 extremes mean "to the end": clamp before adding the size so nothing overflows.
+    auto clampConst = [&](OpFoldResult v) -> OpFoldResult {
+      if (auto c = constantIndex(v)) {
+        const int64_t big = int64_t(1) << 40;
+        return b.getIndexAttr(std::clamp<int64_t>(*c, -big, big));
+      }
+      return v;
+    };
+    OpFoldResult start = wrap(b, loc, clampConst(starts_in[i]), size);
+    OpFoldResult end = wrap(b, loc, clampConst(ends_in[i]), size);
+    OpFoldResult count;
+    if (step > 0) {
+      start = minIdx(b, loc, maxIdx(b, loc, start, b.getIndexAttr(0)), size);
+      end = minIdx(b, loc, maxIdx(b, loc, end, b.getIndexAttr(0)), size);
+      count = ceilDivIndex(b, loc, subIndex(b, loc, end, start), b.getIndexAttr(step));
+    } else {
+      OpFoldResult last = subIndex(b, loc, size, b.getIndexAttr(1));
+      start = minIdx(b, loc, maxIdx(b, loc, start, b.getIndexAttr(0)), last);
+      end = minIdx(b, loc, maxIdx(b, loc, end, b.getIndexAttr(-1)), last);
+      count = ceilDivIndex(b, loc, subIndex(b, loc, start, end), b.getIndexAttr(-step));
+    }
+    count = maxIdx(b, loc, count, b.getIndexAttr(0));
+    starts[*a] = start;
+    sizes[*a] = count;
+    strides[*a] = step;
+  }
+  if (known) {
+    auto s0 = constantIndex(starts[0]), c0 = constantIndex(sizes[0]);
+    if (s0 && c0) {
+      SmallVector<OpFoldResult> out;
+      for (int64_t i = 0; i < *c0; ++i) out.push_back((*n.elems(0))[*s0 + i * strides[0]]);
+      n.setOutput(0, elemsTensor(b, out, n.elementType(0), false));
+      return success();
+    }
+    x = n.value(0);
+  }
+  n.setOutput(0, sliceTensor(b, loc, x, starts, sizes, strides));
+  return success();
+}
+
+LogicalResult convertSplit(NodeContext& n) {
+  OpBuilder& b = n.b();
+  Location loc = n.loc();
+  const int64_t rank = n.rank(0);
+  FailureOr<int64_t> axis = n.axis(n.i("axis", 0), rank);
+  if (failed(axis)) return failure();
+  Value x = n.value(0);
+  SmallVector<OpFoldResult> dims = dimsOf(b, loc, x);
+  SmallVector<OpFoldResult> parts;
+  const size_t outputs = n.numOutputs();
+  if (n.has("split")) {
+    for (int64_t s : n.ints("split")) parts.push_back(b.getIndexAttr(s));
+  } else if (n.hasInput(1)) {
+    auto e = n.elems(1);
+    if (!e) return n.unsupported("split sizes computed at run time from tensor data");
+    parts = *e;
+  } else {
+    OpFoldResult each = floorDivIndex(b, loc, dims[*axis], b.getIndexAttr(outputs));
+    auto c = constantIndex(dims[*axis]);
+    if (c && *c % static_cast<int64_t>(outputs) != 0)
+      return n.error("dim " + std::to_string(*c) + " does not split evenly into " +
+                     std::to_string(outputs));
+    parts.assign(outputs, each);
+  }
+  if (parts.size() != outputs) return n.error("split has not one size per output");
+  OpFoldResult total = b.getIndexAttr(0);
+  for (OpFoldResult p : parts) total = addIndex(b, loc, total, p);
+  auto ct = constantIndex(total), cd = constantIndex(dims[*axis]);
+  if (ct && cd && *ct != *cd) return n.error("split sizes do not add up to the dim");
+  if (!ct || !cd) {
+    Value eq = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, idx(b, loc, total),
+                                       idx(b, loc, dims[*axis]));
+    runtimeCheck(b, loc, eq, "Split: the sizes do not add up to the dim");
+  }
+  OpFoldResult offset = b.getIndexAttr(0);
+  for (size_t o = 0; o < outputs; ++o) {
+    SmallVector<OpFoldResult> starts(rank, b.getIndexAttr(0)), sizes(dims);
+    starts[*axis] = offset;
+    sizes[*axis] = parts[o];
+    if (n.wantsOutput(o)) n.setOutput(o, sliceTensor(b, loc, x, starts, sizes, SmallVector<int64_t>(rank, 1)));
+    offset = addIndex(b, loc, offset, parts[o]);
+  }
+  return success();
+}
+
+LogicalResult convertGather(NodeContext& n) {
+  OpBuilder& b = n.b();
+  Location loc = n.loc();
+  const int64_t rank = n.rank(0);
+  if (rank == 0) return n.error("data must have rank >= 1");
+  FailureOr<int64_t> axis = n.axis(n.i("axis", 0), rank);
+  if (failed(axis)) return failure();
+  Type it = n.elementType(1);
+  if (!it.isInteger(32) && !it.isInteger(64)) return n.error("indices must be int32 or int64");
+  const int64_t irank = n.rank(1);
+  // Known elements gathered by constant indices stay known.
+  std::optional<SmallVector<int64_t>> constant_indices = n.constInts(1);
+  if (rank == 1 && irank <= 1 && n.elems(0) && constant_indices) {
+    SmallVector<OpFoldResult> src = *n.elems(0), out;
+    const int64_t size = static_cast<int64_t>(src.size());
+    for (int64_t i : *constant_indices) {
+      if (i < -size || i >= size) return n.error("index " + std::to_string(i) + " out of range");
+      out.push_back(src[i < 0 ? i + size : i]);
+    }
+    n.setOutput(0, elemsTensor(b, out, n.elementType(0), irank == 0));
+    return success();
+  }
+  Value data = n.value(0), indices = n.value(1);
+  SmallVector<OpFoldResult> dd = dimsOf(b, loc, data), id = dimsOf(b, loc, indices);
+  OpFoldResult size = dd[*axis];
+  // Out-of-range indices fail: at import when constant, at run time otherwise.
+  if (constant_indices && constantIndex(size)) {
+    const int64_t s = *constantIndex(size);
+    for (int64_t i : *constant_indices)
+      if (i < -s || i >= s) return n.error("index " + std::to_string(i) + " out of range");
+  } else if (DenseElementsAttr constant = n.input(1).data; constant && constantIndex(size)) {
+    const int64_t s = *constantIndex(size);
+    for (const APInt& v : constant.getValues<APInt>())
+      if (v.getSExtValue() < -s || v.getSExtValue() >= s)
+        return n.error("index " + std::to_string(v.getSExtValue()) + " out of range");
+  } else {
+    SmallVector<int64_t> all;
+    for (int64_t d = 0; d < irank; ++d) all.push_back(d);
+    auto lo = b.getIntegerAttr(it, APInt::getSignedMaxValue(it.getIntOrFloatBitWidth()));
+    auto hi = b.getIntegerAttr(it, APInt::getSignedMinValue(it.getIntOrFloatBitWidth()));
+    Value mn = reduce(b, loc, indices, all, lo, [](OpBuilder& nb, Location nl, Value a, Value v) -> Value {
+      return nb.create<arith::MinSIOp>(nl, a, v);
+    }, false);
+    Value mx = reduce(b, loc, indices, all, hi, [](OpBuilder& nb, Location nl, Value a, Value v) -> Value {
+      return nb.create<arith::MaxSIOp>(nl, a, v);
+    }, false);
+    Value lo_v = b.create<tensor::ExtractOp>(loc, mn, ValueRange{});
+    Value hi_v = b.create<tensor::ExtractOp>(loc, mx, ValueRange{});
+    Value s = b.create<arith::IndexCastOp>(loc, it, idx(b, loc, size));
+    Value neg_s = b.create<arith::SubIOp>(loc, scalarConstant(b, loc, it, 0), s);
+    Value ok = b.create<arith::AndIOp>(
+        loc, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, lo_v, neg_s),
+        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, hi_v, s));
+    // Empty indices reduce to (max, min): the check holds vacuously only when there are some.
+    OpFoldResult count = product(b, loc, id);
+    Value none = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, idx(b, loc, count),
+                                         b.create<arith::ConstantIndexOp>(loc, 0));
+    runtimeCheck(b, loc, b.create<arith::OrIOp>(loc, ok, none), "Gather: an index is out of range");
+  }
+  SmallVector<OpFoldResult> out(dd.begin(), dd.begin() + *axis);
+  out.append(id.begin(), id.end());
+  out.append(dd.begin() + *axis + 1, dd.end());
+  const int64_t orank = static_cast<int64_t>(out.size());
+  SmallVector<AffineExpr> ie;
+  for (int64_t d = 0; d < irank; ++d) ie.push_back(b.getAffineDimExpr(*axis + d));
+  Value empty = emptyTensor(b, loc, out, n.elementType(0));
+  Value axis_size = idx(b, loc, size);
+  const int64_t ax = *axis;
+  Value y = b.create<linalg::GenericOp>(
+                 loc, TypeRange{empty.getType()}, ValueRange{indices}, ValueRange{empty},
+                 SmallVector<AffineMap>{AffineMap::get(orank, 0, ie, b.getContext()),
+                                        b.getMultiDimIdentityMap(orank)},
+                 SmallVector<utils::IteratorType>(orank, utils::IteratorType::parallel),
+                 [&](OpBuilder& nb, Location nl, ValueRange a) {
+                   Value i = nb.create<arith::IndexCastOp>(nl, nb.getIndexType(), a[0]);
+                   Value neg = nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::slt, i,
+                                                        nb.create<arith::ConstantIndexOp>(nl, 0));
+                   i = nb.create<arith::SelectOp>(nl, neg,
+                                                  nb.create<arith::AddIOp>(nl, i, axis_size), i);
+                   SmallVector<Value> at;
+                   for (int64_t d = 0; d < ax; ++d) at.push_back(nb.create<linalg::IndexOp>(nl, d));
+                   at.push_back(i);
+                   for (int64_t d = ax + 1; d < rank; ++d)
+                     at.push_back(nb.create<linalg::IndexOp>(nl, d - 1 + irank));
+                   nb.create<linalg::YieldOp>(nl, ValueRange{nb.create<tensor::ExtractOp>(nl, data, at)});
+                 })
+                .getResult(0);
+  n.setOutput(0, y);
+  return success();
+}
+
+}  // namespace
+
+void addShapeOps(Registry& r) {
+  r["Constant"] = {convertConstant,
+                   {"value", "value_float", "value_floats", "value_int", "value_ints"}};
+  r["ConstantOfShape"] = {convertConstantOfShape, {"value"}};
+  r["Shape"] = {convertShape, {"start", "end"}};
+  r["Size"] = {convertSize, {}};
+  r["Range"] = {convertRange, {}};
+  r["Reshape"] = {convertReshape, {"allowzero"}};
+  r["Flatten"] = {convertFlatten, {"axis"}};
+  r["Squeeze"] = {convertSqueeze, {"axes"}};
+  r["Unsqueeze"] = {convertUnsqueeze, {"axes"}};
+  r["Transpose"] = {convertTranspose, {"perm"}};
+  r["Expand"] = {convertExpand, {}};
+  r["Concat"] = {convertConcat, {"axis"}};
+  r["Slice"] = {convertSlice, {"starts", "ends", "axes"}};
+  r["Split"] = {convertSplit, {"axis", "split"}};
+  r["Gather"] = {convertGather, {"axis"}};
+}
+
+}  // namespace onnx
+}  // namespace disc_ral
+}  // namespace mlir

@@ -1,0 +1,154 @@
+// ONNX element types and TensorProto data as MLIR types and dense constants.
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "compiler_passes/onnx/node_context.h"
+#include "mlir/IR/BuiltinAttributes.h"
+
+namespace mlir {
+namespace disc_ral {
+namespace onnx {
+
+using ::onnx::TensorProto_DataType;
+
+Type elementTypeOf(MLIRContext* ctx, int32_t dtype) {
+  Builder b(ctx);
+  switch (dtype) {
+    case TensorProto_DataType::TensorProto_DataType_FLOAT: return b.getF32Type();
+    case TensorProto_DataType::TensorProto_DataType_DOUBLE: return b.getF64Type();
+    case TensorProto_DataType::TensorProto_DataType_FLOAT16: return b.getF16Type();
+    case TensorProto_DataType::TensorProto_DataType_BFLOAT16: return b.getBF16Type();
+    case TensorProto_DataType::TensorProto_DataType_INT8: return b.getIntegerType(8);
+    case TensorProto_DataType::TensorProto_DataType_INT16: return b.getIntegerType(16);
+    case TensorProto_DataType::TensorProto_DataType_INT32: return b.getIntegerType(32);
+    case TensorProto_DataType::TensorProto_DataType_INT64: return b.getIntegerType(64);
+    case TensorProto_DataType::TensorProto_DataType_BOOL: return b.getIntegerType(1);
+    // Unsigned integers would need unsigned arithmetic throughout; strings and complex numbers
+    // have no RAL dtype.
+    default: return Type();
+  }
+}
+
+std::string dtypeName(int32_t dtype) {
+  if (::onnx::TensorProto_DataType_IsValid(dtype))
+    return ::onnx::TensorProto_DataType_Name(static_cast<TensorProto_DataType>(dtype));
+  return "dtype " + std::to_string(dtype);
+}
+
+namespace {
+
+size_t byteWidth(Type t) { return t.isInteger(1) ? 1 : t.getIntOrFloatBitWidth() / 8; }
+
+// The typed-field elements of `t` as little-endian bytes of `element`.
+bool typedBytes(const ::onnx::TensorProto& t, Type element, int64_t count,
+                std::vector<char>* bytes, std::string* error) {
+  const size_t width = byteWidth(element);
+  bytes->resize(static_cast<size_t>(count) * width);
+  auto put = [&](int64_t i, uint64_t bits) {
+    std::memcpy(bytes->data() + i * width, &bits, width);  // little-endian host
+  };
+  auto need = [&](int have) {
+    if (have == count) return true;
+    *error = "has " + std::to_string(have) + " elements for a shape of " + std::to_string(count);
+    return false;
+  };
+  switch (t.data_type()) {
+    case TensorProto_DataType::TensorProto_DataType_FLOAT:
+      if (!need(t.float_data_size())) return false;
+      for (int64_t i = 0; i < count; ++i) {
+        float v = t.float_data(static_cast<int>(i));
+        uint32_t bits;
+        std::memcpy(&bits, &v, 4);
+        put(i, bits);
+      }
+      return true;
+    case TensorProto_DataType::TensorProto_DataType_DOUBLE:
+      if (!need(t.double_data_size())) return false;
+      for (int64_t i = 0; i < count; ++i) {
+        double v = t.double_data(static_cast<int>(i));
+        uint64_t bits;
+        std::memcpy(&bits, &v, 8);
+        put(i, bits);
+      }
+      return true;
+    case TensorProto_DataType::TensorProto_DataType_INT64:
+      if (!need(t.int64_data_size())) return false;
+      for (int64_t i = 0; i < count; ++i)
+        put(i, static_cast<uint64_t>(t.int64_data(static_cast<int>(i))));
+      return true;
+    default:
+      // int8/16/32, bool, float16 and bfloat16 (their bits) live in int32_data.
+      if (!need(t.int32_data_size())) return false;
+      for (int64_t i = 0; i < count; ++i)
+        put(i, static_cast<uint64_t>(static_cast<int64_t>(t.int32_data(static_cast<int>(i)))));
+      return true;
+  }
+}
+
+}  // namespace
+
+FailureOr<DenseElementsAttr> constantOf(MLIRContext* ctx, const ::onnx::TensorProto& t,
+                                        std::string* error, bool* unsupported) {
+  Type element = elementTypeOf(ctx, t.data_type());
+  if (!element) {
+    *unsupported = true;
+    *error = "unsupported element type " + dtypeName(t.data_type());
+    return failure();
+  }
+  if (t.data_location() == ::onnx::TensorProto_DataLocation_EXTERNAL) {
+    *unsupported = true;
+    *error = "unsupported external data (save the model with its weights inside the file)";
+    return failure();
+  }
+  SmallVector<int64_t> shape;
+  int64_t count = 1;
+  for (int64_t d : t.dims()) {
+    if (d < 0) {
+      *error = "negative dim " + std::to_string(d);
+      return failure();
+    }
+    shape.push_back(d);
+    count *= d;
+  }
+  auto type = RankedTensorType::get(shape, element);
+  std::vector<char> bytes;
+  if (t.has_raw_data()) {
+    const std::string& raw = t.raw_data();
+    if (raw.size() != static_cast<size_t>(count) * byteWidth(element)) {
+      *error = "raw data of " + std::to_string(raw.size()) + " bytes for " +
+               std::to_string(count) + " elements";
+      return failure();
+    }
+    bytes.assign(raw.begin(), raw.end());
+  } else if (!typedBytes(t, element, count, &bytes, error)) {
+    return failure();
+  }
+  if (element.isInteger(1)) {
+    llvm::SmallVector<bool> values;
+    for (char c : bytes) values.push_back(c != 0);
+    return DenseElementsAttr::get(type, llvm::ArrayRef<bool>(values));
+  }
+  if (count == 0) return DenseElementsAttr::get(type, llvm::ArrayRef<Attribute>{});
+  // One element for a larger shape would read as a splat: only a one-element tensor has one.
+  return DenseElementsAttr::getFromRawBuffer(type, llvm::ArrayRef<char>(bytes));
+}
+
+Tensor tensorOfData(DenseElementsAttr data) {
+  Tensor t;
+  t.type = cast<RankedTensorType>(data.getType());
+  t.data = data;
+  Type element = t.type.getElementType();
+  if (isa<IntegerType>(element) && !element.isInteger(1) && t.type.getRank() <= 1 &&
+      t.type.getNumElements() <= 64) {
+    SmallVector<OpFoldResult> elems;
+    Builder b(data.getContext());
+    for (const APInt& v : data.getValues<APInt>()) elems.push_back(b.getIndexAttr(v.getSExtValue()));
+    t.elems = std::move(elems);
+  }
+  return t;
+}
+
+}  // namespace onnx
+}  // namespace disc_ral
+}  // namespace mlir

@@ -1,0 +1,65 @@
+// The whole of ral-compile as a function: a model file (MLIR text or bytecode, or ONNX) in, a
+// RAL module (.ralm) or an intermediate form out. ral-compile (the command line) and
+// libral_compiler.so (the in-process C API, compiler_c_api.h) both call compileModel.
+//
+// Thread-safety: compileModel may run on several threads at once; each call has its own
+// MLIRContext and LLVMContext. It recurses deeply on deep inputs: call it on a thread with
+// kCompileStackBytes of stack (runOnCompileThread does).
+#ifndef RAL_COMPILER_PASSES_TOOLS_COMPILE_DRIVER_H_
+#define RAL_COMPILER_PASSES_TOOLS_COMPILE_DRIVER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+namespace llvm {
+class raw_ostream;
+}
+
+namespace ral {
+namespace compiler {
+
+// What to compile and how; the fields are ral-compile's flags (see its --help).
+struct CompileRequest {
+  std::string input_path;   // "-" reads MLIR from stdin
+  std::string output_path;  // empty: the input's path with the emitted kind's extension
+  std::string input_format = "auto";  // auto (by extension: .onnx is ONNX), mlir, onnx
+  std::string device = "cpu";
+  std::string gpu_arch;
+  bool by_name = false;
+  std::string inline_f32_math = "auto";
+  bool kernels = true;
+  int64_t constant_min_bytes = 256;
+  std::string entry = "main";
+  std::string module_name;  // empty: the input file's stem
+  // ralm; mlir (LLVM dialect); llvm (optimised LLVM IR); import (the tensor-level MLIR an ONNX
+  // model imports to, before any RAL pass: checks that every operator is supported).
+  std::string emit = "ralm";
+  int opt_level = 3;
+  unsigned max_optimized_loop_depth = 32;
+  size_t max_optimized_function_size = 10000;
+  std::string mcpu = "generic";
+};
+
+// Exit codes, as every RAL tool's (plugins/standalone/tool_main.h) plus one of the compiler's.
+inline constexpr int kCompileOk = 0;
+inline constexpr int kCompileFailed = 1;  // the model is wrong, or a bug: diagnostics say which
+inline constexpr int kCompileUsage = 2;   // bad options or an unreadable input file
+inline constexpr int kCompileInternal = 4;
+// The model uses an operator, attribute or type the importer does not handle; each diagnostic
+// names the node and what is missing.
+inline constexpr int kCompileUnsupported = 5;
+
+// Compiles per `request`, writing every diagnostic (file:line:col or ONNX node names) to
+// `diagnostics`. Returns one of the exit codes above.
+int compileModel(const CompileRequest& request, llvm::raw_ostream& diagnostics);
+
+// Runs `body` on a thread with kCompileStackBytes of stack (reserved, not committed) and waits.
+inline constexpr unsigned kCompileStackBytes = 256u << 20;
+void runOnCompileThread(const std::function<void()>& body);
+
+}  // namespace compiler
+}  // namespace ral
+
+#endif  // RAL_COMPILER_PASSES_TOOLS_COMPILE_DRIVER_H_

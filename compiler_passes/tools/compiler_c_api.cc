@@ -1,0 +1,124 @@
+// libral_compiler.so's C API: parses the option string into a CompileRequest and runs
+// compileModel on a large-stack thread, behind an exception barrier, capturing the diagnostics.
+#include "compiler_passes/tools/compiler_c_api.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <new>
+#include <string>
+
+#include "compiler_passes/tools/compile_driver.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace {
+
+using ral::compiler::CompileRequest;
+
+bool parseBool(llvm::StringRef value, bool* out) {
+  if (value.empty() || value == "true" || value == "1") return *out = true, true;
+  if (value == "false" || value == "0") return *out = false, true;
+  return false;
+}
+
+template <typename T>
+bool parseInt(llvm::StringRef value, T* out) {
+  long long v;
+  if (value.getAsInteger(10, v)) return false;
+  *out = static_cast<T>(v);
+  return true;
+}
+
+// Applies one --name[=value] flag; false with `error` set for an unknown flag or a bad value.
+bool applyFlag(llvm::StringRef flag, CompileRequest* r, std::string* error) {
+  if (!flag.consume_front("--") && !flag.consume_front("-")) {
+    *error = "option '" + flag.str() + "' does not start with --";
+    return false;
+  }
+  auto [name, value] = flag.split('=');
+  bool ok = true;
+  if (name == "device") r->device = value.str();
+  else if (name == "gpu-arch") r->gpu_arch = value.str();
+  else if (name == "by-name") ok = parseBool(value, &r->by_name);
+  else if (name == "inline-f32-math") r->inline_f32_math = value.str();
+  else if (name == "kernels") ok = parseBool(value, &r->kernels);
+  else if (name == "constant-min-bytes") ok = parseInt(value, &r->constant_min_bytes);
+  else if (name == "entry") r->entry = value.str();
+  else if (name == "name") r->module_name = value.str();
+  else if (name == "emit") r->emit = value.str();
+  else if (name == "input-format") r->input_format = value.str();
+  else if (name == "O") ok = parseInt(value, &r->opt_level);
+  else if (name.starts_with("O") && name.size() == 2) ok = parseInt(name.drop_front(), &r->opt_level);
+  else if (name == "max-optimized-loop-depth") ok = parseInt(value, &r->max_optimized_loop_depth);
+  else if (name == "max-optimized-function-size")
+    ok = parseInt(value, &r->max_optimized_function_size);
+  else if (name == "mcpu") r->mcpu = value.str();
+  else {
+    *error = "unknown option '--" + name.str() + "'";
+    return false;
+  }
+  if (!ok) *error = "bad value '" + value.str() + "' for --" + name.str();
+  return ok;
+}
+
+char* copyOut(const std::string& text) {
+  if (text.empty()) return nullptr;
+  char* p = static_cast<char*>(std::malloc(text.size() + 1));
+  if (p) std::memcpy(p, text.c_str(), text.size() + 1);
+  return p;
+}
+
+}  // namespace
+
+extern "C" int ral_compiler_compile(const char* input_path, const char* output_path,
+                                    const char* options, char** diagnostics) {
+  if (diagnostics) *diagnostics = nullptr;
+  std::string text;
+  int rc = ral::compiler::kCompileInternal;
+  try {
+    llvm::raw_string_ostream os(text);
+    CompileRequest request;
+    if (!input_path || !*input_path) {
+      os << "ral-compile: error: no input path\n";
+      rc = ral::compiler::kCompileUsage;
+    } else {
+      request.input_path = input_path;
+      if (output_path) request.output_path = output_path;
+      rc = ral::compiler::kCompileOk;
+      llvm::SmallVector<llvm::StringRef> flags;
+      llvm::StringRef(options ? options : "").split(flags, ' ', -1, /*KeepEmpty=*/false);
+      for (llvm::StringRef flag : flags) {
+        std::string error;
+        if (!applyFlag(flag, &request, &error)) {
+          os << "ral-compile: error: " << error << "\n";
+          rc = ral::compiler::kCompileUsage;
+          break;
+        }
+      }
+    }
+    if (rc == ral::compiler::kCompileOk) {
+      ral::compiler::runOnCompileThread([&] {
+        try {
+          rc = ral::compiler::compileModel(request, os);
+        } catch (const std::bad_alloc&) {
+          os << "ral-compile: error: out of memory\n";
+          rc = ral::compiler::kCompileFailed;
+        } catch (const std::exception& e) {
+          os << "ral-compile: error: internal error (please report): " << e.what() << "\n";
+          rc = ral::compiler::kCompileInternal;
+        }
+      });
+    }
+    os.flush();
+  } catch (...) {
+    rc = ral::compiler::kCompileInternal;
+    text += "ral-compile: error: internal error (please report)\n";
+  }
+  if (diagnostics) *diagnostics = copyOut(text);
+  return rc;
+}
+
+extern "C" void ral_compiler_free(char* p) { std::free(p); }
+
+extern "C" const char* ral_compiler_version(void) { return "RAL " RAL_VERSION ", MLIR 19"; }
