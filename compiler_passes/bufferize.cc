@@ -19,6 +19,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
+#include "mlir/Transforms/Passes.h"
 
 namespace mlir {
 namespace disc_ral {
@@ -45,13 +46,28 @@ bool hasTensors(ModuleOp module) {
   return found.wasInterrupted();
 }
 
-void buildTensorPipeline(OpPassManager& pm) {
-  // TOSA's own lowering, in upstream's order: control flow, then linalg (named ops first),
-  // then the ops that become tensor (reshape, slice, pad, ...) and arith (constants) ops.
-  pm.addNestedPass<func::FuncOp>(tosa::createTosaToSCF());
-  tosa::addTosaToLinalgPasses(pm, TosaToLinalgOptions{});
-  pm.addNestedPass<func::FuncOp>(tosa::createTosaToTensor());
-  pm.addNestedPass<func::FuncOp>(tosa::createTosaToArith());
+// True when the module has a TOSA op: TOSA's lowering (and its validation, which refuses f64
+// and other types TOSA's profiles lack) runs only then.
+bool hasTosa(ModuleOp module) {
+  return module
+      .walk([](Operation* op) {
+        return isa<tosa::TosaDialect>(op->getDialect()) ? WalkResult::interrupt()
+                                                         : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
+void buildTensorPipeline(OpPassManager& pm, bool tosa) {
+  if (tosa) {
+    // TOSA's own lowering, in upstream's order: control flow, then linalg (named ops first),
+    // then the ops that become tensor (reshape, slice, pad, ...) and arith (constants) ops.
+    pm.addNestedPass<func::FuncOp>(tosa::createTosaToSCF());
+    tosa::addTosaToLinalgPasses(pm, TosaToLinalgOptions{});
+    pm.addNestedPass<func::FuncOp>(tosa::createTosaToTensor());
+    pm.addNestedPass<func::FuncOp>(tosa::createTosaToArith());
+  }
+  // Imported programs (ONNX) carry index arithmetic and dims that fold once shapes are known.
+  pm.addPass(createCanonicalizerPass());
   // Chains of elementwise ops (bias add then activation, ...) become one loop nest, with no
   // temporary between them.
   pm.addPass(createLinalgElementwiseOpFusionPass());
@@ -80,7 +96,7 @@ class BufferizePass : public impl::BufferizePassBase<BufferizePass> {
   void getDependentDialects(DialectRegistry& registry) const override {
     BufferizePassBase::getDependentDialects(registry);
     OpPassManager pm(ModuleOp::getOperationName());
-    buildTensorPipeline(pm);
+    buildTensorPipeline(pm, /*tosa=*/true);
     pm.getDependentDialects(registry);
   }
 
@@ -88,7 +104,7 @@ class BufferizePass : public impl::BufferizePassBase<BufferizePass> {
     ModuleOp module = getOperation();
     if (!hasTensors(module)) return;
     OpPassManager pm(ModuleOp::getOperationName());
-    buildTensorPipeline(pm);
+    buildTensorPipeline(pm, hasTosa(module));
     if (failed(runPipeline(pm, module))) return signalPassFailure();
     // Whatever one-shot bufferization left on tensors has no lowering: name it.
     WalkResult left = module.walk([](Operation* op) {

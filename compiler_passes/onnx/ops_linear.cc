@@ -73,8 +73,6 @@ FailureOr<Value> numpyMatmul(NodeContext& n, Value a, Value c) {
     batch = lead;
   } else {
     // Broadcast the batch dims, then one batch_matmul over their product.
-    Value sa = reshape(b, loc, a, SmallVector<OpFoldResult>(da.begin(), da.end() - 2));
-    (void)sa;
     SmallVector<OpFoldResult> ba(da.begin(), da.end() - 2), bc(dc.begin(), dc.end() - 2);
     const size_t r = std::max(ba.size(), bc.size());
     for (size_t i = 0; i < r; ++i) {

@@ -166,7 +166,20 @@ LogicalResult convertReshape(NodeContext& n) {
       continue;
     }
     if (c && *c < -1) return n.error("negative dim in the shape");
-    if (!c) return n.unsupported("a shape element computed at run time that may be 0 or -1");
+    if (!c) {
+      // Computed from dims (batch * heads, ...): ONNX's 0 still means "the input's dim" and a
+      // negative value is refused at run time, so the result is ONNX's for every value.
+      Value v = idx(b, loc, e);
+      Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
+      Value ok = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, v, zero);
+      runtimeCheck(b, loc, ok, "Reshape: a shape element computed at run time is negative");
+      if (!allowzero && d < in.size()) {
+        Value is_zero = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, v, zero);
+        v = b.create<arith::SelectOp>(loc, is_zero, idx(b, loc, in[d]), v);
+      }
+      out.push_back(fold(v));
+      continue;
+    }
     out.push_back(e);
   }
   OpFoldResult total = product(b, loc, in);
