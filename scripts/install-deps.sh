@@ -30,6 +30,9 @@ PACKAGES=(
   # HSA driver: the HSA headers at build time; the runtime (libhsa-runtime64-1) for the test of
   # its error on machines without an AMD GPU
   libhsa-runtime-dev
+  # ONNX import in ral-compile (libonnx-dev: the ModelProto classes); the ONNX conformance runner
+  # reads the backend test data (libonnx-testdata) with python3-onnx
+  libonnx-dev python3-onnx libonnx-testdata
 )
 
 # Debian's MLIR packages of different versions conflict with one another. A machine set up for an

@@ -36,6 +36,16 @@ SmallVector<int64_t> staticSizes(ArrayRef<OpFoldResult> dims) {
 
 std::optional<int64_t> constantIndex(OpFoldResult v) { return getConstantIntValue(v); }
 
+bool sameDim(OpFoldResult x, OpFoldResult y) {
+  auto cx = constantIndex(x), cy = constantIndex(y);
+  if (cx || cy) return cx == cy;
+  Value vx = cast<Value>(x), vy = cast<Value>(y);
+  if (vx == vy) return true;
+  auto dx = vx.getDefiningOp<tensor::DimOp>(), dy = vy.getDefiningOp<tensor::DimOp>();
+  return dx && dy && dx.getSource() == dy.getSource() && dx.getConstantIndex() &&
+         dx.getConstantIndex() == dy.getConstantIndex();
+}
+
 namespace {
 
 OpFoldResult apply(OpBuilder& b, Location loc, AffineExpr e, ArrayRef<OpFoldResult> operands) {
@@ -171,7 +181,7 @@ Value elementwise(OpBuilder& b, Location loc, ValueRange inputs, Type result,
       // time; it fails the execution instead of reading out of bounds.
       if (type.isDynamicDim(j) || !out) {
         OpFoldResult in = dimOf(b, loc, v, j);
-        if (in != dims[d]) {
+        if (!sameDim(in, dims[d])) {
           Value eq = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, indexValue(b, loc, in),
                                              indexValue(b, loc, dims[d]));
           runtimeCheck(b, loc, eq,
@@ -230,18 +240,11 @@ Value reduce(OpBuilder& b, Location loc, Value input, ArrayRef<int64_t> axes, Ty
 Value reshape(OpBuilder& b, Location loc, Value input, ArrayRef<OpFoldResult> dims) {
   auto type = cast<RankedTensorType>(input.getType());
   SmallVector<int64_t> sizes = staticSizes(dims);
-  if (llvm::equal(sizes, type.getShape()) && !type.hasStaticShape()) {
-    // Same static pattern: the identity only when every dynamic dim is the input's own.
+  if (static_cast<int64_t>(dims.size()) == type.getRank()) {
+    SmallVector<OpFoldResult> own = dimsOf(b, loc, input);
     bool same = true;
-    for (int64_t d = 0; d < type.getRank(); ++d)
-      if (type.isDynamicDim(d)) {
-        auto v = dyn_cast<Value>(dims[d]);
-        auto dim = v ? v.getDefiningOp<tensor::DimOp>() : tensor::DimOp();
-        same &= dim && dim.getSource() == input && dim.getConstantIndex() == d;
-      }
+    for (size_t d = 0; d < dims.size(); ++d) same &= sameDim(own[d], dims[d]);
     if (same) return input;
-  } else if (type.hasStaticShape() && llvm::equal(sizes, type.getShape())) {
-    return input;
   }
   SmallVector<Value> values;
   for (OpFoldResult d : dims) values.push_back(indexValue(b, loc, d));
@@ -303,7 +306,12 @@ Value convertTensor(OpBuilder& b, Location loc, Value v, Type to) {
 
 Value broadcastTo(OpBuilder& b, Location loc, Value input, ArrayRef<OpFoldResult> dims) {
   auto type = cast<RankedTensorType>(input.getType());
-  if (type.hasStaticShape() && llvm::equal(staticSizes(dims), type.getShape())) return input;
+  if (static_cast<int64_t>(dims.size()) == type.getRank()) {
+    SmallVector<OpFoldResult> own = dimsOf(b, loc, input);
+    bool same = true;
+    for (size_t d = 0; d < dims.size(); ++d) same &= sameDim(own[d], dims[d]);
+    if (same) return input;
+  }
   return elementwise(
       b, loc, {input}, type.getElementType(),
       [](OpBuilder&, Location, ValueRange args) { return args[0]; }, dims);

@@ -22,6 +22,9 @@ OpFoldResult dimOf(OpBuilder& b, Location loc, Value tensor, int64_t d);
 // Static sizes, ShapedType::kDynamic where a dim is a value.
 SmallVector<int64_t> staticSizes(ArrayRef<OpFoldResult> dims);
 std::optional<int64_t> constantIndex(OpFoldResult v);
+// Whether two dims are the same at import time: equal constants, one value, or tensor.dim of one
+// tensor's same dim.
+bool sameDim(OpFoldResult x, OpFoldResult y);
 
 // Index arithmetic that folds constants (affine.apply otherwise).
 OpFoldResult addIndex(OpBuilder& b, Location loc, OpFoldResult x, OpFoldResult y);

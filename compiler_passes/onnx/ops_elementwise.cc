@@ -57,10 +57,10 @@ bool foldIndexBinary(NodeContext& n, llvm::StringRef op) {
       out.push_back(subIndex(b, loc, x, y));
     } else if (op == "Mul") {
       out.push_back(mulIndex(b, loc, x, y));
-    } else {  // Div: ONNX integer division truncates; shape values are non-negative
+    } else {  // Div truncates; a divisor not known to be positive takes the tensor path
       auto cx = constantIndex(x), cy = constantIndex(y);
-      if (cy && *cy == 0) return false;
-      if (cx && cy) {
+      if (!cy || *cy <= 0) return false;
+      if (cx) {
         out.push_back(b.getIndexAttr(*cx / *cy));
       } else {
         out.push_back(Value(b.create<arith::DivSIOp>(loc, indexValue(b, loc, x),
@@ -76,6 +76,24 @@ bool foldIndexBinary(NodeContext& n, llvm::StringRef op) {
   t.elems = std::move(out);
   n.setOutput(0, std::move(t));
   return true;
+}
+
+// Integer x / y and x % y as numpy computes them where the hardware would trap: 0 for a zero
+// divisor, and the wrapped quotient of MIN / -1, so no input can kill the process.
+Value safeIntDivide(OpBuilder& b, Location loc, Value x, Value y, bool remainder) {
+  Type t = x.getType();
+  Value zero = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, y, scalarConstant(b, loc, t, 0));
+  Value minus1 = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, y, scalarConstant(b, loc, t, -1));
+  Value unsafe = b.create<arith::OrIOp>(loc, zero, minus1);
+  Value divisor = b.create<arith::SelectOp>(loc, unsafe, scalarConstant(b, loc, t, 1), y);
+  if (remainder) {
+    Value r = b.create<arith::RemSIOp>(loc, x, divisor);
+    return b.create<arith::SelectOp>(loc, unsafe, scalarConstant(b, loc, t, 0), r);
+  }
+  Value q = b.create<arith::DivSIOp>(loc, x, divisor);
+  Value negated = b.create<arith::SubIOp>(loc, scalarConstant(b, loc, t, 0), x);
+  q = b.create<arith::SelectOp>(loc, minus1, negated, q);
+  return b.create<arith::SelectOp>(loc, zero, scalarConstant(b, loc, t, 0), q);
 }
 
 // Binary arithmetic (Add, Sub, Mul, Div, Mod, Pow, PRelu).
@@ -100,7 +118,7 @@ LogicalResult convertArithmetic(NodeContext& n) {
     if (op == "Mul") return f ? b.create<arith::MulFOp>(loc, x, y).getResult()
                               : b.create<arith::MulIOp>(loc, x, y).getResult();
     if (op == "Div") return f ? b.create<arith::DivFOp>(loc, x, y).getResult()
-                              : b.create<arith::DivSIOp>(loc, x, y).getResult();
+                              : safeIntDivide(b, loc, x, y, false);
     if (op == "PRelu") {
       Value zero = scalarConstant(b, loc, t, 0);
       Value neg = f ? b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLT, x, zero).getResult()
@@ -111,7 +129,7 @@ LogicalResult convertArithmetic(NodeContext& n) {
     }
     if (op == "Mod") {
       if (f) return b.create<arith::RemFOp>(loc, x, y);
-      Value r = b.create<arith::RemSIOp>(loc, x, y);
+      Value r = safeIntDivide(b, loc, x, y, true);
       if (fmod) return r;
       // Python's modulo: the result takes the divisor's sign.
       Value zero = scalarConstant(b, loc, t, 0);

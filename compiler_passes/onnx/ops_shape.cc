@@ -187,6 +187,15 @@ LogicalResult convertReshape(NodeContext& n) {
     OpFoldResult rest = product(b, loc, out);
     if (auto r = constantIndex(rest); r && *r == 0)
       return n.error("cannot infer -1 with a zero-sized dim in the shape");
+    if (!constantIndex(rest)) {
+      // As numpy: -1 is undefined when the other dims multiply to 0; never a division by 0.
+      Value r = idx(b, loc, rest);
+      Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
+      Value nonzero = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, r, zero);
+      runtimeCheck(b, loc, nonzero,
+                   "Reshape: cannot infer -1 when the other dims multiply to 0");
+      rest = fold(b.create<arith::MaxSIOp>(loc, r, b.create<arith::ConstantIndexOp>(loc, 1)));
+    }
     out[infer] = floorDivIndex(b, loc, total, rest);
   }
   OpFoldResult count = product(b, loc, out);

@@ -7,16 +7,53 @@
 namespace ral::torch_host {
 
 TorchAllocator::TorchAllocator(c10::Allocator* allocator, c10::Device device)
-    : allocator_(allocator), device_(device), raw_deleter_(allocator->raw_deleter()) {}
+    : allocator_(allocator),
+      device_(device),
+      raw_deleter_(allocator->raw_deleter()),
+      caching_(device.is_cpu() && raw_deleter_ != nullptr) {}
 
-TorchAllocator::~TorchAllocator() = default;
+TorchAllocator::~TorchAllocator() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  trimLocked();
+}
+
+void TorchAllocator::trimLocked() {
+  for (auto& [bytes, ptr] : cached_) raw_deleter_(ptr);
+  cached_.clear();
+  cached_bytes_ = 0;
+}
 
 StatusOr<void*> TorchAllocator::allocate(size_t bytes, size_t alignment) {
   if (alignment == 0 || (alignment & (alignment - 1)) != 0)
     return invalidArgument("torch allocator: alignment ", alignment, " is not a power of two");
   if (bytes == 0) bytes = 1;  // a valid, unique pointer, as every RAL driver gives
+  const bool cacheable = caching_ && bytes >= kMinCachedBytes;
+  if (cacheable) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto it = cached_.find(bytes); it != cached_.end() && it->first == bytes; ++it) {
+      void* p = it->second;
+      if (reinterpret_cast<uintptr_t>(p) % alignment != 0) continue;
+      cached_.erase(it);
+      cached_bytes_ -= bytes;
+      cacheable_.emplace(p, bytes);
+      allocations_.fetch_add(1, std::memory_order_relaxed);
+      live_.fetch_add(1, std::memory_order_relaxed);
+      return p;
+    }
+  }
   try {
-    c10::DataPtr data = allocator_->allocate(bytes);
+    c10::DataPtr data;
+    try {
+      data = allocator_->allocate(bytes);
+    } catch (const c10::Error&) {
+      // Out of memory: what the cache holds goes back first.
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (cached_.empty()) throw;
+        trimLocked();
+      }
+      data = allocator_->allocate(bytes);
+    }
     void* p = data.get();
     if (p == nullptr) return outOfMemory("torch allocator: ", bytes, " bytes on ", device_.str());
     const bool aligned = reinterpret_cast<uintptr_t>(p) % alignment == 0;
@@ -24,6 +61,10 @@ StatusOr<void*> TorchAllocator::allocate(size_t bytes, size_t alignment) {
         data.get_deleter() == raw_deleter_) {
       // The common case: the raw deleter frees it by pointer, no bookkeeping needed.
       (void)data.release_context();
+      if (cacheable) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        cacheable_.emplace(p, bytes);
+      }
     } else {
       if (!aligned) {
         data = allocator_->allocate(bytes + alignment);
@@ -66,6 +107,19 @@ Status TorchAllocator::deallocate(void* ptr) {
   if (raw_deleter_ == nullptr)
     return invalidArgument("torch allocator: pointer ", ptr, " was not allocated here");
   live_.fetch_sub(1, std::memory_order_relaxed);
+  if (caching_) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = cacheable_.find(ptr);
+    if (it != cacheable_.end()) {
+      const size_t bytes = it->second;
+      cacheable_.erase(it);
+      if (cached_bytes_ + bytes <= kMaxCachedBytes) {
+        cached_.emplace(bytes, ptr);
+        cached_bytes_ += bytes;
+        return Status();
+      }
+    }
+  }
   raw_deleter_(ptr);
   return Status();
 }
@@ -83,6 +137,10 @@ c10::DataPtr TorchAllocator::release(void* ptr) {
     }
   }
   live_.fetch_sub(1, std::memory_order_relaxed);
+  if (caching_) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    cacheable_.erase(ptr);  // torch frees it now
+  }
   return c10::DataPtr(ptr, ptr, raw_deleter_, device_);
 }
 

@@ -2,6 +2,11 @@
 // allocator of one device) handed out as raw pointers, so that RAL's driver interface and the
 // modules' ral_alloc use torch's memory, and turned back into a c10::DataPtr when a buffer becomes
 // a tensor's storage (no copy). Thread-safe.
+//
+// On the CPU, buffers of at least kMinCachedBytes that a module frees (its temporaries) are kept
+// for the next allocation of the same size, up to kMaxCachedBytes: torch's CPU allocator is
+// glibc's malloc, which maps and unmaps large blocks on every call, and the page faults of fresh
+// pages cost more than a model's arithmetic. The CUDA caching allocator needs no such help.
 #ifndef RAL_CONTEXTS_TORCH_TORCH_ALLOCATOR_H_
 #define RAL_CONTEXTS_TORCH_TORCH_ALLOCATOR_H_
 
@@ -11,6 +16,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <mutex>
 #include <unordered_map>
 
@@ -40,7 +46,13 @@ class TorchAllocator final : public BufferAllocator {
 
   MemoryStats stats() const;
 
+  static constexpr size_t kMinCachedBytes = 64 << 10;
+  static constexpr size_t kMaxCachedBytes = 256 << 20;
+
  private:
+  // Frees every cached buffer. Called with mutex_ held.
+  void trimLocked();
+
   c10::Allocator* allocator_;
   c10::Device device_;
   c10::DeleterFnPtr raw_deleter_;
@@ -51,6 +63,11 @@ class TorchAllocator final : public BufferAllocator {
   mutable std::mutex mutex_;
   std::unordered_map<void*, c10::DataPtr> held_;
   std::atomic<size_t> held_count_{0};
+  // The CPU cache: sizes of live cacheable buffers, and freed ones by size.
+  const bool caching_;
+  std::unordered_map<void*, size_t> cacheable_;
+  std::multimap<size_t, void*> cached_;
+  size_t cached_bytes_ = 0;
 };
 
 }  // namespace ral::torch_host

@@ -1,0 +1,316 @@
+"""ral-compile's ONNX importer on models built here with onnx.helper: what it refuses (and how it
+names the culprit), and what it computes, against numpy in float64 on inputs with dynamic,
+size-1 and empty dims, through ral_torch with non-contiguous torch views.
+
+CTest runs it with RAL_COMPILE at ral-compile and PYTHONPATH at the built ral_torch package.
+"""
+
+import ctypes
+import os
+import subprocess
+
+import numpy as np
+import onnx
+import pytest
+import torch
+from onnx import TensorProto, helper, numpy_helper
+
+import ral_torch
+
+RAL_COMPILE = os.environ.get("RAL_COMPILE", "ral-compile")
+UNSUPPORTED = 5
+F = TensorProto.FLOAT
+
+
+def model(nodes, inputs, outputs, initializers=(), opset=14):
+    graph = helper.make_graph(nodes, "g", inputs, outputs, initializer=list(initializers))
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 8
+    return m
+
+
+def tensor(name, dtype, shape):
+    return helper.make_tensor_value_info(name, dtype, shape)
+
+
+def compile_model(tmp_path, m, *flags):
+    path = tmp_path / "m.onnx"
+    if isinstance(m, bytes):
+        path.write_bytes(m)
+    else:
+        onnx.save(m, str(path))
+    out = tmp_path / "m.ralm"
+    r = subprocess.run([RAL_COMPILE, str(path), "-o", str(out), *flags], capture_output=True,
+                       text=True)
+    return r.returncode, r.stderr, out
+
+
+def load(tmp_path, m):
+    rc, err, out = compile_model(tmp_path, m)
+    assert rc == 0, err
+    return ral_torch.load(str(out))
+
+
+# ---- what the importer refuses ----------------------------------------------------------------
+
+def test_every_unsupported_operator_is_named(tmp_path):
+    m = model([helper.make_node("Relu", ["x"], ["a"], name="ok"),
+               helper.make_node("TopK", ["a", "k"], ["v", "i"], name="top", axis=-1),
+               helper.make_node("NonZero", ["a"], ["nz"], name="nonzero")],
+              [tensor("x", F, [2, 3]), tensor("k", TensorProto.INT64, [1])],
+              [tensor("v", F, None), tensor("nz", TensorProto.INT64, None)])
+    rc, err, out = compile_model(tmp_path, m)
+    assert rc == UNSUPPORTED
+    assert "node 'top' (TopK): unsupported operator TopK" in err
+    assert "node 'nonzero' (NonZero): unsupported operator NonZero" in err
+    assert not out.exists()
+
+
+def test_unknown_attribute_is_named(tmp_path):
+    m = model([helper.make_node("Relu", ["x"], ["y"], name="r", frobnicate=1)],
+              [tensor("x", F, [2])], [tensor("y", F, [2])])
+    rc, err, _ = compile_model(tmp_path, m)
+    assert rc == UNSUPPORTED
+    assert "node 'r' (Relu): unsupported attribute 'frobnicate'" in err
+
+
+def test_unsupported_attribute_value_is_named(tmp_path):
+    m = model([helper.make_node("MaxPool", ["x"], ["y"], name="pool", kernel_shape=[2, 2],
+                                storage_order=1)],
+              [tensor("x", F, [1, 1, 4, 4])], [tensor("y", F, None)])
+    rc, err, _ = compile_model(tmp_path, m)
+    assert rc == UNSUPPORTED
+    assert "node 'pool' (MaxPool): unsupported storage_order=1" in err
+
+
+def test_unsupported_input_type_and_opset(tmp_path):
+    m = model([helper.make_node("Identity", ["x"], ["y"])],
+              [tensor("x", TensorProto.UINT16, [2])], [tensor("y", TensorProto.UINT16, [2])])
+    rc, err, _ = compile_model(tmp_path, m)
+    assert rc == UNSUPPORTED and "graph input 'x': unsupported element type UINT16" in err
+    m = model([helper.make_node("Relu", ["x"], ["y"])], [tensor("x", F, [2])],
+              [tensor("y", F, [2])], opset=18)
+    rc, err, _ = compile_model(tmp_path, m)
+    assert rc == UNSUPPORTED and "unsupported opset 18" in err
+
+
+def test_shape_from_tensor_data_is_refused(tmp_path):
+    m = model([helper.make_node("Reshape", ["x", "s"], ["y"], name="rs")],
+              [tensor("x", F, [2, 3]), tensor("s", TensorProto.INT64, [2])],
+              [tensor("y", F, None)])
+    rc, err, _ = compile_model(tmp_path, m)
+    assert rc == UNSUPPORTED
+    assert "node 'rs' (Reshape): unsupported shape computed at run time" in err
+
+
+def test_external_data_is_refused(tmp_path):
+    w = numpy_helper.from_array(np.ones((4,), np.float32), "w")
+    w.data_location = TensorProto.EXTERNAL
+    w.ClearField("raw_data")
+    entry = w.external_data.add()
+    entry.key, entry.value = "location", "weights.bin"
+    m = model([helper.make_node("Add", ["x", "w"], ["y"])], [tensor("x", F, [4])],
+              [tensor("y", F, [4])], [w])
+    rc, err, _ = compile_model(tmp_path, m)
+    assert rc == UNSUPPORTED and "initializer 'w': unsupported external data" in err
+
+
+def test_corrupt_and_wrong_models(tmp_path):
+    rc, err, _ = compile_model(tmp_path, b"\x08\x07\x12\xff\xff garbage")
+    assert rc == 1 and "not a valid ONNX model" in err
+    # A model whose graph is not in topological order.
+    m = model([helper.make_node("Relu", ["a"], ["y"], name="late"),
+               helper.make_node("Relu", ["x"], ["a"], name="early")],
+              [tensor("x", F, [2])], [tensor("y", F, [2])])
+    rc, err, _ = compile_model(tmp_path, m)
+    assert rc == 1 and "node 'late' (Relu): input 'a' is not defined" in err
+    # Static shapes that cannot multiply.
+    m = model([helper.make_node("MatMul", ["a", "b"], ["y"], name="mm")],
+              [tensor("a", F, [2, 3]), tensor("b", F, [4, 5])], [tensor("y", F, None)])
+    rc, err, _ = compile_model(tmp_path, m)
+    assert rc == 1 and "node 'mm' (MatMul): contraction dims differ: 3 vs 4" in err
+
+
+def test_emit_import_writes_tensor_level_mlir(tmp_path):
+    m = model([helper.make_node("Relu", ["x"], ["y"])], [tensor("x", F, ["n", 3])],
+              [tensor("y", F, ["n", 3])])
+    rc, err, out = compile_model(tmp_path, m, "--emit=import")
+    assert rc == 0, err
+    text = out.read_text()
+    assert "func.func @main(%arg0: tensor<?x3xf32>" in text and "linalg.generic" in text
+
+
+def test_compiler_library_in_process(tmp_path):
+    lib = ctypes.CDLL(os.path.join(os.path.dirname(ral_torch.__file__), "libral_compiler.so"))
+    lib.ral_compiler_compile.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p,
+                                         ctypes.POINTER(ctypes.c_void_p)]
+    lib.ral_compiler_free.argtypes = [ctypes.c_void_p]
+    onnx.save(model([helper.make_node("Relu", ["x"], ["y"])], [tensor("x", F, [3])],
+                    [tensor("y", F, [3])]), str(tmp_path / "m.onnx"))
+
+    def compile_(options):
+        diag = ctypes.c_void_p()
+        rc = lib.ral_compiler_compile(str(tmp_path / "m.onnx").encode(),
+                                      str(tmp_path / "m.ralm").encode(), options.encode(),
+                                      ctypes.byref(diag))
+        text = ctypes.string_at(diag.value).decode() if diag.value else ""
+        lib.ral_compiler_free(diag)
+        return rc, text
+
+    assert compile_("--no-such-flag") == (2, "ral-compile: error: unknown option "
+                                              "'--no-such-flag'\n")
+    rc, text = compile_("--device=cpu --name=relu")
+    assert rc == 0, text
+    x = torch.tensor([-1.0, 0.0, 2.0])
+    assert torch.equal(ral_torch.load(str(tmp_path / "m.ralm"))(x), torch.relu(x))
+
+
+# ---- what the importer computes ---------------------------------------------------------------
+
+def test_broadcasting_arithmetic_with_dynamic_dims(tmp_path):
+    m = model([helper.make_node("Mul", ["x", "w"], ["a"]),
+               helper.make_node("Add", ["a", "b"], ["c"]),
+               helper.make_node("Sigmoid", ["c"], ["y"])],
+              [tensor("x", F, ["n", "m", 3]), tensor("b", F, ["m", 1])],
+              [tensor("y", F, None)],
+              [numpy_helper.from_array(np.array([0.5, -2.0, 3.0], np.float32), "w")])
+    mod = load(tmp_path, m)
+    for n, k in [(2, 4), (1, 1), (0, 3), (3, 0)]:
+        x = torch.randn(n, 3, k).transpose(1, 2)  # a non-contiguous view of [n, k, 3]
+        b = torch.randn(1, k).t()  # [k, 1], strided
+        ref = 1 / (1 + np.exp(-(x.double().numpy() * np.array([0.5, -2.0, 3.0]) +
+                                 b.double().numpy())))
+        got = mod(x, b)
+        assert got.shape == (n, k, 3)
+        np.testing.assert_allclose(got.numpy(), ref, rtol=1e-5, atol=1e-6)
+
+
+def test_dynamic_size_one_broadcast_fails_cleanly(tmp_path):
+    m = model([helper.make_node("Add", ["x", "y"], ["z"])],
+              [tensor("x", F, ["a"]), tensor("y", F, ["b"])], [tensor("z", F, None)])
+    mod = load(tmp_path, m)
+    with pytest.raises(RuntimeError, match="do not broadcast"):
+        mod(torch.ones(4), torch.ones(1))
+    assert torch.equal(mod(torch.ones(4), torch.full((4,), 2.0)), torch.full((4,), 3.0))
+
+
+def test_gather_index_out_of_range_fails_cleanly(tmp_path):
+    m = model([helper.make_node("Gather", ["x", "i"], ["y"], axis=1)],
+              [tensor("x", F, [2, 5]), tensor("i", TensorProto.INT64, ["k"])],
+              [tensor("y", F, None)])
+    mod = load(tmp_path, m)
+    x = torch.arange(10.0).reshape(2, 5)
+    with pytest.raises(RuntimeError, match="Gather: an index is out of range"):
+        mod(x, torch.tensor([0, 5]))
+    idx = torch.tensor([4, -1, 0, 2])
+    assert torch.equal(mod(x, idx), torch.from_numpy(x.numpy()[:, idx.numpy()]))
+    assert mod(x, torch.tensor([], dtype=torch.int64)).shape == (2, 0)
+
+
+def test_matmul_batched_broadcast_and_vectors(tmp_path):
+    m = model([helper.make_node("MatMul", ["a", "b"], ["y"])],
+              [tensor("a", F, ["p", 1, "m", 4]), tensor("b", F, [3, 4, "n"])],
+              [tensor("y", F, None)])
+    mod = load(tmp_path, m)
+    for p, mm, n in [(2, 3, 5), (1, 1, 1), (2, 0, 3)]:
+        a = torch.randn(p, 1, 4, mm).transpose(2, 3)
+        b = torch.randn(3, 4, n)
+        ref = np.matmul(a.double().numpy(), b.double().numpy())
+        np.testing.assert_allclose(mod(a, b).numpy(), ref, rtol=1e-5, atol=1e-5)
+    m = model([helper.make_node("MatMul", ["a", "b"], ["y"])],
+              [tensor("a", F, [4]), tensor("b", F, ["k", 4, 2])], [tensor("y", F, None)])
+    mod = load(tmp_path, m)
+    a, b = torch.randn(4), torch.randn(3, 4, 2)
+    np.testing.assert_allclose(mod(a, b).numpy(), np.matmul(a.double(), b.double()),
+                               rtol=1e-5, atol=1e-5)
+
+
+def test_shape_arithmetic_reaches_reshape(tmp_path):
+    # y = reshape(x, [shape(x)[0] * shape(x)[1], -1]): what exporters emit for flatten(0, 1).
+    consts = [numpy_helper.from_array(np.array(v, np.int64), name)
+              for name, v in [("i0", 0), ("i1", 1), ("minus1", [-1])]]
+    m = model([helper.make_node("Shape", ["x"], ["s"]),
+               helper.make_node("Gather", ["s", "i0"], ["d0"]),
+               helper.make_node("Gather", ["s", "i1"], ["d1"]),
+               helper.make_node("Mul", ["d0", "d1"], ["rows"]),
+               helper.make_node("Unsqueeze", ["rows", "axes"], ["rows1"]),
+               helper.make_node("Concat", ["rows1", "minus1"], ["shape"], axis=0),
+               helper.make_node("Reshape", ["x", "shape"], ["y"])],
+              [tensor("x", F, ["a", "b", 6])], [tensor("y", F, None)],
+              consts + [numpy_helper.from_array(np.array([0], np.int64), "axes")])
+    mod = load(tmp_path, m)
+    for a, b in [(2, 3), (1, 1)]:
+        x = torch.randn(a, b, 6)
+        assert torch.equal(mod(x), x.reshape(a * b, 6))
+    # -1 next to a 0 is undefined (numpy refuses it too): an error, and the next call is right.
+    with pytest.raises(RuntimeError, match="cannot infer -1"):
+        mod(torch.randn(0, 4, 6))
+    x = torch.randn(3, 2, 6)
+    assert torch.equal(mod(x), x.reshape(6, 6))
+
+
+def test_reductions_softmax_layernorm(tmp_path):
+    scale = np.linspace(0.5, 1.5, 5).astype(np.float32)
+    bias = np.linspace(-1, 1, 5).astype(np.float32)
+    m = model([helper.make_node("ReduceMean", ["x"], ["mean"], axes=[0, 2], keepdims=0),
+               helper.make_node("Softmax", ["x"], ["sm"], axis=1),
+               helper.make_node("LayerNormalization", ["x", "scale", "bias"], ["ln"],
+                                axis=-1, epsilon=1e-5)],
+              [tensor("x", F, ["n", 3, 5])],
+              [tensor("mean", F, None), tensor("sm", F, None), tensor("ln", F, None)],
+              [numpy_helper.from_array(scale, "scale"), numpy_helper.from_array(bias, "bias")],
+              opset=17)
+    mod = load(tmp_path, m)
+    for n in [4, 1]:
+        x = torch.randn(5, 3, n).permute(2, 1, 0)
+        xd = x.double().numpy()
+        mean, sm, ln = mod(x)
+        np.testing.assert_allclose(mean.numpy(), xd.mean(axis=(0, 2)), rtol=1e-5, atol=1e-6)
+        e = np.exp(xd - xd.max(axis=1, keepdims=True))
+        np.testing.assert_allclose(sm.numpy(), e / e.sum(axis=1, keepdims=True), rtol=1e-5,
+                                   atol=1e-6)
+        mu = xd.mean(axis=-1, keepdims=True)
+        var = ((xd - mu) ** 2).mean(axis=-1, keepdims=True)
+        np.testing.assert_allclose(ln.numpy(), (xd - mu) / np.sqrt(var + 1e-5) * scale + bias,
+                                   rtol=1e-4, atol=1e-5)
+
+
+def test_conv_groups_strides_dilations_and_pool(tmp_path):
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((6, 2, 3, 2)).astype(np.float32)
+    bias = rng.standard_normal(6).astype(np.float32)
+    m = model([helper.make_node("Conv", ["x", "w", "b"], ["c"], group=2, strides=[2, 1],
+                                dilations=[1, 2], pads=[1, 0, 2, 1]),
+               helper.make_node("AveragePool", ["c"], ["y"], kernel_shape=[2, 2], pads=[1, 1, 0, 0],
+                                count_include_pad=0)],
+              [tensor("x", F, ["n", 4, 7, 6])], [tensor("y", F, None)],
+              [numpy_helper.from_array(w, "w"), numpy_helper.from_array(bias, "b")])
+    mod = load(tmp_path, m)
+    conv = torch.nn.Conv2d(4, 6, (3, 2), stride=(2, 1), dilation=(1, 2), groups=2)
+    conv.weight.data = torch.from_numpy(w).double()
+    conv.bias.data = torch.from_numpy(bias).double()
+    for n in [2, 1]:
+        x = torch.randn(n, 6, 7, 4).permute(0, 3, 2, 1)  # channels-last storage
+        with torch.no_grad():
+            xp = torch.nn.functional.pad(x.double(), (0, 1, 1, 2))
+            c = conv(xp)
+            ref = torch.nn.functional.avg_pool2d(torch.nn.functional.pad(c, (1, 0, 1, 0)), 2,
+                                                 stride=1)
+            ones = torch.nn.functional.pad(torch.ones_like(c), (1, 0, 1, 0))
+            ref = ref / torch.nn.functional.avg_pool2d(ones, 2, stride=1)
+        np.testing.assert_allclose(mod(x).numpy(), ref.numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_integer_division_never_traps(tmp_path):
+    i32 = TensorProto.INT32
+    m = model([helper.make_node("Div", ["x", "y"], ["q"]),
+               helper.make_node("Mod", ["x", "y"], ["r"], fmod=1)],
+              [tensor("x", i32, ["n"]), tensor("y", i32, ["n"])],
+              [tensor("q", i32, None), tensor("r", i32, None)])
+    mod = load(tmp_path, m)
+    x = torch.tensor([7, -7, 5, -2**31, 9], dtype=torch.int32)
+    y = torch.tensor([2, 2, 0, -1, -4], dtype=torch.int32)
+    q, r = mod(x, y)
+    # C division (truncation); 0 for a zero divisor and the wrapped MIN / -1, as numpy gives.
+    assert q.tolist() == [3, -3, 0, -2**31, -2]
+    assert r.tolist() == [1, -1, 0, 0, 1]
