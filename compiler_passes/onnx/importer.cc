@@ -288,6 +288,26 @@ std::optional<SmallVector<OpFoldResult>> NodeContext::elems(size_t i) {
   return input(i).elems;
 }
 
+std::optional<SmallVector<OpFoldResult>> NodeContext::shapeElems(size_t i) {
+  if (!hasInput(i)) return std::nullopt;
+  Tensor& t = input(i);
+  if (t.elems) return t.elems;
+  Type element = t.type.getElementType();
+  if (!isa<IntegerType>(element) || element.isInteger(1) || t.type.getRank() > 1 ||
+      !t.type.hasStaticShape() || t.type.getNumElements() > kMaxShapeElements)
+    return std::nullopt;
+  Value v = value(i);
+  SmallVector<OpFoldResult> elems;
+  for (int64_t k = 0; k < t.type.getNumElements(); ++k) {
+    SmallVector<Value> at;
+    if (t.type.getRank() == 1) at.push_back(b_.create<arith::ConstantIndexOp>(loc_, k));
+    Value e = b_.create<tensor::ExtractOp>(loc_, v, at);
+    elems.push_back(Value(b_.create<arith::IndexCastOp>(loc_, b_.getIndexType(), e)));
+  }
+  t.elems = elems;  // read once, whoever asks again
+  return elems;
+}
+
 std::optional<SmallVector<int64_t>> NodeContext::constInts(size_t i) {
   auto e = elems(i);
   if (!e) return std::nullopt;

@@ -64,6 +64,11 @@ class NodeContext {
   Value value(size_t i);  // the input as a tensor value (constants are materialized)
   // The input's integer elements as index values: constants, or shape arithmetic's results.
   std::optional<llvm::SmallVector<OpFoldResult>> elems(size_t i);
+  // elems(), or for an integer vector or scalar of at most kMaxShapeElements elements whose
+  // values only exist at run time, its elements read at run time (tensor.extract): what ops
+  // whose shape an input gives (Reshape, Expand, Slice, ...) take. Null for anything else.
+  std::optional<llvm::SmallVector<OpFoldResult>> shapeElems(size_t i);
+  static constexpr int64_t kMaxShapeElements = 16;
   // The input's integer elements when all are known at import time.
   std::optional<llvm::SmallVector<int64_t>> constInts(size_t i);
   // A float or integer input whose value is known (a scalar or one-element tensor).

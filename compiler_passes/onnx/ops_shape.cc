@@ -8,6 +8,7 @@
 #include "compiler_passes/onnx/node_context.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 namespace mlir {
@@ -135,10 +136,11 @@ LogicalResult convertSize(NodeContext& n) {
 // The target shape of Reshape, Expand, ConstantOfShape, ... from input `i`.
 FailureOr<SmallVector<OpFoldResult>> shapeInput(NodeContext& n, size_t i) {
   if (n.rank(i) != 1) return n.error("the shape input must be 1-D");
-  auto e = n.elems(i);
+  auto e = n.shapeElems(i);
   if (!e)
-    return n.unsupported("shape computed at run time from tensor data (only constants and shape "
-                         "arithmetic on Shape results are known at import)");
+    return n.unsupported("shape input of " + std::to_string(n.type(i).getNumElements()) +
+                         " elements that is not a static integer vector of at most " +
+                         std::to_string(NodeContext::kMaxShapeElements));
   return *e;
 }
 
@@ -151,6 +153,12 @@ LogicalResult convertReshape(NodeContext& n) {
   Value x = n.value(0);
   SmallVector<OpFoldResult> in = dimsOf(b, loc, x), out;
   int64_t infer = -1;
+  // Elements known at import: ONNX's 0 and -1 resolved now. Elements known only at run time
+  // (computed from dims, or read from a shape tensor): resolved by index arithmetic, with the
+  // errors ONNX's semantics imply checked at run time.
+  SmallVector<Value> minus_one;  // per element, whether it is -1 (run-time elements only)
+  Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
+  Value one = b.create<arith::ConstantIndexOp>(loc, 1);
   for (size_t d = 0; d < target->size(); ++d) {
     OpFoldResult e = (*target)[d];
     auto c = constantIndex(e);
@@ -158,45 +166,67 @@ LogicalResult convertReshape(NodeContext& n) {
       if (infer >= 0) return n.error("more than one -1 in the shape");
       infer = static_cast<int64_t>(d);
       out.push_back(b.getIndexAttr(1));
+      minus_one.push_back(Value());
       continue;
     }
     if (c && *c == 0 && !allowzero) {
       if (d >= in.size()) return n.error("0 in the shape past the input's rank");
       out.push_back(in[d]);
+      minus_one.push_back(Value());
       continue;
     }
     if (c && *c < -1) return n.error("negative dim in the shape");
-    if (!c) {
-      // Computed from dims (batch * heads, ...): ONNX's 0 still means "the input's dim" and a
-      // negative value is refused at run time, so the result is ONNX's for every value.
-      Value v = idx(b, loc, e);
-      Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
-      Value ok = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, v, zero);
-      runtimeCheck(b, loc, ok, "Reshape: a shape element computed at run time is negative");
-      if (!allowzero && d < in.size()) {
-        Value is_zero = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, v, zero);
-        v = b.create<arith::SelectOp>(loc, is_zero, idx(b, loc, in[d]), v);
-      }
-      out.push_back(fold(v));
+    if (c) {
+      out.push_back(e);
+      minus_one.push_back(Value());
       continue;
     }
-    out.push_back(e);
+    Value v = idx(b, loc, e);
+    Value ok = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, v,
+                                       b.create<arith::ConstantIndexOp>(loc, -1));
+    runtimeCheck(b, loc, ok, "Reshape: a shape element is below -1");
+    if (!allowzero && d < in.size()) {
+      Value is_zero = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, v, zero);
+      v = b.create<arith::SelectOp>(loc, is_zero, idx(b, loc, in[d]), v);
+    }
+    Value neg = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, v,
+                                        b.create<arith::ConstantIndexOp>(loc, -1));
+    minus_one.push_back(neg);
+    // Counted as 1 until the inferred size replaces it.
+    out.push_back(fold(b.create<arith::SelectOp>(loc, neg, one, v)));
   }
   OpFoldResult total = product(b, loc, in);
-  if (infer >= 0) {
+  const bool runtime_infer = llvm::any_of(minus_one, [](Value v) { return static_cast<bool>(v); });
+  if (infer >= 0 || runtime_infer) {
     OpFoldResult rest = product(b, loc, out);
     if (auto r = constantIndex(rest); r && *r == 0)
       return n.error("cannot infer -1 with a zero-sized dim in the shape");
     if (!constantIndex(rest)) {
       // As numpy: -1 is undefined when the other dims multiply to 0; never a division by 0.
       Value r = idx(b, loc, rest);
-      Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
+      Value any_infer = infer >= 0 ? Value(b.create<arith::ConstantIntOp>(loc, 1, 1)) : Value();
+      for (Value m : minus_one)
+        if (m) any_infer = any_infer ? b.create<arith::OrIOp>(loc, any_infer, m).getResult() : m;
       Value nonzero = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, r, zero);
-      runtimeCheck(b, loc, nonzero,
-                   "Reshape: cannot infer -1 when the other dims multiply to 0");
-      rest = fold(b.create<arith::MaxSIOp>(loc, r, b.create<arith::ConstantIndexOp>(loc, 1)));
+      Value fine = b.create<arith::OrIOp>(
+          loc, nonzero, b.create<arith::XOrIOp>(loc, any_infer, b.create<arith::ConstantIntOp>(loc, 1, 1)));
+      runtimeCheck(b, loc, fine, "Reshape: cannot infer -1 when the other dims multiply to 0");
+      rest = fold(b.create<arith::MaxSIOp>(loc, r, one));
     }
-    out[infer] = floorDivIndex(b, loc, total, rest);
+    OpFoldResult inferred = floorDivIndex(b, loc, total, rest);
+    if (infer >= 0) out[infer] = inferred;
+    Value count = b.create<arith::ConstantIndexOp>(loc, 0);
+    for (size_t d = 0; d < minus_one.size(); ++d) {
+      if (!minus_one[d]) continue;
+      count = b.create<arith::AddIOp>(loc, count, b.create<arith::IndexCastOp>(loc, b.getIndexType(), b.create<arith::ExtUIOp>(loc, b.getI64Type(), minus_one[d])));
+      out[d] = fold(b.create<arith::SelectOp>(loc, minus_one[d], idx(b, loc, inferred),
+                                              idx(b, loc, out[d])));
+    }
+    if (runtime_infer) {
+      Value allowed = b.create<arith::ConstantIndexOp>(loc, infer >= 0 ? 0 : 1);
+      Value ok = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sle, count, allowed);
+      runtimeCheck(b, loc, ok, "Reshape: more than one -1 in the shape");
+    }
   }
   OpFoldResult count = product(b, loc, out);
   auto ct = constantIndex(total), cc = constantIndex(count);
@@ -353,12 +383,26 @@ LogicalResult convertExpand(NodeContext& n) {
       continue;
     }
     auto ci = constantIndex(in[i]), cs = constantIndex((*shape)[s]);
-    if (cs == 1) out.push_back(in[i]);
-    else if (ci == 1) out.push_back((*shape)[s]);
-    else if (ci && cs && *ci != *cs)
-      return n.error("cannot expand dim of size " + std::to_string(*ci) + " to " +
-                     std::to_string(*cs));
-    else out.push_back(ci ? in[i] : (*shape)[s]);
+    if (cs == 1) {
+      out.push_back(in[i]);
+    } else if (ci == 1) {
+      out.push_back((*shape)[s]);
+    } else if (ci && cs) {
+      if (*ci != *cs)
+        return n.error("cannot expand dim of size " + std::to_string(*ci) + " to " +
+                       std::to_string(*cs));
+      out.push_back(in[i]);
+    } else {
+      // Known at run time only: 1 in the shape keeps the input's dim; otherwise they must match
+      // (an input dim of 1 at run time is refused by the broadcast).
+      Value iv = idx(b, loc, in[i]), sv = idx(b, loc, (*shape)[s]);
+      Value one = b.create<arith::ConstantIndexOp>(loc, 1);
+      Value keep = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, sv, one);
+      Value same = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, sv, iv);
+      runtimeCheck(b, loc, b.create<arith::OrIOp>(loc, keep, same),
+                   "Expand: a dim does not broadcast to the shape");
+      out.push_back(in[i]);
+    }
   }
   n.setOutput(0, broadcastTo(b, loc, x, out));
   return success();
@@ -383,10 +427,21 @@ LogicalResult convertConstantOfShape(NodeContext& n) {
   auto type = RankedTensorType::get(sizes, element);
   // Constant: a splat (folded into whatever reads it); known integer vectors stay elements.
   if (type.hasStaticShape()) {
+    if (llvm::any_of(sizes, [](int64_t s) { return s < 0; }))
+      return n.error("negative dim in the shape");
     Attribute scalar = *value.getValues<Attribute>().begin();
     Tensor t = tensorOfData(DenseElementsAttr::get(type, scalar));
     n.setOutput(0, std::move(t));
     return success();
+  }
+  for (OpFoldResult d : *shape) {
+    if (auto c = constantIndex(d)) {
+      if (*c < 0) return n.error("negative dim in the shape");
+      continue;
+    }
+    Value ok = b.create<arith::CmpIOp>(n.loc(), arith::CmpIPredicate::sge, idx(b, n.loc(), d),
+                                       b.create<arith::ConstantIndexOp>(n.loc(), 0));
+    runtimeCheck(b, n.loc(), ok, "ConstantOfShape: a dim is negative");
   }
   Value scalar = b.create<arith::ConstantOp>(n.loc(), cast<TypedAttr>(*value.getValues<Attribute>().begin()));
   n.setOutput(0, filled(b, n.loc(), *shape, scalar));
@@ -418,30 +473,59 @@ LogicalResult convertRange(NodeContext& n) {
     }
     return success();
   }
-  // Integer ranges over known elements (arange(seq_len) with a dynamic seq_len).
-  auto es = n.elems(0), el = n.elems(1), ed = n.elems(2);
-  if (isFloat(t) || !es || !el || !ed) return n.unsupported("Range whose inputs are not known");
-  auto step = constantIndex((*ed)[0]);
-  if (!step || *step == 0) return n.unsupported("Range with a delta that is not a constant");
-  OpFoldResult span = subIndex(b, loc, (*el)[0], (*es)[0]);
-  OpFoldResult count = *step > 0 ? ceilDivIndex(b, loc, span, b.getIndexAttr(*step))
-                                 : ceilDivIndex(b, loc, subIndex(b, loc, (*es)[0], (*el)[0]),
-                                                b.getIndexAttr(-*step));
-  count = maxIdx(b, loc, count, b.getIndexAttr(0));
-  Value start = idx(b, loc, (*es)[0]);
+  // Known at run time only (arange(seq_len) with a dynamic seq_len, or inputs): the length is
+  // computed then, and a zero delta is an error.
+  Value start, delta;
+  OpFoldResult count;
+  if (isFloat(t)) {
+    Value s0 = b.create<tensor::ExtractOp>(loc, n.value(0), ValueRange{});
+    Value l0 = b.create<tensor::ExtractOp>(loc, n.value(1), ValueRange{});
+    Value d0 = b.create<tensor::ExtractOp>(loc, n.value(2), ValueRange{});
+    Value zero = scalarConstant(b, loc, t, 0);
+    runtimeCheck(b, loc, b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::ONE, d0, zero),
+                 "Range: delta is 0");
+    Value steps = b.create<math::CeilOp>(
+        loc, b.create<arith::DivFOp>(loc, b.create<arith::SubFOp>(loc, l0, s0), d0));
+    steps = b.create<arith::MaximumFOp>(loc, steps, zero);
+    Value i64 = b.create<arith::FPToSIOp>(loc, b.getI64Type(), steps);
+    count = fold(b.create<arith::IndexCastOp>(loc, b.getIndexType(), i64));
+    start = s0;
+    delta = d0;
+  } else {
+    auto es = n.shapeElems(0), el = n.shapeElems(1), ed = n.shapeElems(2);
+    if (!es || !el || !ed) return n.unsupported("Range of this element type");
+    Value s0 = idx(b, loc, (*es)[0]), l0 = idx(b, loc, (*el)[0]), d0 = idx(b, loc, (*ed)[0]);
+    Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
+    Value nonzero = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, d0, zero);
+    runtimeCheck(b, loc, nonzero, "Range: delta is 0");
+    Value safe = b.create<arith::SelectOp>(loc, nonzero, d0,
+                                           b.create<arith::ConstantIndexOp>(loc, 1));
+    Value steps = b.create<arith::CeilDivSIOp>(loc, b.create<arith::SubIOp>(loc, l0, s0), safe);
+    count = fold(b.create<arith::MaxSIOp>(loc, steps, zero));
+    start = s0;
+    delta = safe;
+  }
   Value empty = emptyTensor(b, loc, {count}, t);
-  const int64_t delta = *step;
+  const bool f = isFloat(t);
   Value out = b.create<linalg::GenericOp>(
                    loc, TypeRange{empty.getType()}, ValueRange{}, ValueRange{empty},
                    SmallVector<AffineMap>{b.getMultiDimIdentityMap(1)},
                    SmallVector<utils::IteratorType>{utils::IteratorType::parallel},
                    [&](OpBuilder& nb, Location nl, ValueRange) {
                      Value i = nb.create<linalg::IndexOp>(nl, 0);
-                     Value v = nb.create<arith::AddIOp>(
-                         nl, start,
-                         nb.create<arith::MulIOp>(nl, i,
-                                                  nb.create<arith::ConstantIndexOp>(nl, delta)));
-                     nb.create<linalg::YieldOp>(nl, ValueRange{nb.create<arith::IndexCastOp>(nl, t, v)});
+                     Value v;
+                     if (f) {
+                       Value fi = nb.create<arith::SIToFPOp>(
+                           nl, t, nb.create<arith::IndexCastOp>(nl, nb.getI64Type(), i));
+                       v = nb.create<arith::AddFOp>(nl, start,
+                                                    nb.create<arith::MulFOp>(nl, fi, delta));
+                     } else {
+                       v = nb.create<arith::IndexCastOp>(
+                           nl, t,
+                           nb.create<arith::AddIOp>(nl, start,
+                                                    nb.create<arith::MulIOp>(nl, i, delta)));
+                     }
+                     nb.create<linalg::YieldOp>(nl, v);
                    })
                   .getResult(0);
   n.setOutput(0, out);
@@ -545,8 +629,8 @@ LogicalResult convertSlice(NodeContext& n) {
     for (int64_t e : n.ints("ends")) ends_in.push_back(b.getIndexAttr(e));
     axes = n.ints("axes");
   } else {
-    auto s = n.elems(1), e = n.elems(2);
-    if (!s || !e) return n.unsupported("starts or ends computed at run time from tensor data");
+    auto s = n.shapeElems(1), e = n.shapeElems(2);
+    if (!s || !e) return n.unsupported("starts or ends that are not small integer vectors");
     starts_in = *s;
     ends_in = *e;
     if (n.hasInput(3)) {
@@ -637,8 +721,8 @@ LogicalResult convertSplit(NodeContext& n) {
   if (n.has("split")) {
     for (int64_t s : n.ints("split")) parts.push_back(b.getIndexAttr(s));
   } else if (n.hasInput(1)) {
-    auto e = n.elems(1);
-    if (!e) return n.unsupported("split sizes computed at run time from tensor data");
+    auto e = n.shapeElems(1);
+    if (!e) return n.unsupported("split sizes that are not a small integer vector");
     parts = *e;
   } else {
     OpFoldResult each = floorDivIndex(b, loc, dims[*axis], b.getIndexAttr(outputs));
@@ -649,6 +733,15 @@ LogicalResult convertSplit(NodeContext& n) {
     parts.assign(outputs, each);
   }
   if (parts.size() != outputs) return n.error("split has not one size per output");
+  for (OpFoldResult p : parts) {
+    if (auto cp = constantIndex(p)) {
+      if (*cp < 0) return n.error("negative split size");
+      continue;
+    }
+    Value ok = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, idx(b, loc, p),
+                                       b.create<arith::ConstantIndexOp>(loc, 0));
+    runtimeCheck(b, loc, ok, "Split: a size is negative");
+  }
   OpFoldResult total = b.getIndexAttr(0);
   for (OpFoldResult p : parts) total = addIndex(b, loc, total, p);
   auto ct = constantIndex(total), cd = constantIndex(dims[*axis]);
