@@ -196,10 +196,16 @@ scf::ForOp promoteAccumulator(scf::ForOp loop) {
     if (auto fm = stored.getDefiningOp<arith::ArithFastMathInterface>();
         fm && isa<arith::AddFOp, arith::MulFOp, arith::MaximumFOp, arith::MinimumFOp,
                   arith::MaxNumFOp, arith::MinNumFOp>(stored.getDefiningOp()))
+    {
+      // An op built without the attribute (generic builders) has none: no flags yet.
+      arith::FastMathFlagsAttr flags = fm.getFastMathFlagsAttr();
+      const arith::FastMathFlags old_flags =
+          flags ? flags.getValue() : arith::FastMathFlags::none;
       stored.getDefiningOp()->setAttr(
           fm.getFastMathAttrName(),
-          arith::FastMathFlagsAttr::get(loop.getContext(), fm.getFastMathFlagsAttr().getValue() |
-                                                               arith::FastMathFlags::reassoc));
+          arith::FastMathFlagsAttr::get(rewriter.getContext(),
+                                        old_flags | arith::FastMathFlags::reassoc));
+    }
     return promoted;
   }
   return nullptr;

@@ -292,6 +292,10 @@ LogicalResult convertUnary(NodeContext& n) {
       Value e = b.create<math::ExpOp>(loc, b.create<arith::NegFOp>(loc, b.create<math::AbsFOp>(loc, x)));
       return b.create<arith::AddFOp>(loc, m, b.create<math::Log1pOp>(loc, e));
     }
+    if (op == "ThresholdedRelu") {
+      Value above = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OGT, x, c(alpha));
+      return b.create<arith::SelectOp>(loc, above, x, c(0));
+    }
     if (op == "LeakyRelu") {
       Value neg = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLT, x, c(0));
       return b.create<arith::SelectOp>(loc, neg, b.create<arith::MulFOp>(loc, x, c(alpha)), x);
@@ -330,6 +334,34 @@ LogicalResult convertCast(NodeContext& n) {
     return success();
   }
   n.setOutput(0, convertTensor(n.b(), n.loc(), n.value(0), t));
+  return success();
+}
+
+LogicalResult convertCastLike(NodeContext& n) {
+  Type t = n.elementType(1);
+  n.setOutput(0, convertTensor(n.b(), n.loc(), n.value(0), t));
+  return success();
+}
+
+// IsNaN, IsInf (detect_negative, detect_positive): a bool tensor.
+LogicalResult convertFloatClass(NodeContext& n) {
+  Type t = n.elementType(0);
+  if (!isFloat(t)) return unsupportedType(n, t);
+  const bool nan = n.node().op_type() == "IsNaN";
+  const bool neg = n.i("detect_negative", 1) != 0, pos = n.i("detect_positive", 1) != 0;
+  Body body = [=](OpBuilder& b, Location loc, ValueRange a) -> Value {
+    Value x = a[0];
+    if (nan) return b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNO, x, x);
+    auto inf = [&](bool negative) {
+      return b.create<arith::ConstantOp>(
+          loc, b.getFloatAttr(t, APFloat::getInf(cast<FloatType>(t).getFloatSemantics(), negative)));
+    };
+    Value r = b.create<arith::ConstantIntOp>(loc, 0, 1);
+    if (pos) r = b.create<arith::OrIOp>(loc, r, b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OEQ, x, inf(false)));
+    if (neg) r = b.create<arith::OrIOp>(loc, r, b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OEQ, x, inf(true)));
+    return r;
+  };
+  n.setOutput(0, elementwise(n.b(), n.loc(), {n.value(0)}, n.b().getI1Type(), body));
   return success();
 }
 
@@ -430,6 +462,10 @@ void addElementwiseOps(Registry& r) {
   r["Selu"] = {convertUnary, {"alpha", "gamma"}};
   r["HardSigmoid"] = {convertUnary, {"alpha", "beta"}};
   r["Cast"] = {convertCast, {"to"}};
+  r["CastLike"] = {convertCastLike, {}};
+  r["IsNaN"] = {convertFloatClass, {}};
+  r["IsInf"] = {convertFloatClass, {"detect_negative", "detect_positive"}};
+  r["ThresholdedRelu"] = {convertUnary, {"alpha"}};
   r["Clip"] = {convertClip, {"min", "max"}};
   r["Where"] = {convertWhere, {}};
   r["Identity"] = {convertIdentity, {}};

@@ -5,6 +5,7 @@
 #include "compiler_passes/onnx/builders.h"
 #include "compiler_passes/onnx/node_context.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 
 namespace mlir {
@@ -159,6 +160,74 @@ LogicalResult convertReduce(NodeContext& n) {
   return success();
 }
 
+// ArgMax / ArgMin: one linalg.generic carrying the best value and its index (int64); NaN counts
+// as the largest (and smallest) value, as numpy's argmax/argmin.
+LogicalResult convertArgReduce(NodeContext& n) {
+  OpBuilder& b = n.b();
+  Location loc = n.loc();
+  const bool max = n.node().op_type() == "ArgMax";
+  Type t = n.elementType(0);
+  if (t.isInteger(1)) return n.unsupported("element type for " + n.node().op_type());
+  const int64_t rank = n.rank(0);
+  FailureOr<int64_t> axis = n.axis(n.i("axis", 0), std::max<int64_t>(rank, 1));
+  if (failed(axis)) return failure();
+  const bool keep = n.i("keepdims", 1) != 0, last = n.i("select_last_index", 0) != 0;
+  Value x = n.value(0);
+  SmallVector<OpFoldResult> in = dimsOf(b, loc, x), out, kept;
+  SmallVector<AffineExpr> out_exprs;
+  SmallVector<utils::IteratorType> iters;
+  for (int64_t d = 0; d < rank; ++d) {
+    const bool reduced = d == *axis;
+    iters.push_back(reduced ? utils::IteratorType::reduction : utils::IteratorType::parallel);
+    kept.push_back(reduced ? OpFoldResult(b.getIndexAttr(1)) : in[d]);
+    if (reduced) continue;
+    out.push_back(in[d]);
+    out_exprs.push_back(b.getAffineDimExpr(d));
+  }
+  Value best = filled(b, loc, out, b.create<arith::ConstantOp>(loc, infinity(b, t, max)));
+  Value index = filled(b, loc, out, scalarConstant(b, loc, b.getI64Type(), 0));
+  AffineMap out_map = AffineMap::get(rank, 0, out_exprs, b.getContext());
+  const bool f = isFloat(t);
+  const int64_t ax = *axis;
+  auto generic = b.create<linalg::GenericOp>(
+      loc, TypeRange{best.getType(), index.getType()}, ValueRange{x}, ValueRange{best, index},
+      SmallVector<AffineMap>{b.getMultiDimIdentityMap(rank), out_map, out_map}, iters,
+      [&](OpBuilder& nb, Location nl, ValueRange a) {
+        Value v = a[0], acc = a[1], acc_i = a[2];
+        Value better;
+        if (f) {
+          auto pred = max ? (last ? arith::CmpFPredicate::OGE : arith::CmpFPredicate::OGT)
+                          : (last ? arith::CmpFPredicate::OLE : arith::CmpFPredicate::OLT);
+          better = nb.create<arith::CmpFOp>(nl, pred, v, acc);
+          Value v_nan = nb.create<arith::CmpFOp>(nl, arith::CmpFPredicate::UNO, v, v);
+          Value acc_nan = nb.create<arith::CmpFOp>(nl, arith::CmpFPredicate::UNO, acc, acc);
+          Value not_acc_nan = nb.create<arith::XOrIOp>(nl, acc_nan, nb.create<arith::ConstantIntOp>(nl, 1, 1));
+          better = nb.create<arith::AndIOp>(nl, nb.create<arith::OrIOp>(nl, better, v_nan),
+                                            not_acc_nan);
+          if (last) {
+            // A later NaN replaces an earlier one.
+            better = nb.create<arith::OrIOp>(nl, better, nb.create<arith::AndIOp>(nl, v_nan, acc_nan));
+          }
+        } else {
+          auto pred = max ? (last ? arith::CmpIPredicate::sge : arith::CmpIPredicate::sgt)
+                          : (last ? arith::CmpIPredicate::sle : arith::CmpIPredicate::slt);
+          better = nb.create<arith::CmpIOp>(nl, pred, v, acc);
+        }
+        Value i = nb.create<arith::IndexCastOp>(nl, nb.getI64Type(),
+                                                nb.create<linalg::IndexOp>(nl, ax));
+        // The first element always wins, so an all -inf (or +inf) row reports its index.
+        Value first = nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::eq, i,
+                                               scalarConstant(nb, nl, nb.getI64Type(), 0));
+        better = nb.create<arith::OrIOp>(nl, better, first);
+        nb.create<linalg::YieldOp>(
+            nl, ValueRange{nb.create<arith::SelectOp>(nl, better, v, acc),
+                           nb.create<arith::SelectOp>(nl, better, i, acc_i)});
+      });
+  Value result = generic.getResult(1);
+  n.setOutput(0, keep ? reshape(b, loc, result, kept) : result);
+  return success();
+}
+
 LogicalResult convertSoftmax(NodeContext& n) {
   OpBuilder& b = n.b();
   Location loc = n.loc();
@@ -258,6 +327,8 @@ void addReductionOps(Registry& r) {
                          "ReduceSumSquare", "ReduceL1", "ReduceL2", "ReduceLogSum",
                          "ReduceLogSumExp"})
     r[op] = {convertReduce, {"axes", "keepdims", "noop_with_empty_axes"}};
+  r["ArgMax"] = {convertArgReduce, {"axis", "keepdims", "select_last_index"}};
+  r["ArgMin"] = {convertArgReduce, {"axis", "keepdims", "select_last_index"}};
   r["Softmax"] = {convertSoftmax, {"axis"}};
   r["LogSoftmax"] = {convertSoftmax, {"axis"}};
   r["LayerNormalization"] = {convertLayerNorm, {"axis", "epsilon", "stash_type"}};

@@ -762,6 +762,38 @@ LogicalResult convertSplit(NodeContext& n) {
   return success();
 }
 
+// Fails the execution when an index of `indices` lies outside [-size, size) (ONNX's negative
+// indices count from the end): two reductions over the indices, then one comparison.
+void checkIndexRange(OpBuilder& b, Location loc, Value indices, OpFoldResult size,
+                     llvm::StringRef message) {
+  auto itype = cast<RankedTensorType>(indices.getType());
+  Type it = itype.getElementType();
+  const int64_t irank = itype.getRank();
+  SmallVector<OpFoldResult> id = dimsOf(b, loc, indices);
+  SmallVector<int64_t> all;
+  for (int64_t d = 0; d < irank; ++d) all.push_back(d);
+  auto lo = b.getIntegerAttr(it, APInt::getSignedMaxValue(it.getIntOrFloatBitWidth()));
+  auto hi = b.getIntegerAttr(it, APInt::getSignedMinValue(it.getIntOrFloatBitWidth()));
+  Value mn = reduce(b, loc, indices, all, lo, [](OpBuilder& nb, Location nl, Value a, Value v) -> Value {
+    return nb.create<arith::MinSIOp>(nl, a, v);
+  }, false);
+  Value mx = reduce(b, loc, indices, all, hi, [](OpBuilder& nb, Location nl, Value a, Value v) -> Value {
+    return nb.create<arith::MaxSIOp>(nl, a, v);
+  }, false);
+  Value lo_v = b.create<tensor::ExtractOp>(loc, mn, ValueRange{});
+  Value hi_v = b.create<tensor::ExtractOp>(loc, mx, ValueRange{});
+  Value s = b.create<arith::IndexCastOp>(loc, it, idx(b, loc, size));
+  Value neg_s = b.create<arith::SubIOp>(loc, scalarConstant(b, loc, it, 0), s);
+  Value ok = b.create<arith::AndIOp>(
+      loc, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, lo_v, neg_s),
+      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, hi_v, s));
+  // Empty indices reduce to (max, min): the check holds vacuously only when there are some.
+  OpFoldResult count = product(b, loc, id);
+  Value none = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, idx(b, loc, count),
+                                       b.create<arith::ConstantIndexOp>(loc, 0));
+  runtimeCheck(b, loc, b.create<arith::OrIOp>(loc, ok, none), message);
+}
+
 LogicalResult convertGather(NodeContext& n) {
   OpBuilder& b = n.b();
   Location loc = n.loc();
@@ -798,28 +830,7 @@ LogicalResult convertGather(NodeContext& n) {
       if (v.getSExtValue() < -s || v.getSExtValue() >= s)
         return n.error("index " + std::to_string(v.getSExtValue()) + " out of range");
   } else {
-    SmallVector<int64_t> all;
-    for (int64_t d = 0; d < irank; ++d) all.push_back(d);
-    auto lo = b.getIntegerAttr(it, APInt::getSignedMaxValue(it.getIntOrFloatBitWidth()));
-    auto hi = b.getIntegerAttr(it, APInt::getSignedMinValue(it.getIntOrFloatBitWidth()));
-    Value mn = reduce(b, loc, indices, all, lo, [](OpBuilder& nb, Location nl, Value a, Value v) -> Value {
-      return nb.create<arith::MinSIOp>(nl, a, v);
-    }, false);
-    Value mx = reduce(b, loc, indices, all, hi, [](OpBuilder& nb, Location nl, Value a, Value v) -> Value {
-      return nb.create<arith::MaxSIOp>(nl, a, v);
-    }, false);
-    Value lo_v = b.create<tensor::ExtractOp>(loc, mn, ValueRange{});
-    Value hi_v = b.create<tensor::ExtractOp>(loc, mx, ValueRange{});
-    Value s = b.create<arith::IndexCastOp>(loc, it, idx(b, loc, size));
-    Value neg_s = b.create<arith::SubIOp>(loc, scalarConstant(b, loc, it, 0), s);
-    Value ok = b.create<arith::AndIOp>(
-        loc, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, lo_v, neg_s),
-        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, hi_v, s));
-    // Empty indices reduce to (max, min): the check holds vacuously only when there are some.
-    OpFoldResult count = product(b, loc, id);
-    Value none = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, idx(b, loc, count),
-                                         b.create<arith::ConstantIndexOp>(loc, 0));
-    runtimeCheck(b, loc, b.create<arith::OrIOp>(loc, ok, none), "Gather: an index is out of range");
+    checkIndexRange(b, loc, indices, size, "Gather: an index is out of range");
   }
   SmallVector<OpFoldResult> out(dd.begin(), dd.begin() + *axis);
   out.append(id.begin(), id.end());
@@ -853,6 +864,256 @@ LogicalResult convertGather(NodeContext& n) {
   return success();
 }
 
+
+// x[i] with ONNX's negative index counting from the end of a dim of `size` (an index Value).
+Value normalizedIndex(OpBuilder& b, Location loc, Value i, Value size) {
+  Value idx_i = b.create<arith::IndexCastOp>(loc, b.getIndexType(), i);
+  Value neg = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, idx_i,
+                                      b.create<arith::ConstantIndexOp>(loc, 0));
+  return b.create<arith::SelectOp>(loc, neg, b.create<arith::AddIOp>(loc, idx_i, size), idx_i);
+}
+
+LogicalResult convertGatherElements(NodeContext& n) {
+  OpBuilder& b = n.b();
+  Location loc = n.loc();
+  const int64_t rank = n.rank(0);
+  if (n.rank(1) != rank || rank == 0) return n.error("data and indices must have one rank >= 1");
+  FailureOr<int64_t> axis = n.axis(n.i("axis", 0), rank);
+  if (failed(axis)) return failure();
+  Type it = n.elementType(1);
+  if (!it.isInteger(32) && !it.isInteger(64)) return n.error("indices must be int32 or int64");
+  Value data = n.value(0), indices = n.value(1);
+  OpFoldResult size = dimOf(b, loc, data, *axis);
+  checkIndexRange(b, loc, indices, size, "GatherElements: an index is out of range");
+  // Every other dim of indices must fit data's.
+  SmallVector<OpFoldResult> dd = dimsOf(b, loc, data), id = dimsOf(b, loc, indices);
+  for (int64_t d = 0; d < rank; ++d) {
+    if (d == *axis) continue;
+    Value ok = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sle, idx(b, loc, id[d]),
+                                       idx(b, loc, dd[d]));
+    runtimeCheck(b, loc, ok, "GatherElements: indices is larger than data");
+  }
+  Value empty = emptyTensor(b, loc, id, n.elementType(0));
+  Value axis_size = idx(b, loc, size);
+  const int64_t ax = *axis;
+  Value y = b.create<linalg::GenericOp>(
+                 loc, TypeRange{empty.getType()}, ValueRange{indices}, ValueRange{empty},
+                 SmallVector<AffineMap>{b.getMultiDimIdentityMap(rank), b.getMultiDimIdentityMap(rank)},
+                 SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+                 [&](OpBuilder& nb, Location nl, ValueRange a) {
+                   SmallVector<Value> at;
+                   for (int64_t d = 0; d < rank; ++d)
+                     at.push_back(d == ax ? normalizedIndex(nb, nl, a[0], axis_size)
+                                          : nb.create<linalg::IndexOp>(nl, d).getResult());
+                   nb.create<linalg::YieldOp>(nl, ValueRange{nb.create<tensor::ExtractOp>(nl, data, at)});
+                 })
+                .getResult(0);
+  n.setOutput(0, y);
+  return success();
+}
+
+LogicalResult convertPad(NodeContext& n) {
+  OpBuilder& b = n.b();
+  Location loc = n.loc();
+  const int64_t rank = n.rank(0);
+  const std::string mode = n.s("mode", "constant");
+  if (mode != "constant" && mode != "reflect" && mode != "edge")
+    return n.unsupported("mode '" + mode + "'");
+  SmallVector<OpFoldResult> pads;
+  if (n.opset() < 11) {
+    for (int64_t p : n.ints("pads")) pads.push_back(b.getIndexAttr(p));
+  } else {
+    if (n.hasInput(3)) return n.unsupported("axes input");
+    auto e = n.shapeElems(1);
+    if (!e) return n.unsupported("pads that are not a small integer vector");
+    pads = *e;
+  }
+  if (static_cast<int64_t>(pads.size()) != 2 * rank) return n.error("pads must have 2 * rank entries");
+  for (OpFoldResult p : pads) {
+    if (auto c = constantIndex(p)) {
+      if (*c < 0) return n.unsupported("negative pads (cropping)");
+      continue;
+    }
+    Value ok = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, idx(b, loc, p),
+                                       b.create<arith::ConstantIndexOp>(loc, 0));
+    runtimeCheck(b, loc, ok, "Pad: negative pads (cropping) are not supported");
+  }
+  Type t = n.elementType(0);
+  Value x = n.value(0);
+  SmallVector<OpFoldResult> low(pads.begin(), pads.begin() + rank),
+      high(pads.begin() + rank, pads.end()), in = dimsOf(b, loc, x), out;
+  for (int64_t d = 0; d < rank; ++d) out.push_back(addIndex(b, loc, addIndex(b, loc, in[d], low[d]), high[d]));
+  if (mode == "constant") {
+    Value value;
+    if (n.opset() < 11) {
+      value = scalarConstant(b, loc, t, n.f("value", 0));
+    } else if (n.hasInput(2)) {
+      Value v = n.value(2);
+      SmallVector<Value> at(cast<RankedTensorType>(v.getType()).getRank(),
+                            b.create<arith::ConstantIndexOp>(loc, 0));
+      value = b.create<tensor::ExtractOp>(loc, v, at);
+    } else {
+      value = scalarConstant(b, loc, t, 0);
+    }
+    auto result = RankedTensorType::get(staticSizes(out), t);
+    n.setOutput(0, b.create<tensor::PadOp>(loc, result, x, low, high, value));
+    return success();
+  }
+  // reflect / edge: each output element reads the input at a mirrored or clamped index.
+  SmallVector<Value> lo_v, size_v;
+  for (int64_t d = 0; d < rank; ++d) {
+    lo_v.push_back(idx(b, loc, low[d]));
+    size_v.push_back(idx(b, loc, in[d]));
+    if (mode == "reflect") {
+      // One reflection: pads must be smaller than the dim.
+      Value ok = b.create<arith::AndIOp>(
+          loc, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, lo_v[d], size_v[d]),
+          b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, idx(b, loc, high[d]), size_v[d]));
+      runtimeCheck(b, loc, ok, "Pad: reflect pads must be smaller than the dim");
+    }
+    Value nonempty = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sgt, size_v[d],
+                                             b.create<arith::ConstantIndexOp>(loc, 0));
+    Value nopad = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, idx(b, loc, out[d]), size_v[d]);
+    runtimeCheck(b, loc, b.create<arith::OrIOp>(loc, nonempty, nopad),
+                 "Pad: reflect and edge cannot pad an empty dim");
+  }
+  Value empty = emptyTensor(b, loc, out, t);
+  const bool reflect = mode == "reflect";
+  Value y = b.create<linalg::GenericOp>(
+                 loc, TypeRange{empty.getType()}, ValueRange{}, ValueRange{empty},
+                 SmallVector<AffineMap>{b.getMultiDimIdentityMap(rank)},
+                 SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+                 [&](OpBuilder& nb, Location nl, ValueRange) {
+                   SmallVector<Value> at;
+                   Value zero = nb.create<arith::ConstantIndexOp>(nl, 0);
+                   Value one = nb.create<arith::ConstantIndexOp>(nl, 1);
+                   for (int64_t d = 0; d < rank; ++d) {
+                     Value i = nb.create<arith::SubIOp>(nl, nb.create<linalg::IndexOp>(nl, d), lo_v[d]);
+                     Value last = nb.create<arith::SubIOp>(nl, size_v[d], one);
+                     if (reflect) {
+                       Value neg = nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::slt, i, zero);
+                       i = nb.create<arith::SelectOp>(nl, neg, nb.create<arith::SubIOp>(nl, zero, i), i);
+                       Value over = nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::sgt, i, last);
+                       Value mirrored = nb.create<arith::SubIOp>(
+                           nl, nb.create<arith::AddIOp>(nl, last, last), i);
+                       i = nb.create<arith::SelectOp>(nl, over, mirrored, i);
+                     } else {
+                       i = nb.create<arith::MaxSIOp>(nl, nb.create<arith::MinSIOp>(nl, i, last), zero);
+                     }
+                     at.push_back(i);
+                   }
+                   nb.create<linalg::YieldOp>(nl, ValueRange{nb.create<tensor::ExtractOp>(nl, x, at)});
+                 })
+                .getResult(0);
+  n.setOutput(0, y);
+  return success();
+}
+
+// Tile: x reshaped to [1, d0, 1, d1, ...], broadcast to [r0, d0, r1, d1, ...], flattened back.
+LogicalResult convertTile(NodeContext& n) {
+  OpBuilder& b = n.b();
+  Location loc = n.loc();
+  const int64_t rank = n.rank(0);
+  auto reps = n.shapeElems(1);
+  if (!reps) return n.unsupported("repeats that are not a small integer vector");
+  if (static_cast<int64_t>(reps->size()) != rank) return n.error("repeats must have rank entries");
+  Value x = n.value(0);
+  SmallVector<OpFoldResult> in = dimsOf(b, loc, x), split, wide, out;
+  for (int64_t d = 0; d < rank; ++d) {
+    OpFoldResult r = (*reps)[d];
+    if (auto c = constantIndex(r); c && *c < 0) return n.error("negative repeats");
+    if (!constantIndex(r)) {
+      Value ok = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, idx(b, loc, r),
+                                         b.create<arith::ConstantIndexOp>(loc, 0));
+      runtimeCheck(b, loc, ok, "Tile: negative repeats");
+    }
+    split.append({b.getIndexAttr(1), in[d]});
+    wide.append({r, in[d]});
+    out.push_back(mulIndex(b, loc, r, in[d]));
+  }
+  Value y = broadcastTo(b, loc, reshape(b, loc, x, split), wide);
+  n.setOutput(0, reshape(b, loc, y, out));
+  return success();
+}
+
+LogicalResult convertTrilu(NodeContext& n) {
+  OpBuilder& b = n.b();
+  Location loc = n.loc();
+  const int64_t rank = n.rank(0);
+  if (rank < 2) return n.error("input must have rank >= 2");
+  Value k = b.create<arith::ConstantIndexOp>(loc, 0);
+  if (n.hasInput(1)) {
+    auto e = n.shapeElems(1);
+    if (!e || e->size() != 1) return n.unsupported("k that is not an integer scalar");
+    k = idx(b, loc, (*e)[0]);
+  }
+  const bool upper = n.i("upper", 1) != 0;
+  Type t = n.elementType(0);
+  Value x = n.value(0);
+  Value zero = scalarConstant(b, loc, t, 0);
+  Value empty = emptyTensor(b, loc, dimsOf(b, loc, x), t);
+  Value y = b.create<linalg::GenericOp>(
+                 loc, TypeRange{empty.getType()}, ValueRange{x}, ValueRange{empty},
+                 SmallVector<AffineMap>{b.getMultiDimIdentityMap(rank), b.getMultiDimIdentityMap(rank)},
+                 SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+                 [&](OpBuilder& nb, Location nl, ValueRange a) {
+                   Value i = nb.create<linalg::IndexOp>(nl, rank - 2);
+                   Value j = nb.create<linalg::IndexOp>(nl, rank - 1);
+                   Value diff = nb.create<arith::SubIOp>(nl, j, i);
+                   Value keep = nb.create<arith::CmpIOp>(
+                       nl, upper ? arith::CmpIPredicate::sge : arith::CmpIPredicate::sle, diff, k);
+                   nb.create<linalg::YieldOp>(nl, ValueRange{nb.create<arith::SelectOp>(nl, keep, a[0], zero)});
+                 })
+                .getResult(0);
+  n.setOutput(0, y);
+  return success();
+}
+
+// DepthToSpace and SpaceToDepth: a reshape, a transpose and a reshape.
+LogicalResult convertDepthSpace(NodeContext& n) {
+  OpBuilder& b = n.b();
+  Location loc = n.loc();
+  if (n.rank(0) != 4) return n.error("input must be 4-D");
+  const int64_t bs = n.i("blocksize", 0);
+  if (bs < 1) return n.error("blocksize must be positive");
+  Value x = n.value(0);
+  SmallVector<OpFoldResult> d = dimsOf(b, loc, x);
+  OpFoldResult bb = b.getIndexAttr(bs), sq = b.getIndexAttr(bs * bs);
+  auto check = [&](OpFoldResult v, OpFoldResult by, llvm::StringRef what) -> LogicalResult {
+    if (auto c = constantIndex(v)) {
+      if (*c % *constantIndex(by) != 0) return n.error(what + " is not divisible by the block");
+      return success();
+    }
+    Value rem = b.create<arith::RemSIOp>(loc, idx(b, loc, v), idx(b, loc, by));
+    runtimeCheck(b, loc, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, rem,
+                                                 b.create<arith::ConstantIndexOp>(loc, 0)),
+                 (n.node().op_type() + ": " + what + " is not divisible by the block").str());
+    return success();
+  };
+  if (n.node().op_type() == "DepthToSpace") {
+    const std::string mode = n.s("mode", "DCR");
+    if (mode != "DCR" && mode != "CRD") return n.error("mode must be DCR or CRD");
+    if (failed(check(d[1], sq, "channels"))) return failure();
+    OpFoldResult c = floorDivIndex(b, loc, d[1], sq);
+    Value r, t;
+    if (mode == "DCR") {
+      r = reshape(b, loc, x, {d[0], bb, bb, c, d[2], d[3]});
+      t = transpose(b, loc, r, {0, 3, 4, 1, 5, 2});
+    } else {
+      r = reshape(b, loc, x, {d[0], c, bb, bb, d[2], d[3]});
+      t = transpose(b, loc, r, {0, 1, 4, 2, 5, 3});
+    }
+    n.setOutput(0, reshape(b, loc, t, {d[0], c, mulIndex(b, loc, d[2], bb), mulIndex(b, loc, d[3], bb)}));
+    return success();
+  }
+  if (failed(check(d[2], bb, "height")) || failed(check(d[3], bb, "width"))) return failure();
+  OpFoldResult h = floorDivIndex(b, loc, d[2], bb), w = floorDivIndex(b, loc, d[3], bb);
+  Value r = reshape(b, loc, x, {d[0], d[1], h, bb, w, bb});
+  Value t = transpose(b, loc, r, {0, 3, 5, 1, 2, 4});
+  n.setOutput(0, reshape(b, loc, t, {d[0], mulIndex(b, loc, d[1], sq), h, w}));
+  return success();
+}
+
 }  // namespace
 
 void addShapeOps(Registry& r) {
@@ -872,6 +1133,12 @@ void addShapeOps(Registry& r) {
   r["Slice"] = {convertSlice, {"starts", "ends", "axes"}};
   r["Split"] = {convertSplit, {"axis", "split"}};
   r["Gather"] = {convertGather, {"axis"}};
+  r["GatherElements"] = {convertGatherElements, {"axis"}};
+  r["Pad"] = {convertPad, {"mode", "pads", "value"}};
+  r["Tile"] = {convertTile, {}};
+  r["Trilu"] = {convertTrilu, {"upper"}};
+  r["DepthToSpace"] = {convertDepthSpace, {"blocksize", "mode"}};
+  r["SpaceToDepth"] = {convertDepthSpace, {"blocksize"}};
 }
 
 }  // namespace onnx

@@ -94,13 +94,26 @@ def test_unsupported_input_type_and_opset(tmp_path):
     assert rc == UNSUPPORTED and "unsupported opset 18" in err
 
 
-def test_shape_from_tensor_data_is_refused(tmp_path):
+def test_shape_from_tensor_data(tmp_path):
+    # A shape known only at run time: ONNX's 0 and -1 resolved then, errors named.
     m = model([helper.make_node("Reshape", ["x", "s"], ["y"], name="rs")],
-              [tensor("x", F, [2, 3]), tensor("s", TensorProto.INT64, [2])],
+              [tensor("x", F, ["a", 6]), tensor("s", TensorProto.INT64, [3])],
+              [tensor("y", F, None)])
+    mod = load(tmp_path, m)
+    x = torch.arange(24.0).reshape(4, 6)
+    for shape, expect in [([2, -1, 3], (2, 4, 3)), ([0, 3, 2], (4, 3, 2)), ([-1, 1, 1], (24, 1, 1))]:
+        assert torch.equal(mod(x, torch.tensor(shape)), x.reshape(expect))
+    for shape, message in [([-1, -1, 6], "more than one -1"), ([5, 5, 1], "element count"),
+                           ([2, -3, 4], "below -1")]:
+        with pytest.raises(RuntimeError, match=message):
+            mod(x, torch.tensor(shape))
+    assert torch.equal(mod(x, torch.tensor([3, 8, 1])), x.reshape(3, 8, 1))
+    # A long shape tensor is not read element by element at run time.
+    m = model([helper.make_node("Reshape", ["x", "s"], ["y"], name="long")],
+              [tensor("x", F, [1] * 20), tensor("s", TensorProto.INT64, [20])],
               [tensor("y", F, None)])
     rc, err, _ = compile_model(tmp_path, m)
-    assert rc == UNSUPPORTED
-    assert "node 'rs' (Reshape): unsupported shape computed at run time" in err
+    assert rc == UNSUPPORTED and "node 'long' (Reshape): unsupported shape input of 20" in err
 
 
 def test_external_data_is_refused(tmp_path):
