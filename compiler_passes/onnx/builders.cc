@@ -9,6 +9,7 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 
 #include <cstring>
+#include <string>
 #include <vector>
 
 namespace mlir {
@@ -158,6 +159,25 @@ SmallVector<OpFoldResult> broadcastDims(OpBuilder& b, Location loc, ValueRange i
     dims.push_back(chosen ? *chosen : dynamic ? *dynamic : OpFoldResult(b.getIndexAttr(1)));
   }
   return dims;
+}
+
+std::optional<std::string> broadcastError(ValueRange inputs) {
+  int64_t rank = 0;
+  for (Value v : inputs) rank = std::max(rank, cast<RankedTensorType>(v.getType()).getRank());
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t seen = 1;
+    for (Value v : inputs) {
+      auto type = cast<RankedTensorType>(v.getType());
+      const int64_t j = d - (rank - type.getRank());
+      if (j < 0 || type.isDynamicDim(j) || type.getDimSize(j) == 1) continue;
+      if (seen != 1 && seen != type.getDimSize(j))
+        return "shapes do not broadcast: " + std::to_string(seen) + " vs " +
+               std::to_string(type.getDimSize(j)) + " in dim " + std::to_string(d) +
+               " of the broadcast shape";
+      seen = type.getDimSize(j);
+    }
+  }
+  return std::nullopt;
 }
 
 Value elementwise(OpBuilder& b, Location loc, ValueRange inputs, Type result,

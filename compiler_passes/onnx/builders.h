@@ -51,6 +51,9 @@ Value filled(OpBuilder& b, Location loc, ArrayRef<OpFoldResult> dims, Value scal
 // equal (checked at run time by elementwise()).
 SmallVector<OpFoldResult> broadcastDims(OpBuilder& b, Location loc, ValueRange inputs);
 
+// Why static shapes do not broadcast ("3 vs 4 in dim 1"), or nullopt when they may.
+std::optional<std::string> broadcastError(ValueRange inputs);
+
 // out[i...] = body(inputs[broadcast(i)]...) with numpy broadcasting over `inputs`, as one
 // linalg.generic whose result has element type `result`. `dims`, when given, is the result's
 // shape (inputs broadcast to it); otherwise the broadcast of the inputs.

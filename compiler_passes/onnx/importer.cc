@@ -29,7 +29,9 @@ FailureOr<DenseElementsAttr> constantOf(MLIRContext* ctx, const ::onnx::TensorPr
 Tensor tensorOfData(DenseElementsAttr data);
 
 // The supported opsets of the default domain; every converter handles each version's form.
-constexpr int64_t kMinOpset = 7;
+// Old forms with attributes of their own (consumed_inputs, broadcast, Reshape's shape, ...) are
+// refused by the attribute check, so an old model never gets a newer op's meaning.
+constexpr int64_t kMinOpset = 1;
 constexpr int64_t kMaxOpset = 17;
 
 class Importer {

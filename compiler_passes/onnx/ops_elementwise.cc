@@ -148,9 +148,16 @@ LogicalResult convertArithmetic(NodeContext& n) {
     Value p = b.create<math::PowFOp>(loc, base, e);
     return f ? p : convertScalar(b, loc, p, t);
   };
-  if (op == "Pow" && (exponent.isInteger(1) || n.elementType(1) == Type()))
-    return unsupportedType(n, exponent);
-  n.setOutput(0, elementwise(n.b(), n.loc(), {n.value(0), n.value(1)}, t, body));
+  if (op == "Pow" && exponent.isInteger(1)) return unsupportedType(n, exponent);
+  Value x = n.value(0), y = n.value(1);
+  // Before opset 7, PRelu's 1-D slope was per channel (dim 1).
+  if (op == "PRelu" && n.opset() < 7 && n.rank(1) == 1 && n.rank(0) >= 2) {
+    SmallVector<OpFoldResult> dims = {dimOf(n.b(), n.loc(), y, 0)};
+    for (int64_t d = 2; d < n.rank(0); ++d) dims.push_back(n.b().getIndexAttr(1));
+    y = reshape(n.b(), n.loc(), y, dims);
+  }
+  if (auto why = broadcastError({x, y})) return n.error(*why);
+  n.setOutput(0, elementwise(n.b(), n.loc(), {x, y}, t, body));
   return success();
 }
 
@@ -164,6 +171,7 @@ LogicalResult convertVariadic(NodeContext& n) {
   const bool f = isFloat(*t);
   SmallVector<Value> inputs;
   for (size_t i = 0; i < n.numInputs(); ++i) inputs.push_back(n.value(i));
+  if (auto why = broadcastError(inputs)) return n.error(*why);
   const Type type = *t;
   const double count = static_cast<double>(inputs.size());
   Body body = [op, f, type, count](OpBuilder& b, Location loc, ValueRange a) -> Value {
@@ -211,6 +219,7 @@ LogicalResult convertCompare(NodeContext& n) {
     if (f) return b.create<arith::CmpFOp>(loc, fp, x, y);
     return b.create<arith::CmpIOp>(loc, ip, x, y);
   };
+  if (auto why = broadcastError({n.value(0), n.value(1)})) return n.error(*why);
   n.setOutput(0, elementwise(n.b(), n.loc(), {n.value(0), n.value(1)}, n.b().getI1Type(), body));
   return success();
 }
@@ -415,6 +424,7 @@ LogicalResult convertWhere(NodeContext& n) {
   Body body = [](OpBuilder& b, Location loc, ValueRange a) -> Value {
     return b.create<arith::SelectOp>(loc, a[0], a[1], a[2]);
   };
+  if (auto why = broadcastError({n.value(0), n.value(1), n.value(2)})) return n.error(*why);
   n.setOutput(0, elementwise(n.b(), n.loc(), {n.value(0), n.value(1), n.value(2)},
                              n.elementType(1), body));
   return success();

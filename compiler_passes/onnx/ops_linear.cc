@@ -138,6 +138,7 @@ LogicalResult convertGemm(NodeContext& n) {
   if (alpha != 1.0 || bias) {
     SmallVector<Value> inputs = {out};
     if (bias) inputs.push_back(n.value(2));
+    if (auto why = broadcastError(inputs)) return n.error("C: " + *why);
     SmallVector<OpFoldResult> dims = dimsOf(n.b(), n.loc(), out);
     out = elementwise(
         n.b(), n.loc(), inputs, t,
@@ -495,6 +496,10 @@ LogicalResult convertBatchNorm(NodeContext& n) {
   OpBuilder& b = n.b();
   Location loc = n.loc();
   if (n.i("training_mode", 0) != 0) return n.unsupported("training_mode=1 (inference only)");
+  // Before opset 7, is_test=0 (the default) meant training; before 9, spatial=0 per-element
+  // statistics.
+  if (n.opset() < 7 && n.i("is_test", 0) == 0) return n.unsupported("is_test=0 (training)");
+  if (n.i("spatial", 1) == 0) return n.unsupported("spatial=0");
   for (size_t o = 1; o < n.numOutputs(); ++o)
     if (n.wantsOutput(o)) return n.unsupported("BatchNormalization's training outputs");
   Type t = n.elementType(0);

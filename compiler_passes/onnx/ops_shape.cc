@@ -537,7 +537,8 @@ LogicalResult convertConcat(NodeContext& n) {
   Location loc = n.loc();
   if (n.numInputs() == 0) return n.error("needs inputs");
   const int64_t rank = n.rank(0);
-  FailureOr<int64_t> axis = n.axis(n.i("axis", 0), std::max<int64_t>(rank, 1));
+  // Concat's axis was optional (default 1) before opset 4.
+  FailureOr<int64_t> axis = n.axis(n.i("axis", n.opset() < 4 ? 1 : 0), std::max<int64_t>(rank, 1));
   if (failed(axis)) return failure();
   Type t = n.elementType(0);
   for (size_t i = 1; i < n.numInputs(); ++i)
@@ -1014,6 +1015,7 @@ LogicalResult convertTile(NodeContext& n) {
   OpBuilder& b = n.b();
   Location loc = n.loc();
   const int64_t rank = n.rank(0);
+  if (n.opset() < 6) return n.unsupported("Tile before opset 6 (tiles and axis inputs)");
   auto reps = n.shapeElems(1);
   if (!reps) return n.unsupported("repeats that are not a small integer vector");
   if (static_cast<int64_t>(reps->size()) != rank) return n.error("repeats must have rank entries");

@@ -142,6 +142,10 @@ def test_corrupt_and_wrong_models(tmp_path):
               [tensor("a", F, [2, 3]), tensor("b", F, [4, 5])], [tensor("y", F, None)])
     rc, err, _ = compile_model(tmp_path, m)
     assert rc == 1 and "node 'mm' (MatMul): contraction dims differ: 3 vs 4" in err
+    m = model([helper.make_node("Add", ["a", "b"], ["y"], name="add")],
+              [tensor("a", F, [2, 3]), tensor("b", F, [4])], [tensor("y", F, None)])
+    rc, err, _ = compile_model(tmp_path, m)
+    assert rc == 1 and "node 'add' (Add): shapes do not broadcast: 3 vs 4 in dim 1" in err
 
 
 def test_emit_import_writes_tensor_level_mlir(tmp_path):
