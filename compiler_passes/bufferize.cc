@@ -6,6 +6,7 @@
 // temporary. An entry result is the buffer its producer allocated, so
 // disc-ral-lower-to-library-calls turns that allocation into ral_alloc and the host receives it
 // without a copy.
+#include "compiler_passes/fuse_elementwise.h"
 #include "compiler_passes/passes.h"
 #include "mlir/Conversion/BufferizationToMemRef/BufferizationToMemRef.h"
 #include "mlir/Conversion/TosaToArith/TosaToArith.h"
@@ -52,7 +53,7 @@ bool hasTosa(ModuleOp module) {
   return module
       .walk([](Operation* op) {
         return isa<tosa::TosaDialect>(op->getDialect()) ? WalkResult::interrupt()
-                                                         : WalkResult::advance();
+                                                        : WalkResult::advance();
       })
       .wasInterrupted();
 }
@@ -70,7 +71,7 @@ void buildTensorPipeline(OpPassManager& pm, bool tosa) {
   pm.addPass(createCanonicalizerPass());
   // Chains of elementwise ops (bias add then activation, ...) become one loop nest, with no
   // temporary between them.
-  pm.addPass(createLinalgElementwiseOpFusionPass());
+  pm.addPass(createFuseElementwisePass());
   bufferization::OneShotBufferizationOptions options;
   options.bufferizeFunctionBoundaries = true;
   // Inputs and results keep the layouts a buffer-level program would declare, so a

@@ -195,12 +195,10 @@ scf::ForOp promoteAccumulator(scf::ForOp loop) {
     // A float reduction may be reassociated: LLVM then keeps one partial result per vector lane.
     if (auto fm = stored.getDefiningOp<arith::ArithFastMathInterface>();
         fm && isa<arith::AddFOp, arith::MulFOp, arith::MaximumFOp, arith::MinimumFOp,
-                  arith::MaxNumFOp, arith::MinNumFOp>(stored.getDefiningOp()))
-    {
+                  arith::MaxNumFOp, arith::MinNumFOp>(stored.getDefiningOp())) {
       // An op built without the attribute (generic builders) has none: no flags yet.
       arith::FastMathFlagsAttr flags = fm.getFastMathFlagsAttr();
-      const arith::FastMathFlags old_flags =
-          flags ? flags.getValue() : arith::FastMathFlags::none;
+      const arith::FastMathFlags old_flags = flags ? flags.getValue() : arith::FastMathFlags::none;
       stored.getDefiningOp()->setAttr(
           fm.getFastMathAttrName(),
           arith::FastMathFlagsAttr::get(rewriter.getContext(),

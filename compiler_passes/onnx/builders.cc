@@ -1,16 +1,16 @@
 // The importer's tensor-level building blocks (builders.h).
 #include "compiler_passes/onnx/builders.h"
 
+#include <cstring>
+#include <string>
+#include <vector>
+
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
-
-#include <cstring>
-#include <string>
-#include <vector>
 
 namespace mlir {
 namespace disc_ral {
@@ -86,8 +86,7 @@ OpFoldResult floorDivIndex(OpBuilder& b, Location loc, OpFoldResult x, OpFoldRes
     bindSymbols(b.getContext(), s0);
     return apply(b, loc, s0.floorDiv(*cy), {x});
   }
-  Value v =
-      b.create<arith::FloorDivSIOp>(loc, indexValue(b, loc, x), indexValue(b, loc, y));
+  Value v = b.create<arith::FloorDivSIOp>(loc, indexValue(b, loc, x), indexValue(b, loc, y));
   return v;
 }
 
@@ -182,8 +181,8 @@ std::optional<std::string> broadcastError(ValueRange inputs) {
 
 Value elementwise(OpBuilder& b, Location loc, ValueRange inputs, Type result,
                   const ScalarBody& body, std::optional<ArrayRef<OpFoldResult>> given) {
-  SmallVector<OpFoldResult> dims = given ? SmallVector<OpFoldResult>(*given)
-                                         : broadcastDims(b, loc, inputs);
+  SmallVector<OpFoldResult> dims =
+      given ? SmallVector<OpFoldResult>(*given) : broadcastDims(b, loc, inputs);
   const int64_t rank = static_cast<int64_t>(dims.size());
   SmallVector<AffineMap> maps;
   for (Value v : inputs) {
@@ -215,12 +214,12 @@ Value elementwise(OpBuilder& b, Location loc, ValueRange inputs, Type result,
   maps.push_back(b.getMultiDimIdentityMap(rank));
   Value init = emptyTensor(b, loc, dims, result);
   SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
-  auto generic = b.create<linalg::GenericOp>(
-      loc, TypeRange{init.getType()}, inputs, ValueRange{init}, maps, iterators,
-      [&](OpBuilder& nb, Location nl, ValueRange args) {
-        Value out = body(nb, nl, args.drop_back());
-        nb.create<linalg::YieldOp>(nl, out);
-      });
+  auto generic =
+      b.create<linalg::GenericOp>(loc, TypeRange{init.getType()}, inputs, ValueRange{init}, maps,
+                                  iterators, [&](OpBuilder& nb, Location nl, ValueRange args) {
+                                    Value out = body(nb, nl, args.drop_back());
+                                    nb.create<linalg::YieldOp>(nl, out);
+                                  });
   return generic.getResult(0);
 }
 
@@ -269,8 +268,7 @@ Value reshape(OpBuilder& b, Location loc, Value input, ArrayRef<OpFoldResult> di
   SmallVector<Value> values;
   for (OpFoldResult d : dims) values.push_back(indexValue(b, loc, d));
   Value shape = b.create<tensor::FromElementsOp>(
-      loc, RankedTensorType::get({static_cast<int64_t>(values.size())}, b.getIndexType()),
-      values);
+      loc, RankedTensorType::get({static_cast<int64_t>(values.size())}, b.getIndexType()), values);
   return b.create<tensor::ReshapeOp>(loc, RankedTensorType::get(sizes, type.getElementType()),
                                      input, shape);
 }
@@ -352,7 +350,8 @@ DenseElementsAttr transposeConstant(DenseElementsAttr data, ArrayRef<int64_t> pe
   ArrayRef<char> raw = data.getRawData();
   const int64_t rank = type.getRank();
   SmallVector<int64_t> out_shape, in_strides(rank, 1);
-  for (int64_t d = rank - 2; d >= 0; --d) in_strides[d] = in_strides[d + 1] * type.getDimSize(d + 1);
+  for (int64_t d = rank - 2; d >= 0; --d)
+    in_strides[d] = in_strides[d + 1] * type.getDimSize(d + 1);
   for (int64_t p : perm) out_shape.push_back(type.getDimSize(p));
   std::vector<char> out(raw.size());
   const int64_t count = type.getNumElements();

@@ -47,9 +47,8 @@ class Importer {
   Value materialize(Tensor& t, OpBuilder& b, Location loc);
 
   void fail(const std::string& message, bool unsupported) {
-    status_->errors.push_back(options_.source_name.empty()
-                                  ? message
-                                  : options_.source_name + ": " + message);
+    status_->errors.push_back(options_.source_name.empty() ? message
+                                                           : options_.source_name + ": " + message);
     status_->unsupported |= unsupported;
   }
   static std::string label(const ::onnx::NodeProto& node, int index) {
@@ -168,8 +167,9 @@ OwningOpRef<ModuleOp> Importer::run(const ::onnx::ModelProto& model) {
     if (defined(in.name())) continue;
     const std::string where = "graph input '" + in.name() + "'";
     if (!in.type().has_tensor_type()) {
-      fail(where + ": unsupported type (only tensors are imported, not sequences, maps or "
-                   "optionals)",
+      fail(where +
+               ": unsupported type (only tensors are imported, not sequences, maps or "
+               "optionals)",
            true);
       ok = false;
       continue;
@@ -189,14 +189,15 @@ OwningOpRef<ModuleOp> Importer::run(const ::onnx::ModelProto& model) {
     SmallVector<int64_t> shape;
     for (const auto& d : tt.shape().dim())
       shape.push_back(d.has_dim_value() && d.dim_value() >= 0 ? d.dim_value()
-                                                                : ShapedType::kDynamic);
+                                                              : ShapedType::kDynamic);
     input_types.push_back(RankedTensorType::get(shape, element));
     input_names.push_back(in.name());
   }
   if (!ok) return nullptr;
 
   OwningOpRef<ModuleOp> module = ModuleOp::create(locOf("model"));
-  if (!graph.name().empty()) (*module)->setAttr("onnx.graph_name", builder_.getStringAttr(graph.name()));
+  if (!graph.name().empty())
+    (*module)->setAttr("onnx.graph_name", builder_.getStringAttr(graph.name()));
   builder_.setInsertionPointToEnd(module->getBody());
   auto func = builder_.create<func::FuncOp>(locOf("graph"), options_.entry,
                                             builder_.getFunctionType(input_types, {}));
@@ -215,8 +216,9 @@ OwningOpRef<ModuleOp> Importer::run(const ::onnx::ModelProto& model) {
     current_label_ = label(node, n);
     for (const std::string& in : node.input())
       if (!in.empty() && !defined(in)) {
-        fail(current_label_ + ": input '" + in + "' is not defined before the node (the graph "
-                              "is not in topological order, or the name is wrong)",
+        fail(current_label_ + ": input '" + in +
+                 "' is not defined before the node (the graph "
+                 "is not in topological order, or the name is wrong)",
              false);
         return nullptr;
       }
@@ -327,8 +329,7 @@ std::optional<double> NodeContext::constScalar(size_t i) {
   DenseElementsAttr data = input(i).data;
   if (!data || data.getNumElements() != 1) return std::nullopt;
   Type element = data.getElementType();
-  if (isa<FloatType>(element))
-    return (*data.getValues<APFloat>().begin()).convertToDouble();
+  if (isa<FloatType>(element)) return (*data.getValues<APFloat>().begin()).convertToDouble();
   if (element.isInteger(1)) return (*data.getValues<bool>().begin()) ? 1.0 : 0.0;
   return static_cast<double>((*data.getValues<APInt>().begin()).getSExtValue());
 }

@@ -37,8 +37,8 @@ struct ImportFailure {
 // their target shapes at import time, dynamic dims included.
 struct Tensor {
   RankedTensorType type;
-  Value value;                                          // null until materialized
-  DenseElementsAttr data;                               // the elements, when constant
+  Value value;                                           // null until materialized
+  DenseElementsAttr data;                                // the elements, when constant
   std::optional<llvm::SmallVector<OpFoldResult>> elems;  // integer elements as index values
 };
 
@@ -46,8 +46,7 @@ class Importer;
 
 class NodeContext {
  public:
-  NodeContext(Importer& importer, const ::onnx::NodeProto& node, OpBuilder& builder,
-              int64_t opset);
+  NodeContext(Importer& importer, const ::onnx::NodeProto& node, OpBuilder& builder, int64_t opset);
 
   const ::onnx::NodeProto& node() const { return node_; }
   OpBuilder& b() { return b_; }

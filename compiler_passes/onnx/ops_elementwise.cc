@@ -63,16 +63,16 @@ bool foldIndexBinary(NodeContext& n, llvm::StringRef op) {
       if (cx) {
         out.push_back(b.getIndexAttr(*cx / *cy));
       } else {
-        out.push_back(Value(b.create<arith::DivSIOp>(loc, indexValue(b, loc, x),
-                                                     indexValue(b, loc, y))));
+        out.push_back(
+            Value(b.create<arith::DivSIOp>(loc, indexValue(b, loc, x), indexValue(b, loc, y))));
       }
     }
   }
   Tensor t;
   const int64_t rank = std::max(n.rank(0), n.rank(1));
-  t.type = RankedTensorType::get(rank == 0 ? SmallVector<int64_t>{}
-                                           : SmallVector<int64_t>{static_cast<int64_t>(count)},
-                                 n.elementType(0));
+  t.type = RankedTensorType::get(
+      rank == 0 ? SmallVector<int64_t>{} : SmallVector<int64_t>{static_cast<int64_t>(count)},
+      n.elementType(0));
   t.elems = std::move(out);
   n.setOutput(0, std::move(t));
   return true;
@@ -82,8 +82,10 @@ bool foldIndexBinary(NodeContext& n, llvm::StringRef op) {
 // divisor, and the wrapped quotient of MIN / -1, so no input can kill the process.
 Value safeIntDivide(OpBuilder& b, Location loc, Value x, Value y, bool remainder) {
   Type t = x.getType();
-  Value zero = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, y, scalarConstant(b, loc, t, 0));
-  Value minus1 = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, y, scalarConstant(b, loc, t, -1));
+  Value zero =
+      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, y, scalarConstant(b, loc, t, 0));
+  Value minus1 =
+      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, y, scalarConstant(b, loc, t, -1));
   Value unsafe = b.create<arith::OrIOp>(loc, zero, minus1);
   Value divisor = b.create<arith::SelectOp>(loc, unsafe, scalarConstant(b, loc, t, 1), y);
   if (remainder) {
@@ -111,14 +113,18 @@ LogicalResult convertArithmetic(NodeContext& n) {
   Type exponent = n.elementType(1);
   Body body = [&, f, t, fmod, exponent](OpBuilder& b, Location loc, ValueRange a) -> Value {
     Value x = a[0], y = a[1];
-    if (op == "Add") return f ? b.create<arith::AddFOp>(loc, x, y).getResult()
-                              : b.create<arith::AddIOp>(loc, x, y).getResult();
-    if (op == "Sub") return f ? b.create<arith::SubFOp>(loc, x, y).getResult()
-                              : b.create<arith::SubIOp>(loc, x, y).getResult();
-    if (op == "Mul") return f ? b.create<arith::MulFOp>(loc, x, y).getResult()
-                              : b.create<arith::MulIOp>(loc, x, y).getResult();
-    if (op == "Div") return f ? b.create<arith::DivFOp>(loc, x, y).getResult()
-                              : safeIntDivide(b, loc, x, y, false);
+    if (op == "Add")
+      return f ? b.create<arith::AddFOp>(loc, x, y).getResult()
+               : b.create<arith::AddIOp>(loc, x, y).getResult();
+    if (op == "Sub")
+      return f ? b.create<arith::SubFOp>(loc, x, y).getResult()
+               : b.create<arith::SubIOp>(loc, x, y).getResult();
+    if (op == "Mul")
+      return f ? b.create<arith::MulFOp>(loc, x, y).getResult()
+               : b.create<arith::MulIOp>(loc, x, y).getResult();
+    if (op == "Div")
+      return f ? b.create<arith::DivFOp>(loc, x, y).getResult()
+               : safeIntDivide(b, loc, x, y, false);
     if (op == "PRelu") {
       Value zero = scalarConstant(b, loc, t, 0);
       Value neg = f ? b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLT, x, zero).getResult()
@@ -187,8 +193,7 @@ LogicalResult convertVariadic(NodeContext& n) {
         acc = f ? b.create<arith::AddFOp>(loc, acc, x).getResult()
                 : b.create<arith::AddIOp>(loc, acc, x).getResult();
     }
-    if (op == "Mean")
-      acc = b.create<arith::DivFOp>(loc, acc, scalarConstant(b, loc, type, count));
+    if (op == "Mean") acc = b.create<arith::DivFOp>(loc, acc, scalarConstant(b, loc, type, count));
     return acc;
   };
   n.setOutput(0, elementwise(n.b(), n.loc(), inputs, type, body));
@@ -246,12 +251,15 @@ LogicalResult convertUnary(NodeContext& n) {
     Value x = a[0];
     auto c = [&](double v) { return scalarConstant(b, loc, t, v); };
     if (op == "Not") return b.create<arith::XOrIOp>(loc, x, c(1));
-    if (op == "Abs") return f ? b.create<math::AbsFOp>(loc, x).getResult()
-                              : b.create<math::AbsIOp>(loc, x).getResult();
-    if (op == "Neg") return f ? b.create<arith::NegFOp>(loc, x).getResult()
-                              : b.create<arith::SubIOp>(loc, c(0), x).getResult();
-    if (op == "Relu") return f ? b.create<arith::MaximumFOp>(loc, x, c(0)).getResult()
-                               : b.create<arith::MaxSIOp>(loc, x, c(0)).getResult();
+    if (op == "Abs")
+      return f ? b.create<math::AbsFOp>(loc, x).getResult()
+               : b.create<math::AbsIOp>(loc, x).getResult();
+    if (op == "Neg")
+      return f ? b.create<arith::NegFOp>(loc, x).getResult()
+               : b.create<arith::SubIOp>(loc, c(0), x).getResult();
+    if (op == "Relu")
+      return f ? b.create<arith::MaximumFOp>(loc, x, c(0)).getResult()
+               : b.create<arith::MaxSIOp>(loc, x, c(0)).getResult();
     if (op == "Sign") {
       if (!f) {
         Value pos = b.create<arith::ExtUIOp>(
@@ -262,7 +270,8 @@ LogicalResult convertUnary(NodeContext& n) {
       }
       Value pos = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OGT, x, c(0));
       Value neg = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLT, x, c(0));
-      Value s = b.create<arith::SelectOp>(loc, neg, c(-1), b.create<arith::SelectOp>(loc, pos, c(1), c(0)));
+      Value s = b.create<arith::SelectOp>(loc, neg, c(-1),
+                                          b.create<arith::SelectOp>(loc, pos, c(1), c(0)));
       // NaN stays NaN.
       Value nan = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNO, x, x);
       return b.create<arith::SelectOp>(loc, nan, x, s);
@@ -298,7 +307,8 @@ LogicalResult convertUnary(NodeContext& n) {
     if (op == "Softplus") {
       // log(1 + exp(x)) = max(x, 0) + log1p(exp(-|x|)): no overflow for large x.
       Value m = b.create<arith::MaximumFOp>(loc, x, c(0));
-      Value e = b.create<math::ExpOp>(loc, b.create<arith::NegFOp>(loc, b.create<math::AbsFOp>(loc, x)));
+      Value e =
+          b.create<math::ExpOp>(loc, b.create<arith::NegFOp>(loc, b.create<math::AbsFOp>(loc, x)));
       return b.create<arith::AddFOp>(loc, m, b.create<math::Log1pOp>(loc, e));
     }
     if (op == "ThresholdedRelu") {
@@ -363,11 +373,16 @@ LogicalResult convertFloatClass(NodeContext& n) {
     if (nan) return b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNO, x, x);
     auto inf = [&](bool negative) {
       return b.create<arith::ConstantOp>(
-          loc, b.getFloatAttr(t, APFloat::getInf(cast<FloatType>(t).getFloatSemantics(), negative)));
+          loc,
+          b.getFloatAttr(t, APFloat::getInf(cast<FloatType>(t).getFloatSemantics(), negative)));
     };
     Value r = b.create<arith::ConstantIntOp>(loc, 0, 1);
-    if (pos) r = b.create<arith::OrIOp>(loc, r, b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OEQ, x, inf(false)));
-    if (neg) r = b.create<arith::OrIOp>(loc, r, b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OEQ, x, inf(true)));
+    if (pos)
+      r = b.create<arith::OrIOp>(
+          loc, r, b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OEQ, x, inf(false)));
+    if (neg)
+      r = b.create<arith::OrIOp>(
+          loc, r, b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OEQ, x, inf(true)));
     return r;
   };
   n.setOutput(0, elementwise(n.b(), n.loc(), {n.value(0)}, n.b().getI1Type(), body));
@@ -395,9 +410,7 @@ LogicalResult convertClip(NodeContext& n) {
   }
   SmallVector<Value> inputs = {n.value(0)};
   // Scalars broadcast as rank-0 tensors.
-  auto scalarOf = [&](Value v) {
-    return reshape(n.b(), n.loc(), v, {});
-  };
+  auto scalarOf = [&](Value v) { return reshape(n.b(), n.loc(), v, {}); };
   if (lo_v) inputs.push_back(scalarOf(lo_v));
   if (hi_v) inputs.push_back(scalarOf(hi_v));
   const bool has_lo_v = static_cast<bool>(lo_v), has_hi_v = static_cast<bool>(hi_v);
@@ -407,10 +420,12 @@ LogicalResult convertClip(NodeContext& n) {
     Value l = has_lo_v ? a[next++] : lo ? scalarConstant(b, loc, t, *lo) : Value();
     Value h = has_hi_v ? a[next++] : hi ? scalarConstant(b, loc, t, *hi) : Value();
     // max(min) order as numpy.clip; NaN inputs stay NaN.
-    if (l) x = f ? b.create<arith::MaximumFOp>(loc, x, l).getResult()
-                 : b.create<arith::MaxSIOp>(loc, x, l).getResult();
-    if (h) x = f ? b.create<arith::MinimumFOp>(loc, x, h).getResult()
-                 : b.create<arith::MinSIOp>(loc, x, h).getResult();
+    if (l)
+      x = f ? b.create<arith::MaximumFOp>(loc, x, l).getResult()
+            : b.create<arith::MaxSIOp>(loc, x, l).getResult();
+    if (h)
+      x = f ? b.create<arith::MinimumFOp>(loc, x, h).getResult()
+            : b.create<arith::MinSIOp>(loc, x, h).getResult();
     return x;
   };
   n.setOutput(0, elementwise(n.b(), n.loc(), inputs, t, body));
@@ -425,8 +440,8 @@ LogicalResult convertWhere(NodeContext& n) {
     return b.create<arith::SelectOp>(loc, a[0], a[1], a[2]);
   };
   if (auto why = broadcastError({n.value(0), n.value(1), n.value(2)})) return n.error(*why);
-  n.setOutput(0, elementwise(n.b(), n.loc(), {n.value(0), n.value(1), n.value(2)},
-                             n.elementType(1), body));
+  n.setOutput(
+      0, elementwise(n.b(), n.loc(), {n.value(0), n.value(1), n.value(2)}, n.elementType(1), body));
   return success();
 }
 
@@ -459,13 +474,14 @@ void addElementwiseOps(Registry& r) {
     r[op] = {convertArithmetic, {}};
   r["Mod"] = {convertArithmetic, {"fmod"}};
   for (const char* op : {"Min", "Max", "Sum", "Mean"}) r[op] = {convertVariadic, {}};
-  for (const char* op : {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or",
-                         "Xor"})
+  for (const char* op :
+       {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor"})
     r[op] = {convertCompare, {}};
-  for (const char* op : {"Relu", "Sigmoid", "Tanh", "Erf", "Sqrt", "Exp", "Log", "Neg", "Abs",
-                         "Reciprocal", "Floor", "Ceil", "Round", "Sin", "Cos", "Tan", "Atan",
-                         "Sinh", "Cosh", "Asin", "Acos", "Asinh", "Acosh", "Atanh", "Not", "Sign",
-                         "Softsign", "Softplus", "HardSwish"})
+  for (const char* op :
+       {"Relu", "Sigmoid",    "Tanh",     "Erf",      "Sqrt",     "Exp",   "Log",   "Neg",
+        "Abs",  "Reciprocal", "Floor",    "Ceil",     "Round",    "Sin",   "Cos",   "Tan",
+        "Atan", "Sinh",       "Cosh",     "Asin",     "Acos",     "Asinh", "Acosh", "Atanh",
+        "Not",  "Sign",       "Softsign", "Softplus", "HardSwish"})
     r[op] = {convertUnary, {}};
   r["LeakyRelu"] = {convertUnary, {"alpha"}};
   r["Elu"] = {convertUnary, {"alpha"}};

@@ -25,9 +25,9 @@ LogicalResult checkSameDim(NodeContext& n, OpFoldResult x, OpFoldResult y, llvm:
       return n.error(what + " differ: " + std::to_string(*cx) + " vs " + std::to_string(*cy));
     return success();
   }
-  Value eq = n.b().create<arith::CmpIOp>(n.loc(), arith::CmpIPredicate::eq,
-                                         indexValue(n.b(), n.loc(), x),
-                                         indexValue(n.b(), n.loc(), y));
+  Value eq =
+      n.b().create<arith::CmpIOp>(n.loc(), arith::CmpIPredicate::eq, indexValue(n.b(), n.loc(), x),
+                                  indexValue(n.b(), n.loc(), y));
   runtimeCheck(n.b(), n.loc(), eq, (n.node().op_type() + ": " + what + " differ").str());
   return success();
 }
@@ -82,10 +82,14 @@ FailureOr<Value> numpyMatmul(NodeContext& n, Value a, Value c) {
         return d[j];
       };
       auto x = pick(ba), y = pick(bc);
-      if (!x) batch.push_back(*y);
-      else if (!y) batch.push_back(*x);
-      else if (constantIndex(*x) == 1) batch.push_back(*y);
-      else if (constantIndex(*y) == 1) batch.push_back(*x);
+      if (!x)
+        batch.push_back(*y);
+      else if (!y)
+        batch.push_back(*x);
+      else if (constantIndex(*x) == 1)
+        batch.push_back(*y);
+      else if (constantIndex(*y) == 1)
+        batch.push_back(*x);
       else {
         if (failed(checkSameDim(n, *x, *y, "batch dims"))) return failure();
         batch.push_back(constantIndex(*x) ? *x : *y);
@@ -205,9 +209,8 @@ FailureOr<Window> windowOf(NodeContext& n, Value x, ArrayRef<int64_t> kernel, bo
     }
     OpFoldResult padded = addIndex(b, loc, size, b.getIndexAttr(w.pad_begin[i] + w.pad_end[i]));
     OpFoldResult span = subIndex(b, loc, padded, b.getIndexAttr(extent));
-    OpFoldResult out =
-        ceil_mode ? ceilDivIndex(b, loc, span, b.getIndexAttr(w.strides[i]))
-                  : floorDivIndex(b, loc, span, b.getIndexAttr(w.strides[i]));
+    OpFoldResult out = ceil_mode ? ceilDivIndex(b, loc, span, b.getIndexAttr(w.strides[i]))
+                                 : floorDivIndex(b, loc, span, b.getIndexAttr(w.strides[i]));
     out = addIndex(b, loc, out, b.getIndexAttr(1));
     if (ceil_mode) {
       // Windows past the padded end read extra padding (never counted by AveragePool).
@@ -263,62 +266,82 @@ LogicalResult convertConv(NodeContext& n) {
   low.append(w->pad_begin);
   high.append(w->pad_end);
   Value xp = pad(b, loc, x, low, high, scalarConstant(b, loc, t, 0));
-  // Groups made explicit: x [N, G, Cg, S...], w [G, Fg, Cg, K...], y [N, G, Fg, O...].
+  // im2col, then GEMM (RAL's library GEMM): cols [G, Cg, K..., N, O...] gathers each window,
+  // w [G, Fg, Cg*K] times cols [G, Cg*K, N*O] is y [G, Fg, N*O], which one more pass lays out
+  // as [N, F, O...] with the bias added.
   SmallVector<OpFoldResult> xd = dimsOf(b, loc, xp);
-  SmallVector<OpFoldResult> xg = {xd[0], b.getIndexAttr(group), b.getIndexAttr(cg)};
-  xg.append(xd.begin() + 2, xd.end());
-  Value x5 = reshape(b, loc, xp, xg);
-  SmallVector<OpFoldResult> wg = {b.getIndexAttr(group), b.getIndexAttr(filters / group),
-                                  b.getIndexAttr(cg)};
-  for (int64_t k : kernel) wg.push_back(b.getIndexAttr(k));
-  Value w5;
+  const int64_t fg = filters / group;
+  int64_t window = 1;
+  for (int64_t k : kernel) window *= k;
+  SmallVector<OpFoldResult> col_dims = {b.getIndexAttr(group), b.getIndexAttr(cg)};
+  for (int64_t k : kernel) col_dims.push_back(b.getIndexAttr(k));
+  col_dims.push_back(xd[0]);
+  col_dims.append(w->out.begin(), w->out.end());
+  // Loops: g, c, k_1..k_s, n, o_1..o_s (all parallel: a copy).
+  const unsigned nd = 3 + 2 * spatial;
+  const unsigned k0 = 2, n_dim = 2 + spatial, o0 = 3 + spatial;
+  SmallVector<AffineExpr> xe = {b.getAffineDimExpr(n_dim),
+                                b.getAffineDimExpr(0) * cg + b.getAffineDimExpr(1)};
+  for (int64_t i = 0; i < spatial; ++i) xe.push_back(windowExpr(b, *w, i, o0 + i, k0 + i));
+  Value col_init = emptyTensor(b, loc, col_dims, t);
+  Value cols =
+      b.create<linalg::GenericOp>(
+           loc, TypeRange{col_init.getType()}, ValueRange{xp}, ValueRange{col_init},
+           SmallVector<AffineMap>{AffineMap::get(nd, 0, xe, b.getContext()),
+                                  b.getMultiDimIdentityMap(nd)},
+           SmallVector<utils::IteratorType>(nd, utils::IteratorType::parallel),
+           [](OpBuilder& nb, Location nl, ValueRange a) { nb.create<linalg::YieldOp>(nl, a[0]); })
+          .getResult(0);
+  OpFoldResult columns = mulIndex(b, loc, xd[0], product(b, loc, w->out));
+  const int64_t depth = cg * window;
+  Value w3;
   if (DenseElementsAttr data = n.input(1).data) {
-    SmallVector<int64_t> shape = staticSizes(wg);
-    w5 = b.create<arith::ConstantOp>(loc, data.reshape(RankedTensorType::get(shape, t)));
+    w3 = b.create<arith::ConstantOp>(loc,
+                                     data.reshape(RankedTensorType::get({group, fg, depth}, t)));
   } else {
-    w5 = reshape(b, loc, wt, wg);
+    w3 = reshape(b, loc, wt, {b.getIndexAttr(group), b.getIndexAttr(fg), b.getIndexAttr(depth)});
   }
-  SmallVector<OpFoldResult> yd = {xd[0], b.getIndexAttr(group), b.getIndexAttr(filters / group)};
-  yd.append(w->out.begin(), w->out.end());
-  // The bias initializes the accumulator.
-  Value init;
-  if (n.hasInput(2)) {
-    SmallVector<OpFoldResult> bd = {b.getIndexAttr(group), b.getIndexAttr(filters / group)};
-    for (int64_t i = 0; i < spatial; ++i) bd.push_back(b.getIndexAttr(1));
-    Value bias = reshape(b, loc, n.value(2), bd);
-    init = broadcastTo(b, loc, bias, yd);
+  Value products;
+  if (group == 1) {
+    Value w2 = reshape(b, loc, w3, {b.getIndexAttr(fg), b.getIndexAttr(depth)});
+    Value c2 = reshape(b, loc, cols, {b.getIndexAttr(depth), columns});
+    products = matmul2d(b, loc, w2, c2);
   } else {
-    init = zeroFilled(b, loc, yd, t);
+    Value c3 = reshape(b, loc, cols, {b.getIndexAttr(group), b.getIndexAttr(depth), columns});
+    Value init = zeroFilled(b, loc, {b.getIndexAttr(group), b.getIndexAttr(fg), columns}, t);
+    products =
+        b.create<linalg::BatchMatmulOp>(loc, ValueRange{w3, c3}, ValueRange{init}).getResult(0);
   }
-  // Loops: n, g, f, o_1..o_s (parallel), c, k_1..k_s (reduction).
-  const unsigned nd = 3 + 2 * spatial + 1;
-  const unsigned c_dim = 3 + spatial, k0 = 4 + spatial;
-  SmallVector<AffineExpr> xe = {b.getAffineDimExpr(0), b.getAffineDimExpr(1),
-                                b.getAffineDimExpr(c_dim)};
-  SmallVector<AffineExpr> we = {b.getAffineDimExpr(1), b.getAffineDimExpr(2),
-                                b.getAffineDimExpr(c_dim)};
-  SmallVector<AffineExpr> ye = {b.getAffineDimExpr(0), b.getAffineDimExpr(1),
-                                b.getAffineDimExpr(2)};
-  for (int64_t i = 0; i < spatial; ++i) {
-    xe.push_back(windowExpr(b, *w, i, 3 + i, k0 + i));
-    we.push_back(b.getAffineDimExpr(k0 + i));
-    ye.push_back(b.getAffineDimExpr(3 + i));
-  }
-  SmallVector<AffineMap> maps = {AffineMap::get(nd, 0, xe, b.getContext()),
-                                 AffineMap::get(nd, 0, we, b.getContext()),
-                                 AffineMap::get(nd, 0, ye, b.getContext())};
-  SmallVector<utils::IteratorType> iters(3 + spatial, utils::IteratorType::parallel);
-  iters.append(1 + spatial, utils::IteratorType::reduction);
-  Value y = b.create<linalg::GenericOp>(
-                 loc, TypeRange{init.getType()}, ValueRange{x5, w5}, ValueRange{init}, maps, iters,
-                 [](OpBuilder& nb, Location nl, ValueRange a) {
-                   Value p = nb.create<arith::MulFOp>(nl, a[0], a[1]);
-                   nb.create<linalg::YieldOp>(nl, ValueRange{nb.create<arith::AddFOp>(nl, a[2], p)});
-                 })
-                .getResult(0);
+  // [F, N, O...] -> [N, F, O...], plus the bias.
+  SmallVector<OpFoldResult> fno = {b.getIndexAttr(filters), xd[0]};
+  fno.append(w->out.begin(), w->out.end());
+  Value y = reshape(b, loc, products, fno);
   SmallVector<OpFoldResult> out = {xd[0], b.getIndexAttr(filters)};
   out.append(w->out.begin(), w->out.end());
-  n.setOutput(0, reshape(b, loc, y, out));
+  const unsigned od = 2 + spatial;
+  SmallVector<AffineExpr> ye = {b.getAffineDimExpr(1), b.getAffineDimExpr(0)};
+  for (int64_t i = 0; i < spatial; ++i) ye.push_back(b.getAffineDimExpr(2 + i));
+  SmallVector<Value> inputs = {y};
+  SmallVector<AffineMap> maps = {AffineMap::get(od, 0, ye, b.getContext())};
+  if (n.hasInput(2)) {
+    if (n.rank(2) != 1 || (!n.type(2).isDynamicDim(0) && n.type(2).getDimSize(0) != filters))
+      return n.error("B must be 1-D with one value per output channel");
+    if (n.type(2).isDynamicDim(0)) return n.unsupported("a bias of dynamic size");
+    inputs.push_back(n.value(2));
+    maps.push_back(AffineMap::get(od, 0, {b.getAffineDimExpr(1)}, b.getContext()));
+  }
+  maps.push_back(b.getMultiDimIdentityMap(od));
+  Value init = emptyTensor(b, loc, out, t);
+  Value result = b.create<linalg::GenericOp>(
+                      loc, TypeRange{init.getType()}, inputs, ValueRange{init}, maps,
+                      SmallVector<utils::IteratorType>(od, utils::IteratorType::parallel),
+                      [](OpBuilder& nb, Location nl, ValueRange a) {
+                        Value v = a[0];
+                        if (a.size() == 3) v = nb.create<arith::AddFOp>(nl, v, a[1]);
+                        nb.create<linalg::YieldOp>(nl, v);
+                      })
+                     .getResult(0);
+  n.setOutput(0, result);
   return success();
 }
 
@@ -352,15 +375,15 @@ LogicalResult convertPool(NodeContext& n) {
   high.append(w->pad_end);
   Value pad_value;
   if (max) {
-    pad_value = isFloat(t) ? b.create<arith::ConstantOp>(
-                                  loc, b.getFloatAttr(t, APFloat::getInf(
-                                                             cast<FloatType>(t).getFloatSemantics(),
-                                                             /*Negative=*/true)))
-                                 .getResult()
-                           : b.create<arith::ConstantOp>(
-                                  loc, b.getIntegerAttr(t, APInt::getSignedMinValue(
-                                                               t.getIntOrFloatBitWidth())))
-                                 .getResult();
+    pad_value =
+        isFloat(t)
+            ? b.create<arith::ConstantOp>(
+                   loc, b.getFloatAttr(t, APFloat::getInf(cast<FloatType>(t).getFloatSemantics(),
+                                                          /*Negative=*/true)))
+                  .getResult()
+            : b.create<arith::ConstantOp>(
+                   loc, b.getIntegerAttr(t, APInt::getSignedMinValue(t.getIntOrFloatBitWidth())))
+                  .getResult();
   } else {
     pad_value = scalarConstant(b, loc, t, 0);
   }
@@ -388,19 +411,19 @@ LogicalResult convertPool(NodeContext& n) {
     iters.append(spatial, utils::IteratorType::reduction);
     Value init = filled(b, loc, yd, init_value);
     const bool f = isFloat(t);
-    return b.create<linalg::GenericOp>(
-                loc, TypeRange{init.getType()}, ValueRange{input, window}, ValueRange{init}, maps,
-                iters,
-                [&](OpBuilder& nb, Location nl, ValueRange a) {
-                  Value r;
-                  if (!take_max)
-                    r = nb.create<arith::AddFOp>(nl, a[2], a[0]);
-                  else if (f)
-                    r = nb.create<arith::MaximumFOp>(nl, a[2], a[0]);
-                  else
-                    r = nb.create<arith::MaxSIOp>(nl, a[2], a[0]);
-                  nb.create<linalg::YieldOp>(nl, r);
-                })
+    return b
+        .create<linalg::GenericOp>(loc, TypeRange{init.getType()}, ValueRange{input, window},
+                                   ValueRange{init}, maps, iters,
+                                   [&](OpBuilder& nb, Location nl, ValueRange a) {
+                                     Value r;
+                                     if (!take_max)
+                                       r = nb.create<arith::AddFOp>(nl, a[2], a[0]);
+                                     else if (f)
+                                       r = nb.create<arith::MaximumFOp>(nl, a[2], a[0]);
+                                     else
+                                       r = nb.create<arith::MaxSIOp>(nl, a[2], a[0]);
+                                     nb.create<linalg::YieldOp>(nl, r);
+                                   })
         .getResult(0);
   };
 
@@ -449,9 +472,10 @@ LogicalResult convertPool(NodeContext& n) {
     yd[1] = b.getIndexAttr(1);
     Value count = pool(counted, scalarConstant(b, loc, t, 0), false);
     yd = save;
-    out = elementwise(b, loc, {sum, count}, t, [](OpBuilder& nb, Location nl, ValueRange a) -> Value {
-      return nb.create<arith::DivFOp>(nl, a[0], a[1]);
-    });
+    out =
+        elementwise(b, loc, {sum, count}, t, [](OpBuilder& nb, Location nl, ValueRange a) -> Value {
+          return nb.create<arith::DivFOp>(nl, a[0], a[1]);
+        });
   }
   n.setOutput(0, out);
   return success();
@@ -471,12 +495,13 @@ LogicalResult convertGlobalPool(NodeContext& n) {
   TypedAttr init = max ? TypedAttr(b.getFloatAttr(
                              t, APFloat::getInf(cast<FloatType>(t).getFloatSemantics(), true)))
                        : scalarAttr(b, t, 0);
-  Value r = reduce(b, loc, x, axes, init,
-                   [max](OpBuilder& nb, Location nl, Value acc, Value v) -> Value {
-                     if (max) return nb.create<arith::MaximumFOp>(nl, acc, v);
-                     return nb.create<arith::AddFOp>(nl, acc, v);
-                   },
-                   true);
+  Value r = reduce(
+      b, loc, x, axes, init,
+      [max](OpBuilder& nb, Location nl, Value acc, Value v) -> Value {
+        if (max) return nb.create<arith::MaximumFOp>(nl, acc, v);
+        return nb.create<arith::AddFOp>(nl, acc, v);
+      },
+      true);
   if (!max) {
     SmallVector<OpFoldResult> xd = dimsOf(b, loc, x);
     OpFoldResult count = product(b, loc, ArrayRef<OpFoldResult>(xd).drop_front(2));
@@ -543,9 +568,10 @@ LogicalResult convertBatchNorm(NodeContext& n) {
       return nb.create<arith::SubFOp>(nl, v[0], nb.create<arith::MulFOp>(nl, v[1], v[2]));
     });
   }
-  Value y = elementwise(b, loc, {x, a, c}, t, [](OpBuilder& nb, Location nl, ValueRange v) -> Value {
-    return nb.create<arith::AddFOp>(nl, nb.create<arith::MulFOp>(nl, v[0], v[1]), v[2]);
-  });
+  Value y =
+      elementwise(b, loc, {x, a, c}, t, [](OpBuilder& nb, Location nl, ValueRange v) -> Value {
+        return nb.create<arith::AddFOp>(nl, nb.create<arith::MulFOp>(nl, v[0], v[1]), v[2]);
+      });
   n.setOutput(0, y);
   return success();
 }
@@ -556,10 +582,12 @@ void addLinearOps(Registry& r) {
   r["MatMul"] = {convertMatMul, {}};
   r["Gemm"] = {convertGemm, {"alpha", "beta", "transA", "transB"}};
   r["Conv"] = {convertConv, {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"}};
-  r["MaxPool"] = {convertPool, {"auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads",
-                                "storage_order", "strides"}};
-  r["AveragePool"] = {convertPool, {"auto_pad", "ceil_mode", "count_include_pad", "dilations",
-                                    "kernel_shape", "pads", "strides"}};
+  r["MaxPool"] = {
+      convertPool,
+      {"auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads", "storage_order", "strides"}};
+  r["AveragePool"] = {convertPool,
+                      {"auto_pad", "ceil_mode", "count_include_pad", "dilations", "kernel_shape",
+                       "pads", "strides"}};
   r["GlobalAveragePool"] = {convertGlobalPool, {}};
   r["GlobalMaxPool"] = {convertGlobalPool, {}};
   r["BatchNormalization"] = {convertBatchNorm,

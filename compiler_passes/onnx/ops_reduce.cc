@@ -98,7 +98,8 @@ LogicalResult convertReduce(NodeContext& n) {
   };
   Value in = x;
   if (op == "ReduceSumSquare" || op == "ReduceL2")
-    in = mapTensor(b, loc, x, [&](OpBuilder& nb, Location nl, Value v) { return mul(nb, nl, v, v); });
+    in = mapTensor(b, loc, x,
+                   [&](OpBuilder& nb, Location nl, Value v) { return mul(nb, nl, v, v); });
   if (op == "ReduceL1")
     in = mapTensor(b, loc, x, [f](OpBuilder& nb, Location nl, Value v) -> Value {
       return f ? nb.create<math::AbsFOp>(nl, v).getResult()
@@ -107,28 +108,31 @@ LogicalResult convertReduce(NodeContext& n) {
   Value out;
   if (op == "ReduceMax" || op == "ReduceMin") {
     const bool max = op == "ReduceMax";
-    out = reduce(b, loc, in, *dims, infinity(b, t, max),
-                 [f, max](OpBuilder& nb, Location nl, Value acc, Value v) -> Value {
-                   if (f) return max ? nb.create<arith::MaximumFOp>(nl, acc, v).getResult()
-                                     : nb.create<arith::MinimumFOp>(nl, acc, v).getResult();
-                   return max ? nb.create<arith::MaxSIOp>(nl, acc, v).getResult()
-                              : nb.create<arith::MinSIOp>(nl, acc, v).getResult();
-                 },
-                 keep);
+    out = reduce(
+        b, loc, in, *dims, infinity(b, t, max),
+        [f, max](OpBuilder& nb, Location nl, Value acc, Value v) -> Value {
+          if (f)
+            return max ? nb.create<arith::MaximumFOp>(nl, acc, v).getResult()
+                       : nb.create<arith::MinimumFOp>(nl, acc, v).getResult();
+          return max ? nb.create<arith::MaxSIOp>(nl, acc, v).getResult()
+                     : nb.create<arith::MinSIOp>(nl, acc, v).getResult();
+        },
+        keep);
   } else if (op == "ReduceProd") {
     out = reduce(b, loc, in, *dims, scalarAttr(b, t, 1), mul, keep);
   } else if (op == "ReduceLogSumExp") {
     // log(sum(exp(x - m))) + m, m the max: no overflow.
-    Value m = reduce(b, loc, x, *dims, infinity(b, t, true),
-                     [](OpBuilder& nb, Location nl, Value acc, Value v) -> Value {
-                       return nb.create<arith::MaximumFOp>(nl, acc, v);
-                     },
-                     true);
+    Value m = reduce(
+        b, loc, x, *dims, infinity(b, t, true),
+        [](OpBuilder& nb, Location nl, Value acc, Value v) -> Value {
+          return nb.create<arith::MaximumFOp>(nl, acc, v);
+        },
+        true);
     // A reduction over -inf only (or an empty one) keeps m finite for the subtraction.
     m = mapTensor(b, loc, m, [&](OpBuilder& nb, Location nl, Value v) -> Value {
-      Value finite = nb.create<arith::CmpFOp>(
-          nl, arith::CmpFPredicate::ONE, nb.create<math::AbsFOp>(nl, v),
-          nb.create<arith::ConstantOp>(nl, infinity(nb, t, false)));
+      Value finite =
+          nb.create<arith::CmpFOp>(nl, arith::CmpFPredicate::ONE, nb.create<math::AbsFOp>(nl, v),
+                                   nb.create<arith::ConstantOp>(nl, infinity(nb, t, false)));
       return nb.create<arith::SelectOp>(nl, finite, v, scalarConstant(nb, nl, t, 0));
     });
     Value e = elementwise(b, loc, {x, m}, t, [](OpBuilder& nb, Location nl, ValueRange a) -> Value {
@@ -201,27 +205,29 @@ LogicalResult convertArgReduce(NodeContext& n) {
           better = nb.create<arith::CmpFOp>(nl, pred, v, acc);
           Value v_nan = nb.create<arith::CmpFOp>(nl, arith::CmpFPredicate::UNO, v, v);
           Value acc_nan = nb.create<arith::CmpFOp>(nl, arith::CmpFPredicate::UNO, acc, acc);
-          Value not_acc_nan = nb.create<arith::XOrIOp>(nl, acc_nan, nb.create<arith::ConstantIntOp>(nl, 1, 1));
-          better = nb.create<arith::AndIOp>(nl, nb.create<arith::OrIOp>(nl, better, v_nan),
-                                            not_acc_nan);
+          Value not_acc_nan =
+              nb.create<arith::XOrIOp>(nl, acc_nan, nb.create<arith::ConstantIntOp>(nl, 1, 1));
+          better =
+              nb.create<arith::AndIOp>(nl, nb.create<arith::OrIOp>(nl, better, v_nan), not_acc_nan);
           if (last) {
             // A later NaN replaces an earlier one.
-            better = nb.create<arith::OrIOp>(nl, better, nb.create<arith::AndIOp>(nl, v_nan, acc_nan));
+            better =
+                nb.create<arith::OrIOp>(nl, better, nb.create<arith::AndIOp>(nl, v_nan, acc_nan));
           }
         } else {
           auto pred = max ? (last ? arith::CmpIPredicate::sge : arith::CmpIPredicate::sgt)
                           : (last ? arith::CmpIPredicate::sle : arith::CmpIPredicate::slt);
           better = nb.create<arith::CmpIOp>(nl, pred, v, acc);
         }
-        Value i = nb.create<arith::IndexCastOp>(nl, nb.getI64Type(),
-                                                nb.create<linalg::IndexOp>(nl, ax));
+        Value i =
+            nb.create<arith::IndexCastOp>(nl, nb.getI64Type(), nb.create<linalg::IndexOp>(nl, ax));
         // The first element always wins, so an all -inf (or +inf) row reports its index.
         Value first = nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::eq, i,
                                                scalarConstant(nb, nl, nb.getI64Type(), 0));
         better = nb.create<arith::OrIOp>(nl, better, first);
-        nb.create<linalg::YieldOp>(
-            nl, ValueRange{nb.create<arith::SelectOp>(nl, better, v, acc),
-                           nb.create<arith::SelectOp>(nl, better, i, acc_i)});
+        nb.create<linalg::YieldOp>(nl,
+                                   ValueRange{nb.create<arith::SelectOp>(nl, better, v, acc),
+                                              nb.create<arith::SelectOp>(nl, better, i, acc_i)});
       });
   Value result = generic.getResult(1);
   n.setOutput(0, keep ? reshape(b, loc, result, kept) : result);
@@ -243,22 +249,25 @@ LogicalResult convertSoftmax(NodeContext& n) {
   if (n.opset() < 13)
     for (int64_t d = *axis + 1; d < rank; ++d) axes.push_back(d);
   Value x = n.value(0);
-  Value m = reduce(b, loc, x, axes, infinity(b, t, true),
-                   [](OpBuilder& nb, Location nl, Value acc, Value v) -> Value {
-                     return nb.create<arith::MaximumFOp>(nl, acc, v);
-                   },
-                   true);
-  Value shifted = elementwise(b, loc, {x, m}, t, [](OpBuilder& nb, Location nl, ValueRange a) -> Value {
-    return nb.create<arith::SubFOp>(nl, a[0], a[1]);
-  });
+  Value m = reduce(
+      b, loc, x, axes, infinity(b, t, true),
+      [](OpBuilder& nb, Location nl, Value acc, Value v) -> Value {
+        return nb.create<arith::MaximumFOp>(nl, acc, v);
+      },
+      true);
+  Value shifted =
+      elementwise(b, loc, {x, m}, t, [](OpBuilder& nb, Location nl, ValueRange a) -> Value {
+        return nb.create<arith::SubFOp>(nl, a[0], a[1]);
+      });
   Value e = mapTensor(b, loc, shifted, [](OpBuilder& nb, Location nl, Value v) -> Value {
     return nb.create<math::ExpOp>(nl, v);
   });
-  Value s = reduce(b, loc, e, axes, scalarAttr(b, t, 0),
-                   [](OpBuilder& nb, Location nl, Value acc, Value v) -> Value {
-                     return nb.create<arith::AddFOp>(nl, acc, v);
-                   },
-                   true);
+  Value s = reduce(
+      b, loc, e, axes, scalarAttr(b, t, 0),
+      [](OpBuilder& nb, Location nl, Value acc, Value v) -> Value {
+        return nb.create<arith::AddFOp>(nl, acc, v);
+      },
+      true);
   Value y;
   if (log) {
     y = elementwise(b, loc, {shifted, s}, t, [](OpBuilder& nb, Location nl, ValueRange a) -> Value {
@@ -294,9 +303,10 @@ LogicalResult convertLayerNorm(NodeContext& n) {
   };
   Value count = countOf(b, loc, x, axes, ct);
   Value mean = divideBy(b, loc, reduce(b, loc, x, axes, scalarAttr(b, ct, 0), add, true), count);
-  Value d = elementwise(b, loc, {x, mean}, ct, [](OpBuilder& nb, Location nl, ValueRange a) -> Value {
-    return nb.create<arith::SubFOp>(nl, a[0], a[1]);
-  });
+  Value d =
+      elementwise(b, loc, {x, mean}, ct, [](OpBuilder& nb, Location nl, ValueRange a) -> Value {
+        return nb.create<arith::SubFOp>(nl, a[0], a[1]);
+      });
   Value sq = mapTensor(b, loc, d, [](OpBuilder& nb, Location nl, Value v) -> Value {
     return nb.create<arith::MulFOp>(nl, v, v);
   });
@@ -323,9 +333,9 @@ LogicalResult convertLayerNorm(NodeContext& n) {
 }  // namespace
 
 void addReductionOps(Registry& r) {
-  for (const char* op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd",
-                         "ReduceSumSquare", "ReduceL1", "ReduceL2", "ReduceLogSum",
-                         "ReduceLogSumExp"})
+  for (const char* op :
+       {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceSumSquare",
+        "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp"})
     r[op] = {convertReduce, {"axes", "keepdims", "noop_with_empty_axes"}};
   r["ArgMax"] = {convertArgReduce, {"axis", "keepdims", "select_last_index"}};
   r["ArgMin"] = {convertArgReduce, {"axis", "keepdims", "select_last_index"}};

@@ -97,11 +97,13 @@ LogicalResult convertConstant(NodeContext& n) {
   }
   if (n.has("value_ints")) {
     SmallVector<int64_t> v = n.ints("value_ints");
-    n.setOutput(0, tensorOfData(DenseElementsAttr::get(i64Vector(b, v.size()), ArrayRef<int64_t>(v))));
+    n.setOutput(0,
+                tensorOfData(DenseElementsAttr::get(i64Vector(b, v.size()), ArrayRef<int64_t>(v))));
     return success();
   }
-  return n.unsupported("Constant without a value, value_float(s) or value_int(s) attribute "
-                       "(sparse and string constants)");
+  return n.unsupported(
+      "Constant without a value, value_float(s) or value_int(s) attribute "
+      "(sparse and string constants)");
 }
 
 LogicalResult convertShape(NodeContext& n) {
@@ -209,7 +211,8 @@ LogicalResult convertReshape(NodeContext& n) {
         if (m) any_infer = any_infer ? b.create<arith::OrIOp>(loc, any_infer, m).getResult() : m;
       Value nonzero = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, r, zero);
       Value fine = b.create<arith::OrIOp>(
-          loc, nonzero, b.create<arith::XOrIOp>(loc, any_infer, b.create<arith::ConstantIntOp>(loc, 1, 1)));
+          loc, nonzero,
+          b.create<arith::XOrIOp>(loc, any_infer, b.create<arith::ConstantIntOp>(loc, 1, 1)));
       runtimeCheck(b, loc, fine, "Reshape: cannot infer -1 when the other dims multiply to 0");
       rest = fold(b.create<arith::MaxSIOp>(loc, r, one));
     }
@@ -218,9 +221,12 @@ LogicalResult convertReshape(NodeContext& n) {
     Value count = b.create<arith::ConstantIndexOp>(loc, 0);
     for (size_t d = 0; d < minus_one.size(); ++d) {
       if (!minus_one[d]) continue;
-      count = b.create<arith::AddIOp>(loc, count, b.create<arith::IndexCastOp>(loc, b.getIndexType(), b.create<arith::ExtUIOp>(loc, b.getI64Type(), minus_one[d])));
-      out[d] = fold(b.create<arith::SelectOp>(loc, minus_one[d], idx(b, loc, inferred),
-                                              idx(b, loc, out[d])));
+      count = b.create<arith::AddIOp>(
+          loc, count,
+          b.create<arith::IndexCastOp>(
+              loc, b.getIndexType(), b.create<arith::ExtUIOp>(loc, b.getI64Type(), minus_one[d])));
+      out[d] = fold(
+          b.create<arith::SelectOp>(loc, minus_one[d], idx(b, loc, inferred), idx(b, loc, out[d])));
     }
     if (runtime_infer) {
       Value allowed = b.create<arith::ConstantIndexOp>(loc, infer >= 0 ? 0 : 1);
@@ -231,8 +237,7 @@ LogicalResult convertReshape(NodeContext& n) {
   OpFoldResult count = product(b, loc, out);
   auto ct = constantIndex(total), cc = constantIndex(count);
   if (ct && cc && *ct != *cc)
-    return n.error("cannot reshape " + std::to_string(*ct) + " elements to " +
-                   std::to_string(*cc));
+    return n.error("cannot reshape " + std::to_string(*ct) + " elements to " + std::to_string(*cc));
   if (!ct || !cc) {
     Value eq = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, idx(b, loc, total),
                                        idx(b, loc, count));
@@ -443,7 +448,8 @@ LogicalResult convertConstantOfShape(NodeContext& n) {
                                        b.create<arith::ConstantIndexOp>(n.loc(), 0));
     runtimeCheck(b, n.loc(), ok, "ConstantOfShape: a dim is negative");
   }
-  Value scalar = b.create<arith::ConstantOp>(n.loc(), cast<TypedAttr>(*value.getValues<Attribute>().begin()));
+  Value scalar =
+      b.create<arith::ConstantOp>(n.loc(), cast<TypedAttr>(*value.getValues<Attribute>().begin()));
   n.setOutput(0, filled(b, n.loc(), *shape, scalar));
   return success();
 }
@@ -498,8 +504,8 @@ LogicalResult convertRange(NodeContext& n) {
     Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
     Value nonzero = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, d0, zero);
     runtimeCheck(b, loc, nonzero, "Range: delta is 0");
-    Value safe = b.create<arith::SelectOp>(loc, nonzero, d0,
-                                           b.create<arith::ConstantIndexOp>(loc, 1));
+    Value safe =
+        b.create<arith::SelectOp>(loc, nonzero, d0, b.create<arith::ConstantIndexOp>(loc, 1));
     Value steps = b.create<arith::CeilDivSIOp>(loc, b.create<arith::SubIOp>(loc, l0, s0), safe);
     count = fold(b.create<arith::MaxSIOp>(loc, steps, zero));
     start = s0;
@@ -507,27 +513,26 @@ LogicalResult convertRange(NodeContext& n) {
   }
   Value empty = emptyTensor(b, loc, {count}, t);
   const bool f = isFloat(t);
-  Value out = b.create<linalg::GenericOp>(
-                   loc, TypeRange{empty.getType()}, ValueRange{}, ValueRange{empty},
-                   SmallVector<AffineMap>{b.getMultiDimIdentityMap(1)},
-                   SmallVector<utils::IteratorType>{utils::IteratorType::parallel},
-                   [&](OpBuilder& nb, Location nl, ValueRange) {
-                     Value i = nb.create<linalg::IndexOp>(nl, 0);
-                     Value v;
-                     if (f) {
-                       Value fi = nb.create<arith::SIToFPOp>(
-                           nl, t, nb.create<arith::IndexCastOp>(nl, nb.getI64Type(), i));
-                       v = nb.create<arith::AddFOp>(nl, start,
-                                                    nb.create<arith::MulFOp>(nl, fi, delta));
-                     } else {
-                       v = nb.create<arith::IndexCastOp>(
-                           nl, t,
-                           nb.create<arith::AddIOp>(nl, start,
-                                                    nb.create<arith::MulIOp>(nl, i, delta)));
-                     }
-                     nb.create<linalg::YieldOp>(nl, v);
-                   })
-                  .getResult(0);
+  Value out =
+      b.create<linalg::GenericOp>(
+           loc, TypeRange{empty.getType()}, ValueRange{}, ValueRange{empty},
+           SmallVector<AffineMap>{b.getMultiDimIdentityMap(1)},
+           SmallVector<utils::IteratorType>{utils::IteratorType::parallel},
+           [&](OpBuilder& nb, Location nl, ValueRange) {
+             Value i = nb.create<linalg::IndexOp>(nl, 0);
+             Value v;
+             if (f) {
+               Value fi = nb.create<arith::SIToFPOp>(
+                   nl, t, nb.create<arith::IndexCastOp>(nl, nb.getI64Type(), i));
+               v = nb.create<arith::AddFOp>(nl, start, nb.create<arith::MulFOp>(nl, fi, delta));
+             } else {
+               v = nb.create<arith::IndexCastOp>(
+                   nl, t,
+                   nb.create<arith::AddIOp>(nl, start, nb.create<arith::MulIOp>(nl, i, delta)));
+             }
+             nb.create<linalg::YieldOp>(nl, v);
+           })
+          .getResult(0);
   n.setOutput(0, out);
   return success();
 }
@@ -601,21 +606,22 @@ Value sliceTensor(OpBuilder& b, Location loc, Value x, ArrayRef<OpFoldResult> st
   Value empty = emptyTensor(b, loc, sizes, element);
   SmallVector<Value> start_values;
   for (OpFoldResult s : starts) start_values.push_back(indexValue(b, loc, s));
-  return b.create<linalg::GenericOp>(
-              loc, TypeRange{empty.getType()}, ValueRange{}, ValueRange{empty},
-              SmallVector<AffineMap>{b.getMultiDimIdentityMap(rank)},
-              SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
-              [&](OpBuilder& nb, Location nl, ValueRange) {
-                SmallVector<Value> at;
-                for (int64_t d = 0; d < rank; ++d) {
-                  Value i = nb.create<linalg::IndexOp>(nl, d);
-                  Value step = nb.create<arith::ConstantIndexOp>(nl, steps[d]);
-                  at.push_back(nb.create<arith::AddIOp>(nl, start_values[d],
-                                                        nb.create<arith::MulIOp>(nl, i, step)));
-                }
-                Value v = nb.create<tensor::ExtractOp>(nl, x, at);
-                nb.create<linalg::YieldOp>(nl, v);
-              })
+  return b
+      .create<linalg::GenericOp>(
+          loc, TypeRange{empty.getType()}, ValueRange{}, ValueRange{empty},
+          SmallVector<AffineMap>{b.getMultiDimIdentityMap(rank)},
+          SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+          [&](OpBuilder& nb, Location nl, ValueRange) {
+            SmallVector<Value> at;
+            for (int64_t d = 0; d < rank; ++d) {
+              Value i = nb.create<linalg::IndexOp>(nl, d);
+              Value step = nb.create<arith::ConstantIndexOp>(nl, steps[d]);
+              at.push_back(nb.create<arith::AddIOp>(nl, start_values[d],
+                                                    nb.create<arith::MulIOp>(nl, i, step)));
+            }
+            Value v = nb.create<tensor::ExtractOp>(nl, x, at);
+            nb.create<linalg::YieldOp>(nl, v);
+          })
       .getResult(0);
 }
 
@@ -656,8 +662,10 @@ LogicalResult convertSlice(NodeContext& n) {
   const bool known = rank == 1 && n.elems(0).has_value();
   Value x = known ? Value() : n.value(0);
   SmallVector<OpFoldResult> dims;
-  if (known) dims.push_back(b.getIndexAttr(static_cast<int64_t>(n.elems(0)->size())));
-  else dims = dimsOf(b, loc, x);
+  if (known)
+    dims.push_back(b.getIndexAttr(static_cast<int64_t>(n.elems(0)->size())));
+  else
+    dims = dimsOf(b, loc, x);
   SmallVector<OpFoldResult> starts(rank, b.getIndexAttr(0)), sizes(dims);
   SmallVector<int64_t> strides(rank, 1);
   SmallVector<bool> seen(rank, false);
@@ -757,7 +765,8 @@ LogicalResult convertSplit(NodeContext& n) {
     SmallVector<OpFoldResult> starts(rank, b.getIndexAttr(0)), sizes(dims);
     starts[*axis] = offset;
     sizes[*axis] = parts[o];
-    if (n.wantsOutput(o)) n.setOutput(o, sliceTensor(b, loc, x, starts, sizes, SmallVector<int64_t>(rank, 1)));
+    if (n.wantsOutput(o))
+      n.setOutput(o, sliceTensor(b, loc, x, starts, sizes, SmallVector<int64_t>(rank, 1)));
     offset = addIndex(b, loc, offset, parts[o]);
   }
   return success();
@@ -775,12 +784,18 @@ void checkIndexRange(OpBuilder& b, Location loc, Value indices, OpFoldResult siz
   for (int64_t d = 0; d < irank; ++d) all.push_back(d);
   auto lo = b.getIntegerAttr(it, APInt::getSignedMaxValue(it.getIntOrFloatBitWidth()));
   auto hi = b.getIntegerAttr(it, APInt::getSignedMinValue(it.getIntOrFloatBitWidth()));
-  Value mn = reduce(b, loc, indices, all, lo, [](OpBuilder& nb, Location nl, Value a, Value v) -> Value {
-    return nb.create<arith::MinSIOp>(nl, a, v);
-  }, false);
-  Value mx = reduce(b, loc, indices, all, hi, [](OpBuilder& nb, Location nl, Value a, Value v) -> Value {
-    return nb.create<arith::MaxSIOp>(nl, a, v);
-  }, false);
+  Value mn = reduce(
+      b, loc, indices, all, lo,
+      [](OpBuilder& nb, Location nl, Value a, Value v) -> Value {
+        return nb.create<arith::MinSIOp>(nl, a, v);
+      },
+      false);
+  Value mx = reduce(
+      b, loc, indices, all, hi,
+      [](OpBuilder& nb, Location nl, Value a, Value v) -> Value {
+        return nb.create<arith::MaxSIOp>(nl, a, v);
+      },
+      false);
   Value lo_v = b.create<tensor::ExtractOp>(loc, mn, ValueRange{});
   Value hi_v = b.create<tensor::ExtractOp>(loc, mx, ValueRange{});
   Value s = b.create<arith::IndexCastOp>(loc, it, idx(b, loc, size));
@@ -842,29 +857,28 @@ LogicalResult convertGather(NodeContext& n) {
   Value empty = emptyTensor(b, loc, out, n.elementType(0));
   Value axis_size = idx(b, loc, size);
   const int64_t ax = *axis;
-  Value y = b.create<linalg::GenericOp>(
-                 loc, TypeRange{empty.getType()}, ValueRange{indices}, ValueRange{empty},
-                 SmallVector<AffineMap>{AffineMap::get(orank, 0, ie, b.getContext()),
-                                        b.getMultiDimIdentityMap(orank)},
-                 SmallVector<utils::IteratorType>(orank, utils::IteratorType::parallel),
-                 [&](OpBuilder& nb, Location nl, ValueRange a) {
-                   Value i = nb.create<arith::IndexCastOp>(nl, nb.getIndexType(), a[0]);
-                   Value neg = nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::slt, i,
-                                                        nb.create<arith::ConstantIndexOp>(nl, 0));
-                   i = nb.create<arith::SelectOp>(nl, neg,
-                                                  nb.create<arith::AddIOp>(nl, i, axis_size), i);
-                   SmallVector<Value> at;
-                   for (int64_t d = 0; d < ax; ++d) at.push_back(nb.create<linalg::IndexOp>(nl, d));
-                   at.push_back(i);
-                   for (int64_t d = ax + 1; d < rank; ++d)
-                     at.push_back(nb.create<linalg::IndexOp>(nl, d - 1 + irank));
-                   nb.create<linalg::YieldOp>(nl, ValueRange{nb.create<tensor::ExtractOp>(nl, data, at)});
-                 })
-                .getResult(0);
+  Value y =
+      b.create<linalg::GenericOp>(
+           loc, TypeRange{empty.getType()}, ValueRange{indices}, ValueRange{empty},
+           SmallVector<AffineMap>{AffineMap::get(orank, 0, ie, b.getContext()),
+                                  b.getMultiDimIdentityMap(orank)},
+           SmallVector<utils::IteratorType>(orank, utils::IteratorType::parallel),
+           [&](OpBuilder& nb, Location nl, ValueRange a) {
+             Value i = nb.create<arith::IndexCastOp>(nl, nb.getIndexType(), a[0]);
+             Value neg = nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::slt, i,
+                                                  nb.create<arith::ConstantIndexOp>(nl, 0));
+             i = nb.create<arith::SelectOp>(nl, neg, nb.create<arith::AddIOp>(nl, i, axis_size), i);
+             SmallVector<Value> at;
+             for (int64_t d = 0; d < ax; ++d) at.push_back(nb.create<linalg::IndexOp>(nl, d));
+             at.push_back(i);
+             for (int64_t d = ax + 1; d < rank; ++d)
+               at.push_back(nb.create<linalg::IndexOp>(nl, d - 1 + irank));
+             nb.create<linalg::YieldOp>(nl, ValueRange{nb.create<tensor::ExtractOp>(nl, data, at)});
+           })
+          .getResult(0);
   n.setOutput(0, y);
   return success();
 }
-
 
 // x[i] with ONNX's negative index counting from the end of a dim of `size` (an index Value).
 Value normalizedIndex(OpBuilder& b, Location loc, Value i, Value size) {
@@ -897,18 +911,19 @@ LogicalResult convertGatherElements(NodeContext& n) {
   Value empty = emptyTensor(b, loc, id, n.elementType(0));
   Value axis_size = idx(b, loc, size);
   const int64_t ax = *axis;
-  Value y = b.create<linalg::GenericOp>(
-                 loc, TypeRange{empty.getType()}, ValueRange{indices}, ValueRange{empty},
-                 SmallVector<AffineMap>{b.getMultiDimIdentityMap(rank), b.getMultiDimIdentityMap(rank)},
-                 SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
-                 [&](OpBuilder& nb, Location nl, ValueRange a) {
-                   SmallVector<Value> at;
-                   for (int64_t d = 0; d < rank; ++d)
-                     at.push_back(d == ax ? normalizedIndex(nb, nl, a[0], axis_size)
-                                          : nb.create<linalg::IndexOp>(nl, d).getResult());
-                   nb.create<linalg::YieldOp>(nl, ValueRange{nb.create<tensor::ExtractOp>(nl, data, at)});
-                 })
-                .getResult(0);
+  Value y =
+      b.create<linalg::GenericOp>(
+           loc, TypeRange{empty.getType()}, ValueRange{indices}, ValueRange{empty},
+           SmallVector<AffineMap>{b.getMultiDimIdentityMap(rank), b.getMultiDimIdentityMap(rank)},
+           SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+           [&](OpBuilder& nb, Location nl, ValueRange a) {
+             SmallVector<Value> at;
+             for (int64_t d = 0; d < rank; ++d)
+               at.push_back(d == ax ? normalizedIndex(nb, nl, a[0], axis_size)
+                                    : nb.create<linalg::IndexOp>(nl, d).getResult());
+             nb.create<linalg::YieldOp>(nl, ValueRange{nb.create<tensor::ExtractOp>(nl, data, at)});
+           })
+          .getResult(0);
   n.setOutput(0, y);
   return success();
 }
@@ -929,7 +944,8 @@ LogicalResult convertPad(NodeContext& n) {
     if (!e) return n.unsupported("pads that are not a small integer vector");
     pads = *e;
   }
-  if (static_cast<int64_t>(pads.size()) != 2 * rank) return n.error("pads must have 2 * rank entries");
+  if (static_cast<int64_t>(pads.size()) != 2 * rank)
+    return n.error("pads must have 2 * rank entries");
   for (OpFoldResult p : pads) {
     if (auto c = constantIndex(p)) {
       if (*c < 0) return n.unsupported("negative pads (cropping)");
@@ -943,7 +959,8 @@ LogicalResult convertPad(NodeContext& n) {
   Value x = n.value(0);
   SmallVector<OpFoldResult> low(pads.begin(), pads.begin() + rank),
       high(pads.begin() + rank, pads.end()), in = dimsOf(b, loc, x), out;
-  for (int64_t d = 0; d < rank; ++d) out.push_back(addIndex(b, loc, addIndex(b, loc, in[d], low[d]), high[d]));
+  for (int64_t d = 0; d < rank; ++d)
+    out.push_back(addIndex(b, loc, addIndex(b, loc, in[d], low[d]), high[d]));
   if (mode == "constant") {
     Value value;
     if (n.opset() < 11) {
@@ -974,38 +991,40 @@ LogicalResult convertPad(NodeContext& n) {
     }
     Value nonempty = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sgt, size_v[d],
                                              b.create<arith::ConstantIndexOp>(loc, 0));
-    Value nopad = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, idx(b, loc, out[d]), size_v[d]);
+    Value nopad =
+        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, idx(b, loc, out[d]), size_v[d]);
     runtimeCheck(b, loc, b.create<arith::OrIOp>(loc, nonempty, nopad),
                  "Pad: reflect and edge cannot pad an empty dim");
   }
   Value empty = emptyTensor(b, loc, out, t);
   const bool reflect = mode == "reflect";
-  Value y = b.create<linalg::GenericOp>(
-                 loc, TypeRange{empty.getType()}, ValueRange{}, ValueRange{empty},
-                 SmallVector<AffineMap>{b.getMultiDimIdentityMap(rank)},
-                 SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
-                 [&](OpBuilder& nb, Location nl, ValueRange) {
-                   SmallVector<Value> at;
-                   Value zero = nb.create<arith::ConstantIndexOp>(nl, 0);
-                   Value one = nb.create<arith::ConstantIndexOp>(nl, 1);
-                   for (int64_t d = 0; d < rank; ++d) {
-                     Value i = nb.create<arith::SubIOp>(nl, nb.create<linalg::IndexOp>(nl, d), lo_v[d]);
-                     Value last = nb.create<arith::SubIOp>(nl, size_v[d], one);
-                     if (reflect) {
-                       Value neg = nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::slt, i, zero);
-                       i = nb.create<arith::SelectOp>(nl, neg, nb.create<arith::SubIOp>(nl, zero, i), i);
-                       Value over = nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::sgt, i, last);
-                       Value mirrored = nb.create<arith::SubIOp>(
-                           nl, nb.create<arith::AddIOp>(nl, last, last), i);
-                       i = nb.create<arith::SelectOp>(nl, over, mirrored, i);
-                     } else {
-                       i = nb.create<arith::MaxSIOp>(nl, nb.create<arith::MinSIOp>(nl, i, last), zero);
-                     }
-                     at.push_back(i);
-                   }
-                   nb.create<linalg::YieldOp>(nl, ValueRange{nb.create<tensor::ExtractOp>(nl, x, at)});
-                 })
-                .getResult(0);
+  Value y =
+      b.create<linalg::GenericOp>(
+           loc, TypeRange{empty.getType()}, ValueRange{}, ValueRange{empty},
+           SmallVector<AffineMap>{b.getMultiDimIdentityMap(rank)},
+           SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+           [&](OpBuilder& nb, Location nl, ValueRange) {
+             SmallVector<Value> at;
+             Value zero = nb.create<arith::ConstantIndexOp>(nl, 0);
+             Value one = nb.create<arith::ConstantIndexOp>(nl, 1);
+             for (int64_t d = 0; d < rank; ++d) {
+               Value i = nb.create<arith::SubIOp>(nl, nb.create<linalg::IndexOp>(nl, d), lo_v[d]);
+               Value last = nb.create<arith::SubIOp>(nl, size_v[d], one);
+               if (reflect) {
+                 Value neg = nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::slt, i, zero);
+                 i = nb.create<arith::SelectOp>(nl, neg, nb.create<arith::SubIOp>(nl, zero, i), i);
+                 Value over = nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::sgt, i, last);
+                 Value mirrored =
+                     nb.create<arith::SubIOp>(nl, nb.create<arith::AddIOp>(nl, last, last), i);
+                 i = nb.create<arith::SelectOp>(nl, over, mirrored, i);
+               } else {
+                 i = nb.create<arith::MaxSIOp>(nl, nb.create<arith::MinSIOp>(nl, i, last), zero);
+               }
+               at.push_back(i);
+             }
+             nb.create<linalg::YieldOp>(nl, ValueRange{nb.create<tensor::ExtractOp>(nl, x, at)});
+           })
+          .getResult(0);
   n.setOutput(0, y);
   return success();
 }
@@ -1054,19 +1073,21 @@ LogicalResult convertTrilu(NodeContext& n) {
   Value x = n.value(0);
   Value zero = scalarConstant(b, loc, t, 0);
   Value empty = emptyTensor(b, loc, dimsOf(b, loc, x), t);
-  Value y = b.create<linalg::GenericOp>(
-                 loc, TypeRange{empty.getType()}, ValueRange{x}, ValueRange{empty},
-                 SmallVector<AffineMap>{b.getMultiDimIdentityMap(rank), b.getMultiDimIdentityMap(rank)},
-                 SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
-                 [&](OpBuilder& nb, Location nl, ValueRange a) {
-                   Value i = nb.create<linalg::IndexOp>(nl, rank - 2);
-                   Value j = nb.create<linalg::IndexOp>(nl, rank - 1);
-                   Value diff = nb.create<arith::SubIOp>(nl, j, i);
-                   Value keep = nb.create<arith::CmpIOp>(
-                       nl, upper ? arith::CmpIPredicate::sge : arith::CmpIPredicate::sle, diff, k);
-                   nb.create<linalg::YieldOp>(nl, ValueRange{nb.create<arith::SelectOp>(nl, keep, a[0], zero)});
-                 })
-                .getResult(0);
+  Value y =
+      b.create<linalg::GenericOp>(
+           loc, TypeRange{empty.getType()}, ValueRange{x}, ValueRange{empty},
+           SmallVector<AffineMap>{b.getMultiDimIdentityMap(rank), b.getMultiDimIdentityMap(rank)},
+           SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+           [&](OpBuilder& nb, Location nl, ValueRange a) {
+             Value i = nb.create<linalg::IndexOp>(nl, rank - 2);
+             Value j = nb.create<linalg::IndexOp>(nl, rank - 1);
+             Value diff = nb.create<arith::SubIOp>(nl, j, i);
+             Value keep = nb.create<arith::CmpIOp>(
+                 nl, upper ? arith::CmpIPredicate::sge : arith::CmpIPredicate::sle, diff, k);
+             nb.create<linalg::YieldOp>(
+                 nl, ValueRange{nb.create<arith::SelectOp>(nl, keep, a[0], zero)});
+           })
+          .getResult(0);
   n.setOutput(0, y);
   return success();
 }
@@ -1087,8 +1108,9 @@ LogicalResult convertDepthSpace(NodeContext& n) {
       return success();
     }
     Value rem = b.create<arith::RemSIOp>(loc, idx(b, loc, v), idx(b, loc, by));
-    runtimeCheck(b, loc, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, rem,
-                                                 b.create<arith::ConstantIndexOp>(loc, 0)),
+    runtimeCheck(b, loc,
+                 b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, rem,
+                                         b.create<arith::ConstantIndexOp>(loc, 0)),
                  (n.node().op_type() + ": " + what + " is not divisible by the block").str());
     return success();
   };
@@ -1105,7 +1127,8 @@ LogicalResult convertDepthSpace(NodeContext& n) {
       r = reshape(b, loc, x, {d[0], c, bb, bb, d[2], d[3]});
       t = transpose(b, loc, r, {0, 1, 4, 2, 5, 3});
     }
-    n.setOutput(0, reshape(b, loc, t, {d[0], c, mulIndex(b, loc, d[2], bb), mulIndex(b, loc, d[3], bb)}));
+    n.setOutput(
+        0, reshape(b, loc, t, {d[0], c, mulIndex(b, loc, d[2], bb), mulIndex(b, loc, d[3], bb)}));
     return success();
   }
   if (failed(check(d[2], bb, "height")) || failed(check(d[3], bb, "width"))) return failure();

@@ -15,18 +15,28 @@ using ::onnx::TensorProto_DataType;
 Type elementTypeOf(MLIRContext* ctx, int32_t dtype) {
   Builder b(ctx);
   switch (dtype) {
-    case TensorProto_DataType::TensorProto_DataType_FLOAT: return b.getF32Type();
-    case TensorProto_DataType::TensorProto_DataType_DOUBLE: return b.getF64Type();
-    case TensorProto_DataType::TensorProto_DataType_FLOAT16: return b.getF16Type();
-    case TensorProto_DataType::TensorProto_DataType_BFLOAT16: return b.getBF16Type();
-    case TensorProto_DataType::TensorProto_DataType_INT8: return b.getIntegerType(8);
-    case TensorProto_DataType::TensorProto_DataType_INT16: return b.getIntegerType(16);
-    case TensorProto_DataType::TensorProto_DataType_INT32: return b.getIntegerType(32);
-    case TensorProto_DataType::TensorProto_DataType_INT64: return b.getIntegerType(64);
-    case TensorProto_DataType::TensorProto_DataType_BOOL: return b.getIntegerType(1);
+    case TensorProto_DataType::TensorProto_DataType_FLOAT:
+      return b.getF32Type();
+    case TensorProto_DataType::TensorProto_DataType_DOUBLE:
+      return b.getF64Type();
+    case TensorProto_DataType::TensorProto_DataType_FLOAT16:
+      return b.getF16Type();
+    case TensorProto_DataType::TensorProto_DataType_BFLOAT16:
+      return b.getBF16Type();
+    case TensorProto_DataType::TensorProto_DataType_INT8:
+      return b.getIntegerType(8);
+    case TensorProto_DataType::TensorProto_DataType_INT16:
+      return b.getIntegerType(16);
+    case TensorProto_DataType::TensorProto_DataType_INT32:
+      return b.getIntegerType(32);
+    case TensorProto_DataType::TensorProto_DataType_INT64:
+      return b.getIntegerType(64);
+    case TensorProto_DataType::TensorProto_DataType_BOOL:
+      return b.getIntegerType(1);
     // Unsigned integers would need unsigned arithmetic throughout; strings and complex numbers
     // have no RAL dtype.
-    default: return Type();
+    default:
+      return Type();
   }
 }
 
@@ -41,8 +51,8 @@ namespace {
 size_t byteWidth(Type t) { return t.isInteger(1) ? 1 : t.getIntOrFloatBitWidth() / 8; }
 
 // The typed-field elements of `t` as little-endian bytes of `element`.
-bool typedBytes(const ::onnx::TensorProto& t, Type element, int64_t count,
-                std::vector<char>* bytes, std::string* error) {
+bool typedBytes(const ::onnx::TensorProto& t, Type element, int64_t count, std::vector<char>* bytes,
+                std::string* error) {
   const size_t width = byteWidth(element);
   bytes->resize(static_cast<size_t>(count) * width);
   auto put = [&](int64_t i, uint64_t bits) {
@@ -116,8 +126,8 @@ FailureOr<DenseElementsAttr> constantOf(MLIRContext* ctx, const ::onnx::TensorPr
   if (t.has_raw_data()) {
     const std::string& raw = t.raw_data();
     if (raw.size() != static_cast<size_t>(count) * byteWidth(element)) {
-      *error = "raw data of " + std::to_string(raw.size()) + " bytes for " +
-               std::to_string(count) + " elements";
+      *error = "raw data of " + std::to_string(raw.size()) + " bytes for " + std::to_string(count) +
+               " elements";
       return failure();
     }
     bytes.assign(raw.begin(), raw.end());
@@ -143,7 +153,8 @@ Tensor tensorOfData(DenseElementsAttr data) {
       t.type.getNumElements() <= 64) {
     SmallVector<OpFoldResult> elems;
     Builder b(data.getContext());
-    for (const APInt& v : data.getValues<APInt>()) elems.push_back(b.getIndexAttr(v.getSExtValue()));
+    for (const APInt& v : data.getValues<APInt>())
+      elems.push_back(b.getIndexAttr(v.getSExtValue()));
     t.elems = std::move(elems);
   }
   return t;

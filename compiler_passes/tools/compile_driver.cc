@@ -141,7 +141,8 @@ int compile(const CompileRequest& r, llvm::raw_ostream& os) {
   const std::string& emit = r.emit;
   const std::string& input_path = r.input_path;
   if (device != "cpu" && device != "vulkan" && device != "cuda" && device != "hsa")
-    return fail(os, "--device=" + device +
+    return fail(os,
+                "--device=" + device +
                     " is not supported: this build generates code for cpu, vulkan, cuda and hsa",
                 kCompileUsage);
   const bool gpu = device == "cuda" || device == "hsa";
@@ -154,7 +155,8 @@ int compile(const CompileRequest& r, llvm::raw_ostream& os) {
       return fail(os, "--gpu-arch: " + arch_error, kCompileUsage);
   }
   if (device != "cpu" && !r.kernels)
-    return fail(os, "--device=" + device + " runs every loop as a kernel; --kernels=false is cpu only",
+    return fail(os,
+                "--device=" + device + " runs every loop as a kernel; --kernels=false is cpu only",
                 kCompileUsage);
   if (emit != "ralm" && emit != "mlir" && emit != "llvm" && emit != "import")
     return fail(os, "--emit must be ralm, mlir, llvm or import, got '" + emit + "'", kCompileUsage);
@@ -196,8 +198,10 @@ int compile(const CompileRequest& r, llvm::raw_ostream& os) {
   mlir::OwningOpRef<mlir::ModuleOp> module;
   if (onnx) {
 #if !RAL_HAVE_ONNX
-    return fail(os, input_path + ": ONNX input needs a ral-compile built with ONNX (libonnx-dev, "
-                                 "RAL_ENABLE_ONNX)",
+    return fail(os,
+                input_path +
+                    ": ONNX input needs a ral-compile built with ONNX (libonnx-dev, "
+                    "RAL_ENABLE_ONNX)",
                 kCompileUnsupported);
 #else
     mlir::disc_ral::onnx::ImportOptions import;
@@ -228,8 +232,7 @@ int compile(const CompileRequest& r, llvm::raw_ostream& os) {
   }
 
   ral::compiler::CompiledModule compiled;
-  compiled.name =
-      r.module_name.empty() ? llvm::sys::path::stem(input_path).str() : r.module_name;
+  compiled.name = r.module_name.empty() ? llvm::sys::path::stem(input_path).str() : r.module_name;
   compiled.entry_symbol = "ral_entry";
   // Inputs and outputs live where the code runs; a host copies its tensors there.
   const ral::DeviceKind data_device = device == "vulkan" ? ral::DeviceKind::kVulkan
@@ -355,7 +358,6 @@ int compile(const CompileRequest& r, llvm::raw_ostream& os) {
   if (!status.ok()) return fail(os, "cannot write " + out_path + ": " + status.toString());
   return 0;
 }
-
 
 }  // namespace
 

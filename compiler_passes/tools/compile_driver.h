@@ -22,8 +22,8 @@ namespace compiler {
 
 // What to compile and how; the fields are ral-compile's flags (see its --help).
 struct CompileRequest {
-  std::string input_path;   // "-" reads MLIR from stdin
-  std::string output_path;  // empty: the input's path with the emitted kind's extension
+  std::string input_path;             // "-" reads MLIR from stdin
+  std::string output_path;            // empty: the input's path with the emitted kind's extension
   std::string input_format = "auto";  // auto (by extension: .onnx is ONNX), mlir, onnx
   std::string device = "cpu";
   std::string gpu_arch;

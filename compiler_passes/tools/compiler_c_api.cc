@@ -38,22 +38,36 @@ bool applyFlag(llvm::StringRef flag, CompileRequest* r, std::string* error) {
   }
   auto [name, value] = flag.split('=');
   bool ok = true;
-  if (name == "device") r->device = value.str();
-  else if (name == "gpu-arch") r->gpu_arch = value.str();
-  else if (name == "by-name") ok = parseBool(value, &r->by_name);
-  else if (name == "inline-f32-math") r->inline_f32_math = value.str();
-  else if (name == "kernels") ok = parseBool(value, &r->kernels);
-  else if (name == "constant-min-bytes") ok = parseInt(value, &r->constant_min_bytes);
-  else if (name == "entry") r->entry = value.str();
-  else if (name == "name") r->module_name = value.str();
-  else if (name == "emit") r->emit = value.str();
-  else if (name == "input-format") r->input_format = value.str();
-  else if (name == "O") ok = parseInt(value, &r->opt_level);
-  else if (name.starts_with("O") && name.size() == 2) ok = parseInt(name.drop_front(), &r->opt_level);
-  else if (name == "max-optimized-loop-depth") ok = parseInt(value, &r->max_optimized_loop_depth);
+  if (name == "device")
+    r->device = value.str();
+  else if (name == "gpu-arch")
+    r->gpu_arch = value.str();
+  else if (name == "by-name")
+    ok = parseBool(value, &r->by_name);
+  else if (name == "inline-f32-math")
+    r->inline_f32_math = value.str();
+  else if (name == "kernels")
+    ok = parseBool(value, &r->kernels);
+  else if (name == "constant-min-bytes")
+    ok = parseInt(value, &r->constant_min_bytes);
+  else if (name == "entry")
+    r->entry = value.str();
+  else if (name == "name")
+    r->module_name = value.str();
+  else if (name == "emit")
+    r->emit = value.str();
+  else if (name == "input-format")
+    r->input_format = value.str();
+  else if (name == "O")
+    ok = parseInt(value, &r->opt_level);
+  else if (name.starts_with("O") && name.size() == 2)
+    ok = parseInt(name.drop_front(), &r->opt_level);
+  else if (name == "max-optimized-loop-depth")
+    ok = parseInt(value, &r->max_optimized_loop_depth);
   else if (name == "max-optimized-function-size")
     ok = parseInt(value, &r->max_optimized_function_size);
-  else if (name == "mcpu") r->mcpu = value.str();
+  else if (name == "mcpu")
+    r->mcpu = value.str();
   else {
     *error = "unknown option '--" + name.str() + "'";
     return false;

@@ -64,6 +64,24 @@ def cache_dir(path=None) -> str:
     return os.environ.get("RAL_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "ral")
 
 
+def _cpu_fingerprint() -> str:
+    """What --mcpu=native compiles for: the CPU's model and feature flags (a module cached on one
+    machine of a shared cache directory is not reused on a machine without its instructions)."""
+    fields = []
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                key = line.split(":", 1)[0].strip()
+                if key in ("vendor_id", "model name", "flags", "Features", "CPU part"):
+                    fields.append(line.strip())
+                    if len(fields) >= 3:
+                        break
+    except OSError:
+        import platform
+        fields.append(platform.machine() + " " + platform.processor())
+    return hashlib.sha256("\n".join(fields).encode()).hexdigest()
+
+
 def compile(module: torch.nn.Module, example_inputs, dynamic_dims=None, fallback: bool = False,
             device: str = "cpu", opset: Optional[int] = None, cache_dir=None) -> "CompiledModule":
     """Compiles `module` for `device` with RAL and returns a CompiledModule computing the same.
@@ -300,6 +318,10 @@ class _Session:
 
     def options(self, name: Optional[str] = None, emit: Optional[str] = None) -> str:
         parts = [f"--device={self.device}"]
+        # Compiled in this process for this machine: the host code may use every instruction
+        # this CPU has (AVX2, AVX-512, ...); the cache key names the CPU (_cpu_fingerprint).
+        if self.device == "cpu" and emit is None:
+            parts.append("--mcpu=native")
         if name:
             parts.append(f"--name={name}")
         if emit:
@@ -311,7 +333,8 @@ class _Session:
         hit. The key covers everything the module's code depends on."""
         options = self.options(name)
         key = hashlib.sha256()
-        for part in (onnx, self.device.encode(), options.encode(), self.version.encode()):
+        for part in (onnx, self.device.encode(), options.encode(), self.version.encode(),
+                     _cpu_fingerprint().encode()):
             key.update(len(part).to_bytes(8, "little"))
             key.update(part)
         path = os.path.join(self.cache_dir, key.hexdigest() + ".ralm")
