@@ -235,6 +235,31 @@ LogicalResult convertUnary(NodeContext& n) {
   if (n.numInputs() != 1) return n.error("expects 1 input");
   Type t = n.elementType(0);
   const bool f = isFloat(t);
+  // Shape arithmetic (the number of reduced axes as -axis) stays known.
+  if ((op == "Neg" || op == "Abs") && isInt(t)) {
+    if (auto e = n.elems(0)) {
+      SmallVector<OpFoldResult> out;
+      for (OpFoldResult x : *e) {
+        auto cx = constantIndex(x);
+        if (!cx) {
+          out.clear();
+          break;
+        }
+        out.push_back(n.b().getIndexAttr(op == "Neg" ? -*cx : std::abs(*cx)));
+      }
+      if (out.size() == e->size()) {
+        Tensor r;
+        r.type = n.type(0);
+        SmallVector<APInt> values;
+        for (OpFoldResult x : out)
+          values.push_back(APInt(t.getIntOrFloatBitWidth(), *constantIndex(x), true));
+        r.data = DenseElementsAttr::get(r.type, values);
+        r.elems = std::move(out);
+        n.setOutput(0, std::move(r));
+        return success();
+      }
+    }
+  }
   const bool int_ok = op == "Abs" || op == "Neg" || op == "Relu" || op == "Sign";
   if (op == "Not") {
     if (!t.isInteger(1)) return unsupportedType(n, t);

@@ -140,9 +140,12 @@ FailureOr<SmallVector<OpFoldResult>> shapeInput(NodeContext& n, size_t i) {
   if (n.rank(i) != 1) return n.error("the shape input must be 1-D");
   auto e = n.shapeElems(i);
   if (!e)
-    return n.unsupported("shape input of " + std::to_string(n.type(i).getNumElements()) +
-                         " elements that is not a static integer vector of at most " +
-                         std::to_string(NodeContext::kMaxShapeElements));
+    return n.unsupported(
+        "shape input of " +
+        (n.type(i).hasStaticShape() ? std::to_string(n.type(i).getNumElements())
+                                    : std::string("unknown")) +
+        " elements (a shape known only at run time must be a static integer vector of at most " +
+        std::to_string(NodeContext::kMaxShapeElements) + " elements)");
   return *e;
 }
 
