@@ -315,3 +315,9 @@ def test_non_contiguous_inputs_cnn(cache):
     compiled = ral_torch.compile(model, x, cache_dir=cache)
     check(compiled, model, x.contiguous(memory_format=torch.channels_last))
     check(compiled, model, torch.randn(2, 3, 64, 32)[:, :, ::2])
+
+
+def test_device_without_torch_tensors_is_refused_before_compiling(cache):
+    model = nn.Linear(4, 2).eval()
+    with pytest.raises(ValueError, match="'vulkan' is not one PyTorch tensors live on"):
+        ral_torch.compile(model, (torch.randn(3, 4),), device="vulkan", cache_dir=cache)

@@ -261,6 +261,11 @@ class _Session:
         if not isinstance(device, str) or not device or any(c.isspace() for c in device):
             raise ValueError(f"ral_torch.compile: device must be a device kind such as 'cpu', "
                              f"not {device!r}")
+        # The torch context binds torch tensors on the CPU and on CUDA devices only.
+        if device not in ("cpu", "cuda"):
+            raise ValueError(f"ral_torch.compile: device {device!r} is not one PyTorch tensors "
+                             f"live on for RAL: use 'cpu' or 'cuda' (ral-compile "
+                             f"--device={device} builds modules for ral-run and the C API)")
         self.device = device
         self.opset = opset
         self.cache_dir = cache_dir(cache_dir_arg)
