@@ -1,6 +1,9 @@
 // Linear algebra and windowed ONNX operators: MatMul and Gemm (linalg.matmul / batch_matmul,
 // which ral-compile turns into RAL's GEMM kernels), Conv (1d/2d/3d, groups, pads, strides,
 // dilations), MaxPool, AveragePool, the global pools, and BatchNormalization at inference.
+#include <cstring>
+#include <vector>
+
 #include "compiler_passes/onnx/builders.h"
 #include "compiler_passes/onnx/node_context.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -230,6 +233,81 @@ AffineExpr windowExpr(OpBuilder& b, const Window& w, int64_t i, unsigned out_dim
   return b.getAffineDimExpr(out_dim) * w.strides[i] + b.getAffineDimExpr(k_dim) * w.dilations[i];
 }
 
+// The convolution of `xp` (padded already) with w3 [G, Fg, Cg*K...] over the windows of `w`,
+// plus `bias` [F] when given: im2col, then GEMM (RAL's library GEMM). cols [G, Cg, K..., N, O...]
+// gathers each window, w3 times cols [G, Cg*K, N*O] is y [G, Fg, N*O], which one more pass lays
+// out as [N, F, O...] with the bias added.
+Value im2colConvolution(OpBuilder& b, Location loc, Value xp, Value w3, Value bias,
+                        const Window& window_geometry, ArrayRef<int64_t> kernel, int64_t group,
+                        int64_t filters, int64_t cg) {
+  const Window* w = &window_geometry;
+  const int64_t spatial = static_cast<int64_t>(kernel.size());
+  Type t = cast<RankedTensorType>(xp.getType()).getElementType();
+  SmallVector<OpFoldResult> xd = dimsOf(b, loc, xp);
+  const int64_t fg = filters / group;
+  int64_t window = 1;
+  for (int64_t k : kernel) window *= k;
+  SmallVector<OpFoldResult> col_dims = {b.getIndexAttr(group), b.getIndexAttr(cg)};
+  for (int64_t k : kernel) col_dims.push_back(b.getIndexAttr(k));
+  col_dims.push_back(xd[0]);
+  col_dims.append(w->out.begin(), w->out.end());
+  // Loops: g, c, k_1..k_s, n, o_1..o_s (all parallel: a copy).
+  const unsigned nd = 3 + 2 * spatial;
+  const unsigned k0 = 2, n_dim = 2 + spatial, o0 = 3 + spatial;
+  SmallVector<AffineExpr> xe = {b.getAffineDimExpr(n_dim),
+                                b.getAffineDimExpr(0) * cg + b.getAffineDimExpr(1)};
+  for (int64_t i = 0; i < spatial; ++i) xe.push_back(windowExpr(b, *w, i, o0 + i, k0 + i));
+  Value col_init = emptyTensor(b, loc, col_dims, t);
+  Value cols =
+      b.create<linalg::GenericOp>(
+           loc, TypeRange{col_init.getType()}, ValueRange{xp}, ValueRange{col_init},
+           SmallVector<AffineMap>{AffineMap::get(nd, 0, xe, b.getContext()),
+                                  b.getMultiDimIdentityMap(nd)},
+           SmallVector<utils::IteratorType>(nd, utils::IteratorType::parallel),
+           [](OpBuilder& nb, Location nl, ValueRange a) { nb.create<linalg::YieldOp>(nl, a[0]); })
+          .getResult(0);
+  OpFoldResult columns = mulIndex(b, loc, xd[0], product(b, loc, w->out));
+  const int64_t depth = cg * window;
+  Value products;
+  if (group == 1) {
+    Value w2 = reshape(b, loc, w3, {b.getIndexAttr(fg), b.getIndexAttr(depth)});
+    Value c2 = reshape(b, loc, cols, {b.getIndexAttr(depth), columns});
+    products = matmul2d(b, loc, w2, c2);
+  } else {
+    Value c3 = reshape(b, loc, cols, {b.getIndexAttr(group), b.getIndexAttr(depth), columns});
+    Value init = zeroFilled(b, loc, {b.getIndexAttr(group), b.getIndexAttr(fg), columns}, t);
+    products =
+        b.create<linalg::BatchMatmulOp>(loc, ValueRange{w3, c3}, ValueRange{init}).getResult(0);
+  }
+  // [F, N, O...] -> [N, F, O...], plus the bias.
+  SmallVector<OpFoldResult> fno = {b.getIndexAttr(filters), xd[0]};
+  fno.append(w->out.begin(), w->out.end());
+  Value y = reshape(b, loc, products, fno);
+  SmallVector<OpFoldResult> out = {xd[0], b.getIndexAttr(filters)};
+  out.append(w->out.begin(), w->out.end());
+  const unsigned od = 2 + spatial;
+  SmallVector<AffineExpr> ye = {b.getAffineDimExpr(1), b.getAffineDimExpr(0)};
+  for (int64_t i = 0; i < spatial; ++i) ye.push_back(b.getAffineDimExpr(2 + i));
+  SmallVector<Value> inputs = {y};
+  SmallVector<AffineMap> maps = {AffineMap::get(od, 0, ye, b.getContext())};
+  if (bias) {
+    inputs.push_back(bias);
+    maps.push_back(AffineMap::get(od, 0, {b.getAffineDimExpr(1)}, b.getContext()));
+  }
+  maps.push_back(b.getMultiDimIdentityMap(od));
+  Value init = emptyTensor(b, loc, out, t);
+  Value result = b.create<linalg::GenericOp>(
+                      loc, TypeRange{init.getType()}, inputs, ValueRange{init}, maps,
+                      SmallVector<utils::IteratorType>(od, utils::IteratorType::parallel),
+                      [](OpBuilder& nb, Location nl, ValueRange a) {
+                        Value v = a[0];
+                        if (a.size() == 3) v = nb.create<arith::AddFOp>(nl, v, a[1]);
+                        nb.create<linalg::YieldOp>(nl, v);
+                      })
+                     .getResult(0);
+  return result;
+}
+
 LogicalResult convertConv(NodeContext& n) {
   OpBuilder& b = n.b();
   Location loc = n.loc();
@@ -266,33 +344,9 @@ LogicalResult convertConv(NodeContext& n) {
   low.append(w->pad_begin);
   high.append(w->pad_end);
   Value xp = pad(b, loc, x, low, high, scalarConstant(b, loc, t, 0));
-  // im2col, then GEMM (RAL's library GEMM): cols [G, Cg, K..., N, O...] gathers each window,
-  // w [G, Fg, Cg*K] times cols [G, Cg*K, N*O] is y [G, Fg, N*O], which one more pass lays out
-  // as [N, F, O...] with the bias added.
-  SmallVector<OpFoldResult> xd = dimsOf(b, loc, xp);
   const int64_t fg = filters / group;
   int64_t window = 1;
   for (int64_t k : kernel) window *= k;
-  SmallVector<OpFoldResult> col_dims = {b.getIndexAttr(group), b.getIndexAttr(cg)};
-  for (int64_t k : kernel) col_dims.push_back(b.getIndexAttr(k));
-  col_dims.push_back(xd[0]);
-  col_dims.append(w->out.begin(), w->out.end());
-  // Loops: g, c, k_1..k_s, n, o_1..o_s (all parallel: a copy).
-  const unsigned nd = 3 + 2 * spatial;
-  const unsigned k0 = 2, n_dim = 2 + spatial, o0 = 3 + spatial;
-  SmallVector<AffineExpr> xe = {b.getAffineDimExpr(n_dim),
-                                b.getAffineDimExpr(0) * cg + b.getAffineDimExpr(1)};
-  for (int64_t i = 0; i < spatial; ++i) xe.push_back(windowExpr(b, *w, i, o0 + i, k0 + i));
-  Value col_init = emptyTensor(b, loc, col_dims, t);
-  Value cols =
-      b.create<linalg::GenericOp>(
-           loc, TypeRange{col_init.getType()}, ValueRange{xp}, ValueRange{col_init},
-           SmallVector<AffineMap>{AffineMap::get(nd, 0, xe, b.getContext()),
-                                  b.getMultiDimIdentityMap(nd)},
-           SmallVector<utils::IteratorType>(nd, utils::IteratorType::parallel),
-           [](OpBuilder& nb, Location nl, ValueRange a) { nb.create<linalg::YieldOp>(nl, a[0]); })
-          .getResult(0);
-  OpFoldResult columns = mulIndex(b, loc, xd[0], product(b, loc, w->out));
   const int64_t depth = cg * window;
   Value w3;
   if (DenseElementsAttr data = n.input(1).data) {
@@ -301,47 +355,186 @@ LogicalResult convertConv(NodeContext& n) {
   } else {
     w3 = reshape(b, loc, wt, {b.getIndexAttr(group), b.getIndexAttr(fg), b.getIndexAttr(depth)});
   }
-  Value products;
-  if (group == 1) {
-    Value w2 = reshape(b, loc, w3, {b.getIndexAttr(fg), b.getIndexAttr(depth)});
-    Value c2 = reshape(b, loc, cols, {b.getIndexAttr(depth), columns});
-    products = matmul2d(b, loc, w2, c2);
-  } else {
-    Value c3 = reshape(b, loc, cols, {b.getIndexAttr(group), b.getIndexAttr(depth), columns});
-    Value init = zeroFilled(b, loc, {b.getIndexAttr(group), b.getIndexAttr(fg), columns}, t);
-    products =
-        b.create<linalg::BatchMatmulOp>(loc, ValueRange{w3, c3}, ValueRange{init}).getResult(0);
-  }
-  // [F, N, O...] -> [N, F, O...], plus the bias.
-  SmallVector<OpFoldResult> fno = {b.getIndexAttr(filters), xd[0]};
-  fno.append(w->out.begin(), w->out.end());
-  Value y = reshape(b, loc, products, fno);
-  SmallVector<OpFoldResult> out = {xd[0], b.getIndexAttr(filters)};
-  out.append(w->out.begin(), w->out.end());
-  const unsigned od = 2 + spatial;
-  SmallVector<AffineExpr> ye = {b.getAffineDimExpr(1), b.getAffineDimExpr(0)};
-  for (int64_t i = 0; i < spatial; ++i) ye.push_back(b.getAffineDimExpr(2 + i));
-  SmallVector<Value> inputs = {y};
-  SmallVector<AffineMap> maps = {AffineMap::get(od, 0, ye, b.getContext())};
+  Value bias;
   if (n.hasInput(2)) {
     if (n.rank(2) != 1 || (!n.type(2).isDynamicDim(0) && n.type(2).getDimSize(0) != filters))
       return n.error("B must be 1-D with one value per output channel");
     if (n.type(2).isDynamicDim(0)) return n.unsupported("a bias of dynamic size");
-    inputs.push_back(n.value(2));
-    maps.push_back(AffineMap::get(od, 0, {b.getAffineDimExpr(1)}, b.getContext()));
+    bias = n.value(2);
   }
-  maps.push_back(b.getMultiDimIdentityMap(od));
-  Value init = emptyTensor(b, loc, out, t);
-  Value result = b.create<linalg::GenericOp>(
-                      loc, TypeRange{init.getType()}, inputs, ValueRange{init}, maps,
-                      SmallVector<utils::IteratorType>(od, utils::IteratorType::parallel),
-                      [](OpBuilder& nb, Location nl, ValueRange a) {
-                        Value v = a[0];
-                        if (a.size() == 3) v = nb.create<arith::AddFOp>(nl, v, a[1]);
-                        nb.create<linalg::YieldOp>(nl, v);
-                      })
-                     .getResult(0);
-  n.setOutput(0, result);
+  n.setOutput(0, im2colConvolution(b, loc, xp, w3, bias, *w, kernel, group, filters, cg));
+  return success();
+}
+
+// ConvTranspose as a convolution: the input with stride - 1 zeros between its elements, padded
+// by dilation * (kernel - 1) less ONNX's pads (cropped where that is negative), convolved at
+// stride 1 with the weights flipped and their in/out channels swapped (per group).
+LogicalResult convertConvTranspose(NodeContext& n) {
+  OpBuilder& b = n.b();
+  Location loc = n.loc();
+  Value x = n.value(0);
+  auto tx = cast<RankedTensorType>(x.getType());
+  const int64_t rank = tx.getRank();
+  if (rank < 3 || rank > 5) return n.unsupported("ConvTranspose of rank " + std::to_string(rank));
+  if (n.rank(1) != rank) return n.error("W's rank differs from X's");
+  Type t = tx.getElementType();
+  if (!isFloat(t) || n.elementType(1) != t)
+    return n.unsupported("ConvTranspose of non-float element type");
+  DenseElementsAttr wdata = n.input(1).data;
+  if (wdata && wdata.isSplat()) wdata = {};  // flipped at run time like any other weights
+  const int64_t spatial = rank - 2;
+  const int64_t group = n.i("group", 1);
+  if (group < 1) return n.error("group must be positive");
+  auto tw = n.type(1);
+  if (!tw.hasStaticShape()) return n.unsupported("ConvTranspose weights of a dynamic shape");
+  const int64_t channels = tw.getDimSize(0), fg = tw.getDimSize(1);
+  if (channels % group != 0) return n.error("input channels are not divisible by group");
+  const int64_t cg = channels / group, filters = fg * group;
+  SmallVector<int64_t> kernel;
+  for (int64_t i = 0; i < spatial; ++i) kernel.push_back(tw.getDimSize(2 + i));
+  if (n.has("kernel_shape") && n.ints("kernel_shape") != kernel)
+    return n.error("kernel_shape does not match W");
+  if (failed(checkSameDim(n, dimOf(b, loc, x, 1), b.getIndexAttr(channels),
+                          "input channels (X's dim 1 and W's dim 0)")))
+    return failure();
+  auto attrOr = [&](llvm::StringRef name, int64_t fallback, int64_t count) {
+    SmallVector<int64_t> v = n.ints(name);
+    if (v.empty()) v.assign(count, fallback);
+    return v;
+  };
+  SmallVector<int64_t> strides = attrOr("strides", 1, spatial),
+                       dilations = attrOr("dilations", 1, spatial),
+                       out_pad = attrOr("output_padding", 0, spatial),
+                       pads = attrOr("pads", 0, 2 * spatial);
+  if (static_cast<int64_t>(strides.size()) != spatial ||
+      static_cast<int64_t>(dilations.size()) != spatial ||
+      static_cast<int64_t>(out_pad.size()) != spatial ||
+      static_cast<int64_t>(pads.size()) != 2 * spatial)
+    return n.error("strides, dilations, output_padding or pads do not match the kernel's rank");
+  for (int64_t i = 0; i < spatial; ++i)
+    if (strides[i] < 1 || dilations[i] < 1 || out_pad[i] < 0)
+      return n.error("strides and dilations must be positive, output_padding non-negative");
+  // output_shape or auto_pad SAME_*: pads from the requested output size.
+  const std::string auto_pad = n.s("auto_pad", "NOTSET");
+  SmallVector<int64_t> output_shape = n.ints("output_shape");
+  if (!output_shape.empty() || auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    if (!output_shape.empty() && static_cast<int64_t>(output_shape.size()) == rank)
+      output_shape.erase(output_shape.begin(), output_shape.begin() + 2);
+    for (int64_t i = 0; i < spatial; ++i) {
+      if (tx.isDynamicDim(2 + i))
+        return n.unsupported("output_shape or auto_pad with a dynamic spatial dim");
+      const int64_t in = tx.getDimSize(2 + i);
+      const int64_t want = output_shape.empty() ? in * strides[i] : output_shape[i];
+      const int64_t total =
+          strides[i] * (in - 1) + out_pad[i] + (kernel[i] - 1) * dilations[i] + 1 - want;
+      const bool upper = auto_pad == "SAME_UPPER";
+      // An output larger than the input gives extends the end (negative padding there).
+      pads[i] = total < 0 ? 0 : upper ? total / 2 : total - total / 2;
+      pads[spatial + i] = total - pads[i];
+    }
+  } else if (auto_pad == "VALID") {
+    pads.assign(2 * spatial, 0);
+  } else if (auto_pad != "NOTSET") {
+    return n.error("unknown auto_pad '" + auto_pad + "'");
+  }
+
+  // Zeros between the elements: x into a [N, C, (S - 1) * s + 1] tensor with strides s.
+  SmallVector<OpFoldResult> xd = dimsOf(b, loc, x), spread = {xd[0], xd[1]};
+  SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)), steps(rank, b.getIndexAttr(1));
+  for (int64_t i = 0; i < spatial; ++i) {
+    OpFoldResult size = xd[2 + i];
+    auto cs = constantIndex(size);
+    if (cs && *cs == 0) return n.unsupported("ConvTranspose of an empty spatial dim");
+    spread.push_back(addIndex(
+        b, loc,
+        mulIndex(b, loc, subIndex(b, loc, size, b.getIndexAttr(1)), b.getIndexAttr(strides[i])),
+        b.getIndexAttr(1)));
+    steps[2 + i] = b.getIndexAttr(strides[i]);
+  }
+  Value zeros = filled(b, loc, spread, scalarConstant(b, loc, t, 0));
+  Value xs = b.create<tensor::InsertSliceOp>(loc, x, zeros, offsets, xd, steps);
+  // Padding (or cropping) to the convolution's input.
+  SmallVector<int64_t> low(2, 0), high(2, 0), crop_low(2, 0), crop_high(2, 0);
+  for (int64_t i = 0; i < spatial; ++i) {
+    const int64_t extent = dilations[i] * (kernel[i] - 1);
+    const int64_t lo = extent - pads[i], hi = extent - pads[spatial + i] + out_pad[i];
+    low.push_back(std::max<int64_t>(lo, 0));
+    high.push_back(std::max<int64_t>(hi, 0));
+    crop_low.push_back(std::max<int64_t>(-lo, 0));
+    crop_high.push_back(std::max<int64_t>(-hi, 0));
+  }
+  Value xp = pad(b, loc, xs, low, high, scalarConstant(b, loc, t, 0));
+  if (llvm::any_of(crop_low, [](int64_t v) { return v > 0; }) ||
+      llvm::any_of(crop_high, [](int64_t v) { return v > 0; })) {
+    SmallVector<OpFoldResult> pd = dimsOf(b, loc, xp), starts, sizes;
+    for (int64_t d = 0; d < rank; ++d) {
+      starts.push_back(b.getIndexAttr(crop_low[d]));
+      OpFoldResult s = subIndex(b, loc, pd[d], b.getIndexAttr(crop_low[d] + crop_high[d]));
+      if (auto cs = constantIndex(s); cs && *cs <= 0) return n.error("pads leave no output");
+      sizes.push_back(s);
+    }
+    auto type = RankedTensorType::get(staticSizes(sizes), t);
+    xp = b.create<tensor::ExtractSliceOp>(loc, type, xp, starts, sizes,
+                                          SmallVector<OpFoldResult>(rank, b.getIndexAttr(1)));
+  }
+  Window w;
+  w.kernel = kernel;
+  w.strides.assign(spatial, 1);
+  w.dilations = dilations;
+  w.pad_begin.assign(spatial, 0);
+  w.pad_end.assign(spatial, 0);
+  SmallVector<OpFoldResult> pd = dimsOf(b, loc, xp);
+  for (int64_t i = 0; i < spatial; ++i)
+    w.out.push_back(subIndex(b, loc, pd[2 + i], b.getIndexAttr(dilations[i] * (kernel[i] - 1))));
+  // Weights [C, Fg, K...] -> [G, Fg, Cg * K] flipped: w3[g, f, c, k] = W[g * Cg + c, f, K - 1 - k].
+  int64_t window = 1;
+  for (int64_t k : kernel) window *= k;
+  Value w3;
+  if (wdata) {
+    const size_t width = t.getIntOrFloatBitWidth() / 8;
+    ArrayRef<char> raw = wdata.getRawData();
+    std::vector<char> flipped(raw.size());
+    for (int64_t g = 0; g < group; ++g)
+      for (int64_t f = 0; f < fg; ++f)
+        for (int64_t ci = 0; ci < cg; ++ci)
+          for (int64_t k = 0; k < window; ++k) {
+            const int64_t src = (((g * cg + ci) * fg + f) * window) + (window - 1 - k);
+            const int64_t dst = ((g * fg + f) * cg + ci) * window + k;
+            std::memcpy(flipped.data() + dst * width, raw.data() + src * width, width);
+          }
+    w3 = b.create<arith::ConstantOp>(
+        loc, DenseElementsAttr::getFromRawBuffer(RankedTensorType::get({group, fg, cg * window}, t),
+                                                 flipped));
+  } else {
+    // The same at run time: a copy over (g, f, c, k...) reading W[g * Cg + c, f, K - 1 - k].
+    const unsigned nd = 3 + spatial;
+    SmallVector<AffineExpr> we = {b.getAffineDimExpr(0) * cg + b.getAffineDimExpr(2),
+                                  b.getAffineDimExpr(1)};
+    SmallVector<OpFoldResult> dims = {b.getIndexAttr(group), b.getIndexAttr(fg),
+                                      b.getIndexAttr(cg)};
+    for (int64_t i = 0; i < spatial; ++i) {
+      we.push_back(b.getAffineConstantExpr(kernel[i] - 1) - b.getAffineDimExpr(3 + i));
+      dims.push_back(b.getIndexAttr(kernel[i]));
+    }
+    Value init = emptyTensor(b, loc, dims, t);
+    Value w5 =
+        b.create<linalg::GenericOp>(
+             loc, TypeRange{init.getType()}, ValueRange{n.value(1)}, ValueRange{init},
+             SmallVector<AffineMap>{AffineMap::get(nd, 0, we, b.getContext()),
+                                    b.getMultiDimIdentityMap(nd)},
+             SmallVector<utils::IteratorType>(nd, utils::IteratorType::parallel),
+             [](OpBuilder& nb, Location nl, ValueRange a) { nb.create<linalg::YieldOp>(nl, a[0]); })
+            .getResult(0);
+    w3 = reshape(b, loc, w5,
+                 {b.getIndexAttr(group), b.getIndexAttr(fg), b.getIndexAttr(cg * window)});
+  }
+  Value bias;
+  if (n.hasInput(2)) {
+    if (n.rank(2) != 1 || n.type(2).isDynamicDim(0) || n.type(2).getDimSize(0) != filters)
+      return n.error("B must be 1-D with one value per output channel");
+    bias = n.value(2);
+  }
+  n.setOutput(0, im2colConvolution(b, loc, xp, w3, bias, w, kernel, group, filters, cg));
   return success();
 }
 
@@ -582,6 +775,9 @@ void addLinearOps(Registry& r) {
   r["MatMul"] = {convertMatMul, {}};
   r["Gemm"] = {convertGemm, {"alpha", "beta", "transA", "transB"}};
   r["Conv"] = {convertConv, {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"}};
+  r["ConvTranspose"] = {convertConvTranspose,
+                        {"auto_pad", "dilations", "group", "kernel_shape", "output_padding",
+                         "output_shape", "pads", "strides"}};
   r["MaxPool"] = {
       convertPool,
       {"auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads", "storage_order", "strides"}};

@@ -331,3 +331,31 @@ def test_integer_division_never_traps(tmp_path):
     # C division (truncation); 0 for a zero divisor and the wrapped MIN / -1, as numpy gives.
     assert q.tolist() == [3, -3, 0, -2**31, -2]
     assert r.tolist() == [1, -1, 0, 0, 1]
+
+
+@pytest.mark.parametrize("constant_weights", [True, False])
+def test_conv_transpose_groups_strides_dilations_pads(tmp_path, constant_weights):
+    rng = np.random.default_rng(1)
+    w = rng.standard_normal((4, 3, 3, 2)).astype(np.float32)  # [C, M / group, kH, kW]
+    bias = rng.standard_normal(6).astype(np.float32)
+    node = helper.make_node("ConvTranspose", ["x", "w", "b"], ["y"], group=2, strides=[2, 3],
+                            dilations=[2, 1], pads=[1, 0, 0, 2], output_padding=[1, 0])
+    inits = [numpy_helper.from_array(bias, "b")]
+    inputs = [tensor("x", F, ["n", 4, 5, 4])]
+    if constant_weights:
+        inits.append(numpy_helper.from_array(w, "w"))
+    else:
+        inputs.append(tensor("w", F, [4, 3, 3, 2]))
+    mod = load(tmp_path, model([node], inputs, [tensor("y", F, None)], inits))
+    for n in [2, 1]:
+        x = torch.randn(n, 4, 4, 5).transpose(2, 3)
+        ref = torch.nn.functional.conv_transpose2d(
+            x.double(), torch.from_numpy(w).double(), None, stride=(2, 3), padding=0,
+            output_padding=0, groups=2, dilation=(2, 1))
+        # ONNX pads [top, left, bottom, right] = [1, 0, 0, 2], output_padding [1, 0]: the full
+        # transposed convolution, one more row at the bottom, the pads cropped, then the bias.
+        ref = torch.nn.functional.pad(ref, (0, 0, 0, 1))[:, :, 1:, 0:ref.shape[3] - 2]
+        ref = ref + torch.from_numpy(bias).double().reshape(1, 6, 1, 1)
+        got = mod(x) if constant_weights else mod(x, torch.from_numpy(w))
+        assert got.shape == ref.shape
+        np.testing.assert_allclose(got.numpy(), ref.numpy(), rtol=1e-4, atol=1e-5)
