@@ -359,3 +359,24 @@ def test_conv_transpose_groups_strides_dilations_pads(tmp_path, constant_weights
         got = mod(x) if constant_weights else mod(x, torch.from_numpy(w))
         assert got.shape == ref.shape
         np.testing.assert_allclose(got.numpy(), ref.numpy(), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("mode, coord, torch_mode, align", [
+    ("linear", "half_pixel", "bilinear", False),
+    ("linear", "align_corners", "bilinear", True),
+    ("nearest", "asymmetric", "nearest", None),
+])
+def test_resize_against_torch_interpolate(tmp_path, mode, coord, torch_mode, align):
+    scales = numpy_helper.from_array(np.array([1, 1, 2.0, 1.5], np.float32), "scales")
+    roi = numpy_helper.from_array(np.array([], np.float32), "roi")
+    node = helper.make_node("Resize", ["x", "roi", "scales"], ["y"], mode=mode,
+                            coordinate_transformation_mode=coord, nearest_mode="floor")
+    mod = load(tmp_path, model([node], [tensor("x", F, ["n", 3, 5, 4])], [tensor("y", F, None)],
+                               [roi, scales], opset=13))
+    for n in [2, 1]:
+        x = torch.randn(n, 3, 4, 5).transpose(2, 3)
+        kwargs = {} if align is None else {"align_corners": align}
+        ref = torch.nn.functional.interpolate(x.double(), size=(10, 6), mode=torch_mode, **kwargs)
+        got = mod(x)
+        assert got.shape == (n, 3, 10, 6)
+        np.testing.assert_allclose(got.numpy(), ref.numpy(), rtol=1e-5, atol=1e-5)
