@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Verifier.h"
+#include "onnx/defs/schema.h"
 
 namespace mlir {
 namespace disc_ral {
@@ -65,6 +66,7 @@ class Importer {
 
  private:
   bool checkNodes(const ::onnx::GraphProto& graph, const Registry& registry);
+  bool checkAgainstSchema(const ::onnx::NodeProto& node, const std::string& where);
 
   MLIRContext* ctx_;
   const ImportOptions& options_;
@@ -94,6 +96,68 @@ Value Importer::materialize(Tensor& t, OpBuilder& b, Location loc) {
   return t.value;
 }
 
+// The node against its operator's schema at the model's opset (ONNX's own definitions): how many
+// inputs and outputs, required inputs present, attribute types. A node that breaks it is a
+// malformed model: named here instead of read wrongly (an `axis` given as a float) or out of
+// range (a binary op with one input) by a converter.
+bool Importer::checkAgainstSchema(const ::onnx::NodeProto& node, const std::string& where) {
+  const ::onnx::OpSchema* schema =
+      ::onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(opset_), "");
+  if (!schema) {
+    fail(where + ": " + node.op_type() + " does not exist at opset " + std::to_string(opset_),
+         false);
+    return false;
+  }
+  const int inputs = node.input_size(), outputs = node.output_size();
+  if (inputs < schema->min_input() || inputs > schema->max_input() ||
+      outputs < schema->min_output() || outputs > schema->max_output()) {
+    fail(where + ": has " + std::to_string(inputs) + " inputs and " + std::to_string(outputs) +
+             " outputs; opset " + std::to_string(opset_) + "'s " + node.op_type() + " takes " +
+             std::to_string(schema->min_input()) + ".." + std::to_string(schema->max_input()) +
+             " inputs and " + std::to_string(schema->min_output()) + ".." +
+             std::to_string(schema->max_output()) + " outputs",
+         false);
+    return false;
+  }
+  const auto& formal = schema->inputs();
+  for (int i = 0; i < inputs; ++i) {
+    const size_t f = std::min<size_t>(static_cast<size_t>(i), formal.size() - 1);
+    if (node.input(i).empty() &&
+        formal[f].GetOption() != ::onnx::OpSchema::FormalParameterOption::Optional) {
+      fail(where + ": required input " + std::to_string(i) + " ('" + formal[f].GetName() +
+               "') is missing",
+           false);
+      return false;
+    }
+  }
+  for (const ::onnx::AttributeProto& a : node.attribute()) {
+    auto it = schema->attributes().find(a.name());
+    if (it == schema->attributes().end()) {
+      fail(where + ": attribute '" + a.name() + "' does not exist for opset " +
+               std::to_string(opset_) + "'s " + node.op_type(),
+           false);
+      return false;
+    }
+    if (a.type() != it->second.type) {
+      fail(where + ": attribute '" + a.name() + "' has type " +
+               ::onnx::AttributeProto_AttributeType_Name(a.type()) + ", the operator's is " +
+               ::onnx::AttributeProto_AttributeType_Name(it->second.type),
+           false);
+      return false;
+    }
+  }
+  for (const auto& [name, attribute] : schema->attributes()) {
+    if (!attribute.required) continue;
+    bool present = false;
+    for (const ::onnx::AttributeProto& a : node.attribute()) present |= a.name() == name;
+    if (!present) {
+      fail(where + ": required attribute '" + name + "' is missing", false);
+      return false;
+    }
+  }
+  return true;
+}
+
 bool Importer::checkNodes(const ::onnx::GraphProto& graph, const Registry& registry) {
   bool ok = true;
   for (int n = 0; n < graph.node_size(); ++n) {
@@ -112,11 +176,13 @@ bool Importer::checkNodes(const ::onnx::GraphProto& graph, const Registry& regis
       ok = false;
       continue;
     }
+    bool known_attributes = true;
     for (const ::onnx::AttributeProto& a : node.attribute()) {
       if (llvm::is_contained(spec->second.attributes, a.name())) continue;
       fail(where + ": unsupported attribute '" + a.name() + "'", true);
-      ok = false;
+      ok = known_attributes = false;
     }
+    if (known_attributes && !checkAgainstSchema(node, where)) ok = false;
   }
   return ok;
 }

@@ -148,6 +148,23 @@ def test_corrupt_and_wrong_models(tmp_path):
     assert rc == 1 and "node 'add' (Add): shapes do not broadcast: 3 vs 4 in dim 1" in err
 
 
+def test_nodes_that_break_their_schema_are_named(tmp_path):
+    cases = [
+        (helper.make_node("Add", ["x"], ["y"], name="n"),
+         "node 'n' (Add): has 1 inputs and 1 outputs; opset 14's Add takes 2..2 inputs"),
+        (helper.make_node("Concat", ["x", "x"], ["y"], name="n", axis=0.5),
+         "node 'n' (Concat): attribute 'axis' has type FLOAT, the operator's is INT"),
+        (helper.make_node("Cast", ["x"], ["y"], name="n"),
+         "node 'n' (Cast): required attribute 'to' is missing"),
+        (helper.make_node("Gemm", ["x", ""], ["y"], name="n"),
+         "node 'n' (Gemm): required input 1 ('B') is missing"),
+    ]
+    for node, message in cases:
+        m = model([node], [tensor("x", F, [2, 2])], [tensor("y", F, None)])
+        rc, err, _ = compile_model(tmp_path, m)
+        assert rc == 1 and message in err, err
+
+
 def test_emit_import_writes_tensor_level_mlir(tmp_path):
     m = model([helper.make_node("Relu", ["x"], ["y"])], [tensor("x", F, ["n", 3])],
               [tensor("y", F, ["n", 3])])
