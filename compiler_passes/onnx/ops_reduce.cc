@@ -330,6 +330,51 @@ LogicalResult convertLayerNorm(NodeContext& n) {
   return success();
 }
 
+// InstanceNormalization: per sample and channel, over the spatial dims (what torch exports for
+// GroupNorm too, around reshapes): y = (x - mean) / sqrt(var + epsilon) * scale[c] + B[c].
+LogicalResult convertInstanceNorm(NodeContext& n) {
+  OpBuilder& b = n.b();
+  Location loc = n.loc();
+  Type t = n.elementType(0);
+  if (!isFloat(t)) return n.unsupported("non-float InstanceNormalization");
+  const int64_t rank = n.rank(0);
+  if (rank < 3) return n.error("input must have rank >= 3");
+  if (n.rank(1) != 1 || n.rank(2) != 1) return n.error("scale and B must be 1-D");
+  const double eps = n.f("epsilon", 1e-5f);
+  Type ct = t.isF64() ? t : b.getF32Type();
+  SmallVector<int64_t> axes;
+  for (int64_t d = 2; d < rank; ++d) axes.push_back(d);
+  Value x = convertTensor(b, loc, n.value(0), ct);
+  auto add = [](OpBuilder& nb, Location nl, Value acc, Value v) -> Value {
+    return nb.create<arith::AddFOp>(nl, acc, v);
+  };
+  Value count = countOf(b, loc, x, axes, ct);
+  Value mean = divideBy(b, loc, reduce(b, loc, x, axes, scalarAttr(b, ct, 0), add, true), count);
+  Value d =
+      elementwise(b, loc, {x, mean}, ct, [](OpBuilder& nb, Location nl, ValueRange a) -> Value {
+        return nb.create<arith::SubFOp>(nl, a[0], a[1]);
+      });
+  Value sq = mapTensor(b, loc, d, [](OpBuilder& nb, Location nl, Value v) -> Value {
+    return nb.create<arith::MulFOp>(nl, v, v);
+  });
+  Value var = divideBy(b, loc, reduce(b, loc, sq, axes, scalarAttr(b, ct, 0), add, true), count);
+  // Scale and B per channel: [C] as [C, 1, ...] against [N, C, S...].
+  SmallVector<OpFoldResult> cd = {dimOf(b, loc, n.value(1), 0)};
+  for (int64_t k = 2; k < rank; ++k) cd.push_back(b.getIndexAttr(1));
+  Value scale = convertTensor(b, loc, reshape(b, loc, n.value(1), cd), ct);
+  Value bias = convertTensor(b, loc, reshape(b, loc, n.value(2), cd), ct);
+  if (auto why = broadcastError({d, scale, bias})) return n.error(*why);
+  Value y = elementwise(
+      b, loc, {d, var, scale, bias}, t, [&](OpBuilder& nb, Location nl, ValueRange a) -> Value {
+        Value s = nb.create<math::SqrtOp>(
+            nl, nb.create<arith::AddFOp>(nl, a[1], scalarConstant(nb, nl, ct, eps)));
+        Value v = nb.create<arith::MulFOp>(nl, nb.create<arith::DivFOp>(nl, a[0], s), a[2]);
+        return convertScalar(nb, nl, nb.create<arith::AddFOp>(nl, v, a[3]), t);
+      });
+  n.setOutput(0, y);
+  return success();
+}
+
 }  // namespace
 
 void addReductionOps(Registry& r) {
@@ -341,6 +386,7 @@ void addReductionOps(Registry& r) {
   r["ArgMin"] = {convertArgReduce, {"axis", "keepdims", "select_last_index"}};
   r["Softmax"] = {convertSoftmax, {"axis"}};
   r["LogSoftmax"] = {convertSoftmax, {"axis"}};
+  r["InstanceNormalization"] = {convertInstanceNorm, {"epsilon"}};
   r["LayerNormalization"] = {convertLayerNorm, {"axis", "epsilon", "stash_type"}};
 }
 

@@ -1372,6 +1372,74 @@ LogicalResult convertResize(NodeContext& n) {
   return success();
 }
 
+// OneHot: out[..., j, ...] = values[1] where the index (negative ones count from depth) is j,
+// values[0] elsewhere; j runs over the new dim at `axis`.
+LogicalResult convertOneHot(NodeContext& n) {
+  OpBuilder& b = n.b();
+  Location loc = n.loc();
+  const int64_t rank = n.rank(0) + 1;
+  FailureOr<int64_t> axis = n.axis(n.i("axis", -1), rank);
+  if (failed(axis)) return failure();
+  if (n.type(1).getNumElements() != 1) return n.error("depth must have one element");
+  if (n.rank(2) != 1 || n.type(2).isDynamicDim(0) || n.type(2).getDimSize(0) != 2)
+    return n.error("values must be [off_value, on_value]");
+  OpFoldResult depth;
+  if (auto e = n.shapeElems(1)) {
+    depth = (*e)[0];
+  } else if (auto s = n.constScalar(1)) {
+    depth = b.getIndexAttr(static_cast<int64_t>(*s));
+  } else {
+    // A float depth read at run time (truncated, as the reference's int()).
+    Value v = n.value(1);
+    SmallVector<Value> at(n.rank(1), b.create<arith::ConstantIndexOp>(loc, 0));
+    Value f = b.create<tensor::ExtractOp>(loc, v, at);
+    depth = fold(b.create<arith::IndexCastOp>(loc, b.getIndexType(),
+                                              b.create<arith::FPToSIOp>(loc, b.getI64Type(), f)));
+  }
+  if (auto c = constantIndex(depth); c && *c < 1) return n.error("depth must be positive");
+  if (!constantIndex(depth)) {
+    Value ok = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, idx(b, loc, depth),
+                                       b.create<arith::ConstantIndexOp>(loc, 1));
+    runtimeCheck(b, loc, ok, "OneHot: depth must be positive");
+  }
+  Type it = n.elementType(0), t = n.elementType(2);
+  Value indices = n.value(0), values = n.value(2);
+  SmallVector<OpFoldResult> in = dimsOf(b, loc, indices), out(in);
+  out.insert(out.begin() + *axis, depth);
+  SmallVector<AffineExpr> ie;
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != *axis) ie.push_back(b.getAffineDimExpr(d));
+  Value c0 = b.create<arith::ConstantIndexOp>(loc, 0),
+        c1 = b.create<arith::ConstantIndexOp>(loc, 1);
+  Value off = b.create<tensor::ExtractOp>(loc, values, ValueRange{c0});
+  Value on = b.create<tensor::ExtractOp>(loc, values, ValueRange{c1});
+  Value depth_v = idx(b, loc, depth);
+  Value empty = emptyTensor(b, loc, out, t);
+  const int64_t ax = *axis;
+  Value y =
+      b.create<linalg::GenericOp>(
+           loc, TypeRange{empty.getType()}, ValueRange{indices}, ValueRange{empty},
+           SmallVector<AffineMap>{AffineMap::get(rank, 0, ie, b.getContext()),
+                                  b.getMultiDimIdentityMap(rank)},
+           SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+           [&](OpBuilder& nb, Location nl, ValueRange a) {
+             Value i = a[0];
+             // Float indices are truncated, as the reference's astype(int64).
+             if (isFloat(it)) i = nb.create<arith::FPToSIOp>(nl, nb.getI64Type(), i);
+             i = nb.create<arith::IndexCastOp>(nl, nb.getIndexType(), i);
+             Value neg = nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::slt, i,
+                                                  nb.create<arith::ConstantIndexOp>(nl, 0));
+             i = nb.create<arith::SelectOp>(nl, neg, nb.create<arith::AddIOp>(nl, i, depth_v), i);
+             Value j = nb.create<linalg::IndexOp>(nl, ax);
+             Value hit = nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::eq, i, j);
+             nb.create<linalg::YieldOp>(nl,
+                                        ValueRange{nb.create<arith::SelectOp>(nl, hit, on, off)});
+           })
+          .getResult(0);
+  n.setOutput(0, y);
+  return success();
+}
+
 }  // namespace
 
 void addShapeOps(Registry& r) {
@@ -1394,6 +1462,7 @@ void addShapeOps(Registry& r) {
   r["GatherElements"] = {convertGatherElements, {"axis"}};
   r["Pad"] = {convertPad, {"mode", "pads", "value"}};
   r["Tile"] = {convertTile, {}};
+  r["OneHot"] = {convertOneHot, {"axis"}};
   r["Resize"] = {convertResize,
                  {"mode", "coordinate_transformation_mode", "nearest_mode", "exclude_outside",
                   "cubic_coeff_a", "extrapolation_value"}};

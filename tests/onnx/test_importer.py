@@ -397,3 +397,25 @@ def test_resize_against_torch_interpolate(tmp_path, mode, coord, torch_mode, ali
         got = mod(x)
         assert got.shape == (n, 3, 10, 6)
         np.testing.assert_allclose(got.numpy(), ref.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_instance_norm_and_one_hot(tmp_path):
+    scale = np.array([0.5, 2.0, -1.0], np.float32)
+    bias = np.array([0.1, 0.0, 3.0], np.float32)
+    m = model([helper.make_node("InstanceNormalization", ["x", "s", "b"], ["y"], epsilon=1e-5),
+               helper.make_node("OneHot", ["i", "depth", "values"], ["h"], axis=0)],
+              [tensor("x", F, ["n", 3, 4, "w"]), tensor("i", TensorProto.INT64, ["k"])],
+              [tensor("y", F, None), tensor("h", F, None)],
+              [numpy_helper.from_array(scale, "s"), numpy_helper.from_array(bias, "b"),
+               numpy_helper.from_array(np.array(4, np.int64), "depth"),
+               numpy_helper.from_array(np.array([-1.0, 7.0], np.float32), "values")])
+    mod = load(tmp_path, m)
+    x = torch.randn(2, 3, 5, 4).transpose(2, 3)
+    y, h = mod(x, torch.tensor([0, 3, -1, 2]))
+    ref = torch.nn.functional.instance_norm(x.double(), weight=torch.from_numpy(scale).double(),
+                                            bias=torch.from_numpy(bias).double(), eps=1e-5)
+    np.testing.assert_allclose(y.numpy(), ref.numpy(), rtol=1e-4, atol=1e-5)
+    want = np.full((4, 4), -1.0, np.float32)
+    for j, i in enumerate([0, 3, 3, 2]):
+        want[i, j] = 7.0
+    assert np.array_equal(h.numpy(), want)
