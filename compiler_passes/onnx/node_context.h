@@ -105,6 +105,10 @@ class NodeContext {
   int64_t opset_;
 };
 
+// Two dims that must be equal (`what` names them): an import error when both are static and
+// differ, a run-time check (failing the execution) otherwise.
+LogicalResult checkSameDim(NodeContext& n, OpFoldResult x, OpFoldResult y, llvm::StringRef what);
+
 // A converter and the attributes it reads: any other attribute on a node makes the import fail
 // naming it, so an attribute nobody handles can never be silently ignored.
 struct OpSpec {

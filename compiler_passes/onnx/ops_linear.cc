@@ -14,11 +14,6 @@
 namespace mlir {
 namespace disc_ral {
 namespace onnx {
-namespace {
-
-Value zeroFilled(OpBuilder& b, Location loc, ArrayRef<OpFoldResult> dims, Type element) {
-  return filled(b, loc, dims, scalarConstant(b, loc, element, 0));
-}
 
 // Fails the execution when two contraction dims differ; an import error when both are static.
 LogicalResult checkSameDim(NodeContext& n, OpFoldResult x, OpFoldResult y, llvm::StringRef what) {
@@ -33,6 +28,12 @@ LogicalResult checkSameDim(NodeContext& n, OpFoldResult x, OpFoldResult y, llvm:
                                   indexValue(n.b(), n.loc(), y));
   runtimeCheck(n.b(), n.loc(), eq, (n.node().op_type() + ": " + what + " differ").str());
   return success();
+}
+
+namespace {
+
+Value zeroFilled(OpBuilder& b, Location loc, ArrayRef<OpFoldResult> dims, Type element) {
+  return filled(b, loc, dims, scalarConstant(b, loc, element, 0));
 }
 
 // a [M, K] · b [K, N] as linalg.matmul on a zero-filled result.

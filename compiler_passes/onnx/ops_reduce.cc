@@ -7,6 +7,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 namespace mlir {
 namespace disc_ral {
@@ -375,6 +376,157 @@ LogicalResult convertInstanceNorm(NodeContext& n) {
   return success();
 }
 
+// -input[n, target, d...] * weight[target] per element, 0 where the target is ignore_index,
+// then the reduction (none, sum, or mean: the sum over the summed weights), as
+// NegativeLogLikelihoodLoss computes it; SoftmaxCrossEntropyLoss applies it to LogSoftmax.
+FailureOr<Value> nllLoss(NodeContext& n, Value input, Value target, Value weight) {
+  OpBuilder& b = n.b();
+  Location loc = n.loc();
+  auto ti = cast<RankedTensorType>(input.getType()), tt = cast<RankedTensorType>(target.getType());
+  Type t = ti.getElementType(), it = tt.getElementType();
+  const int64_t rank = tt.getRank();
+  if (!isFloat(t)) return n.unsupported("non-float " + n.node().op_type());
+  if (!it.isInteger(32) && !it.isInteger(64)) return n.error("the target must be int32 or int64");
+  if (ti.getRank() != rank + 1 || rank < 1)
+    return n.error("input must be [N, C, d...] and the target [N, d...]");
+  const std::string reduction = n.s("reduction", "mean");
+  if (reduction != "none" && reduction != "sum" && reduction != "mean")
+    return n.error("reduction must be none, sum or mean");
+  const bool has_ignore = n.has("ignore_index");
+  const int64_t ignore = n.i("ignore_index", 0);
+  SmallVector<OpFoldResult> id = dimsOf(b, loc, input), td = dimsOf(b, loc, target);
+  if (failed(checkSameDim(n, id[0], td[0], "input and target batch dims"))) return failure();
+  for (int64_t d = 1; d < rank; ++d)
+    if (failed(checkSameDim(n, id[d + 1], td[d], "input and target dims"))) return failure();
+  OpFoldResult classes = id[1];
+  // Every target that is not ignored lies in [0, C): checked before anything reads it.
+  {
+    Value masked = target;
+    if (has_ignore)
+      masked =
+          elementwise(b, loc, {target}, it, [&](OpBuilder& nb, Location nl, ValueRange a) -> Value {
+            Value skip = nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::eq, a[0],
+                                                  scalarConstant(nb, nl, it, double(ignore)));
+            return nb.create<arith::SelectOp>(nl, skip, scalarConstant(nb, nl, it, 0), a[0]);
+          });
+    SmallVector<int64_t> all;
+    for (int64_t d = 0; d < rank; ++d) all.push_back(d);
+    const unsigned width = it.getIntOrFloatBitWidth();
+    Value mn = reduce(
+        b, loc, masked, all, b.getIntegerAttr(it, APInt::getSignedMaxValue(width)),
+        [](OpBuilder& nb, Location nl, Value acc, Value v) -> Value {
+          return nb.create<arith::MinSIOp>(nl, acc, v);
+        },
+        false);
+    Value mx = reduce(
+        b, loc, masked, all, b.getIntegerAttr(it, APInt::getSignedMinValue(width)),
+        [](OpBuilder& nb, Location nl, Value acc, Value v) -> Value {
+          return nb.create<arith::MaxSIOp>(nl, acc, v);
+        },
+        false);
+    Value lo = b.create<tensor::ExtractOp>(loc, mn, ValueRange{});
+    Value hi = b.create<tensor::ExtractOp>(loc, mx, ValueRange{});
+    Value cls = b.create<arith::IndexCastOp>(loc, it, indexValue(b, loc, classes));
+    Value ok = b.create<arith::AndIOp>(
+        loc,
+        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, lo, scalarConstant(b, loc, it, 0)),
+        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, hi, cls));
+    Value none = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq,
+                                         indexValue(b, loc, product(b, loc, td)),
+                                         b.create<arith::ConstantIndexOp>(loc, 0));
+    runtimeCheck(b, loc, b.create<arith::OrIOp>(loc, ok, none),
+                 n.node().op_type() + ": a target is outside [0, classes)");
+  }
+  Value loss_init = emptyTensor(b, loc, td, t), weight_init = emptyTensor(b, loc, td, t);
+  auto generic = b.create<linalg::GenericOp>(
+      loc, TypeRange{loss_init.getType(), weight_init.getType()}, ValueRange{target},
+      ValueRange{loss_init, weight_init}, SmallVector<AffineMap>(3, b.getMultiDimIdentityMap(rank)),
+      SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+      [&](OpBuilder& nb, Location nl, ValueRange a) {
+        Value tv = a[0];
+        Value skip = has_ignore
+                         ? nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::eq, tv,
+                                                    scalarConstant(nb, nl, it, double(ignore)))
+                               .getResult()
+                         : nb.create<arith::ConstantIntOp>(nl, 0, 1).getResult();
+        Value cls = nb.create<arith::IndexCastOp>(
+            nl, nb.getIndexType(),
+            nb.create<arith::SelectOp>(nl, skip, scalarConstant(nb, nl, it, 0), tv));
+        SmallVector<Value> at = {nb.create<linalg::IndexOp>(nl, 0), cls};
+        for (int64_t d = 1; d < rank; ++d) at.push_back(nb.create<linalg::IndexOp>(nl, d));
+        Value v = nb.create<tensor::ExtractOp>(nl, input, at);
+        Value w = weight ? nb.create<tensor::ExtractOp>(nl, weight, ValueRange{cls}).getResult()
+                         : scalarConstant(nb, nl, t, 1);
+        w = nb.create<arith::SelectOp>(nl, skip, scalarConstant(nb, nl, t, 0), w);
+        Value l = nb.create<arith::NegFOp>(nl, nb.create<arith::MulFOp>(nl, v, w));
+        nb.create<linalg::YieldOp>(nl, ValueRange{l, w});
+      });
+  Value loss = generic.getResult(0), weights = generic.getResult(1);
+  if (reduction == "none") return loss;
+  SmallVector<int64_t> all;
+  for (int64_t d = 0; d < rank; ++d) all.push_back(d);
+  auto add = [](OpBuilder& nb, Location nl, Value acc, Value v) -> Value {
+    return nb.create<arith::AddFOp>(nl, acc, v);
+  };
+  Value total = reduce(b, loc, loss, all, scalarAttr(b, t, 0), add, false);
+  if (reduction == "sum") return total;
+  Value wsum = reduce(b, loc, weights, all, scalarAttr(b, t, 0), add, false);
+  return elementwise(b, loc, {total, wsum}, t,
+                     [](OpBuilder& nb, Location nl, ValueRange a) -> Value {
+                       return nb.create<arith::DivFOp>(nl, a[0], a[1]);
+                     });
+}
+
+LogicalResult convertNllLoss(NodeContext& n) {
+  Value weight = n.hasInput(2) ? n.value(2) : Value();
+  if (weight && n.rank(2) != 1) return n.error("weight must be 1-D");
+  FailureOr<Value> y = nllLoss(n, n.value(0), n.value(1), weight);
+  if (failed(y)) return failure();
+  n.setOutput(0, *y);
+  return success();
+}
+
+LogicalResult convertSoftmaxCrossEntropy(NodeContext& n) {
+  OpBuilder& b = n.b();
+  Location loc = n.loc();
+  Type t = n.elementType(0);
+  if (!isFloat(t)) return n.unsupported("non-float SoftmaxCrossEntropyLoss");
+  if (n.rank(0) < 2) return n.error("scores must be [N, C, d...]");
+  // log_softmax over the classes (dim 1), as LogSoftmax computes it.
+  Value x = n.value(0);
+  SmallVector<int64_t> axes = {1};
+  Value m = reduce(
+      b, loc, x, axes, infinity(b, t, true),
+      [](OpBuilder& nb, Location nl, Value acc, Value v) -> Value {
+        return nb.create<arith::MaximumFOp>(nl, acc, v);
+      },
+      true);
+  Value shifted =
+      elementwise(b, loc, {x, m}, t, [](OpBuilder& nb, Location nl, ValueRange a) -> Value {
+        return nb.create<arith::SubFOp>(nl, a[0], a[1]);
+      });
+  Value e = mapTensor(b, loc, shifted, [](OpBuilder& nb, Location nl, Value v) -> Value {
+    return nb.create<math::ExpOp>(nl, v);
+  });
+  Value s = reduce(
+      b, loc, e, axes, scalarAttr(b, t, 0),
+      [](OpBuilder& nb, Location nl, Value acc, Value v) -> Value {
+        return nb.create<arith::AddFOp>(nl, acc, v);
+      },
+      true);
+  Value logp =
+      elementwise(b, loc, {shifted, s}, t, [](OpBuilder& nb, Location nl, ValueRange a) -> Value {
+        return nb.create<arith::SubFOp>(nl, a[0], nb.create<math::LogOp>(nl, a[1]));
+      });
+  Value weight = n.hasInput(2) ? n.value(2) : Value();
+  if (weight && n.rank(2) != 1) return n.error("weights must be 1-D");
+  FailureOr<Value> y = nllLoss(n, logp, n.value(1), weight);
+  if (failed(y)) return failure();
+  n.setOutput(0, *y);
+  if (n.wantsOutput(1)) n.setOutput(1, logp);
+  return success();
+}
+
 }  // namespace
 
 void addReductionOps(Registry& r) {
@@ -386,6 +538,8 @@ void addReductionOps(Registry& r) {
   r["ArgMin"] = {convertArgReduce, {"axis", "keepdims", "select_last_index"}};
   r["Softmax"] = {convertSoftmax, {"axis"}};
   r["LogSoftmax"] = {convertSoftmax, {"axis"}};
+  r["NegativeLogLikelihoodLoss"] = {convertNllLoss, {"ignore_index", "reduction"}};
+  r["SoftmaxCrossEntropyLoss"] = {convertSoftmaxCrossEntropy, {"ignore_index", "reduction"}};
   r["InstanceNormalization"] = {convertInstanceNorm, {"epsilon"}};
   r["LayerNormalization"] = {convertLayerNorm, {"axis", "epsilon", "stash_type"}};
 }

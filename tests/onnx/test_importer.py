@@ -419,3 +419,20 @@ def test_instance_norm_and_one_hot(tmp_path):
     for j, i in enumerate([0, 3, 3, 2]):
         want[i, j] = 7.0
     assert np.array_equal(h.numpy(), want)
+
+
+def test_cross_entropy_loss_ignore_index_and_bad_targets(tmp_path):
+    w = np.array([1.0, 0.5, 2.0], np.float32)
+    m = model([helper.make_node("SoftmaxCrossEntropyLoss", ["x", "t", "w"], ["loss"],
+                                reduction="mean", ignore_index=-100)],
+              [tensor("x", F, ["n", 3]), tensor("t", TensorProto.INT64, ["n"])],
+              [tensor("loss", F, None)], [numpy_helper.from_array(w, "w")], opset=13)
+    mod = load(tmp_path, m)
+    x = torch.randn(5, 3)
+    t = torch.tensor([0, 2, -100, 1, 2])
+    ref = torch.nn.functional.cross_entropy(x.double(), t, weight=torch.from_numpy(w).double(),
+                                            ignore_index=-100)
+    np.testing.assert_allclose(mod(x, t).item(), ref.item(), rtol=1e-5)
+    with pytest.raises(RuntimeError, match="a target is outside"):
+        mod(x, torch.tensor([0, 3, 1, 1, 1]))
+    np.testing.assert_allclose(mod(x, t).item(), ref.item(), rtol=1e-5)
