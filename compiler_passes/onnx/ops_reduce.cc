@@ -235,6 +235,45 @@ LogicalResult convertArgReduce(NodeContext& n) {
   return success();
 }
 
+// The parts of a softmax over `axes` that Softmax, LogSoftmax and SoftmaxCrossEntropyLoss
+// share: x - max(x) (so exp never overflows), and the sum of its exponentials (dims kept).
+struct SoftmaxParts {
+  Value shifted, exp, sum;
+};
+
+SoftmaxParts softmaxParts(OpBuilder& b, Location loc, Value x, ArrayRef<int64_t> axes) {
+  Type t = cast<RankedTensorType>(x.getType()).getElementType();
+  Value m = reduce(
+      b, loc, x, axes, infinity(b, t, true),
+      [](OpBuilder& nb, Location nl, Value acc, Value v) -> Value {
+        return nb.create<arith::MaximumFOp>(nl, acc, v);
+      },
+      true);
+  SoftmaxParts p;
+  p.shifted = elementwise(b, loc, {x, m}, t, [](OpBuilder& nb, Location nl, ValueRange a) -> Value {
+    return nb.create<arith::SubFOp>(nl, a[0], a[1]);
+  });
+  p.exp = mapTensor(b, loc, p.shifted, [](OpBuilder& nb, Location nl, Value v) -> Value {
+    return nb.create<math::ExpOp>(nl, v);
+  });
+  p.sum = reduce(
+      b, loc, p.exp, axes, scalarAttr(b, t, 0),
+      [](OpBuilder& nb, Location nl, Value acc, Value v) -> Value {
+        return nb.create<arith::AddFOp>(nl, acc, v);
+      },
+      true);
+  return p;
+}
+
+// log_softmax = (x - max) - log(sum(exp(x - max))).
+Value logSoftmax(OpBuilder& b, Location loc, const SoftmaxParts& p) {
+  Type t = cast<RankedTensorType>(p.shifted.getType()).getElementType();
+  return elementwise(b, loc, {p.shifted, p.sum}, t,
+                     [](OpBuilder& nb, Location nl, ValueRange a) -> Value {
+                       return nb.create<arith::SubFOp>(nl, a[0], nb.create<math::LogOp>(nl, a[1]));
+                     });
+}
+
 LogicalResult convertSoftmax(NodeContext& n) {
   OpBuilder& b = n.b();
   Location loc = n.loc();
@@ -249,36 +288,12 @@ LogicalResult convertSoftmax(NodeContext& n) {
   SmallVector<int64_t> axes = {*axis};
   if (n.opset() < 13)
     for (int64_t d = *axis + 1; d < rank; ++d) axes.push_back(d);
-  Value x = n.value(0);
-  Value m = reduce(
-      b, loc, x, axes, infinity(b, t, true),
-      [](OpBuilder& nb, Location nl, Value acc, Value v) -> Value {
-        return nb.create<arith::MaximumFOp>(nl, acc, v);
-      },
-      true);
-  Value shifted =
-      elementwise(b, loc, {x, m}, t, [](OpBuilder& nb, Location nl, ValueRange a) -> Value {
-        return nb.create<arith::SubFOp>(nl, a[0], a[1]);
-      });
-  Value e = mapTensor(b, loc, shifted, [](OpBuilder& nb, Location nl, Value v) -> Value {
-    return nb.create<math::ExpOp>(nl, v);
-  });
-  Value s = reduce(
-      b, loc, e, axes, scalarAttr(b, t, 0),
-      [](OpBuilder& nb, Location nl, Value acc, Value v) -> Value {
-        return nb.create<arith::AddFOp>(nl, acc, v);
-      },
-      true);
-  Value y;
-  if (log) {
-    y = elementwise(b, loc, {shifted, s}, t, [](OpBuilder& nb, Location nl, ValueRange a) -> Value {
-      return nb.create<arith::SubFOp>(nl, a[0], nb.create<math::LogOp>(nl, a[1]));
-    });
-  } else {
-    y = elementwise(b, loc, {e, s}, t, [](OpBuilder& nb, Location nl, ValueRange a) -> Value {
-      return nb.create<arith::DivFOp>(nl, a[0], a[1]);
-    });
-  }
+  SoftmaxParts p = softmaxParts(b, loc, n.value(0), axes);
+  Value y = log ? logSoftmax(b, loc, p)
+                : elementwise(b, loc, {p.exp, p.sum}, t,
+                              [](OpBuilder& nb, Location nl, ValueRange a) -> Value {
+                                return nb.create<arith::DivFOp>(nl, a[0], a[1]);
+                              });
   n.setOutput(0, y);
   return success();
 }
@@ -493,31 +508,8 @@ LogicalResult convertSoftmaxCrossEntropy(NodeContext& n) {
   if (!isFloat(t)) return n.unsupported("non-float SoftmaxCrossEntropyLoss");
   if (n.rank(0) < 2) return n.error("scores must be [N, C, d...]");
   // log_softmax over the classes (dim 1), as LogSoftmax computes it.
-  Value x = n.value(0);
   SmallVector<int64_t> axes = {1};
-  Value m = reduce(
-      b, loc, x, axes, infinity(b, t, true),
-      [](OpBuilder& nb, Location nl, Value acc, Value v) -> Value {
-        return nb.create<arith::MaximumFOp>(nl, acc, v);
-      },
-      true);
-  Value shifted =
-      elementwise(b, loc, {x, m}, t, [](OpBuilder& nb, Location nl, ValueRange a) -> Value {
-        return nb.create<arith::SubFOp>(nl, a[0], a[1]);
-      });
-  Value e = mapTensor(b, loc, shifted, [](OpBuilder& nb, Location nl, Value v) -> Value {
-    return nb.create<math::ExpOp>(nl, v);
-  });
-  Value s = reduce(
-      b, loc, e, axes, scalarAttr(b, t, 0),
-      [](OpBuilder& nb, Location nl, Value acc, Value v) -> Value {
-        return nb.create<arith::AddFOp>(nl, acc, v);
-      },
-      true);
-  Value logp =
-      elementwise(b, loc, {shifted, s}, t, [](OpBuilder& nb, Location nl, ValueRange a) -> Value {
-        return nb.create<arith::SubFOp>(nl, a[0], nb.create<math::LogOp>(nl, a[1]));
-      });
+  Value logp = logSoftmax(b, loc, softmaxParts(b, loc, n.value(0), axes));
   Value weight = n.hasInput(2) ? n.value(2) : Value();
   if (weight && n.rank(2) != 1) return n.error("weights must be 1-D");
   FailureOr<Value> y = nllLoss(n, logp, n.value(1), weight);
