@@ -265,12 +265,50 @@ Value reshape(OpBuilder& b, Location loc, Value input, ArrayRef<OpFoldResult> di
     for (size_t d = 0; d < dims.size(); ++d) same &= sameDim(own[d], dims[d]);
     if (same) return input;
   }
-  SmallVector<Value> values;
-  for (OpFoldResult d : dims) values.push_back(indexValue(b, loc, d));
-  Value shape = b.create<tensor::FromElementsOp>(
-      loc, RankedTensorType::get({static_cast<int64_t>(values.size())}, b.getIndexType()), values);
-  return b.create<tensor::ReshapeOp>(loc, RankedTensorType::get(sizes, type.getElementType()),
-                                     input, shape);
+  Type element = type.getElementType();
+  // Two or more dynamic dims in the result: tensor.reshape with the shape as a tensor (MLIR 19's
+  // expand_shape cannot be bufferized with more than one dynamic dim in a group). The shape is
+  // then a host buffer, which GPU devices refuse with an error naming it.
+  if (llvm::count_if(sizes, [](int64_t s) { return ShapedType::isDynamic(s); }) > 1) {
+    SmallVector<Value> values;
+    for (OpFoldResult d : dims) values.push_back(indexValue(b, loc, d));
+    Value shape = b.create<tensor::FromElementsOp>(
+        loc, RankedTensorType::get({static_cast<int64_t>(values.size())}, b.getIndexType()),
+        values);
+    return b.create<tensor::ReshapeOp>(loc, RankedTensorType::get(sizes, element), input, shape);
+  }
+  // Through one dimension: collapse_shape to [numel], expand_shape to `dims`. Both are views
+  // (no shape buffer), so device programs have nothing on the host.
+  Value flat = input;
+  if (type.getRank() == 0) {
+    flat = b.create<tensor::ExpandShapeOp>(loc, RankedTensorType::get({1}, element), input,
+                                           ArrayRef<ReassociationIndices>{},
+                                           ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+  } else if (type.getRank() > 1) {
+    ReassociationIndices all;
+    for (int64_t d = 0; d < type.getRank(); ++d) all.push_back(d);
+    flat = b.create<tensor::CollapseShapeOp>(loc, input, ArrayRef<ReassociationIndices>{all});
+  }
+  // The flat size static exactly when every target dim is (expand_shape's rule).
+  const bool static_target =
+      llvm::none_of(sizes, [](int64_t s) { return ShapedType::isDynamic(s); });
+  int64_t count = 1;
+  for (int64_t s : sizes) count = static_target ? count * s : count;
+  auto flat_type = RankedTensorType::get({static_target ? count : ShapedType::kDynamic}, element);
+  if (flat.getType() != flat_type) flat = b.create<tensor::CastOp>(loc, flat_type, flat);
+  if (dims.empty())
+    return b.create<tensor::CollapseShapeOp>(loc, RankedTensorType::get({}, element), flat,
+                                             ArrayRef<ReassociationIndices>{});
+  if (dims.size() == 1) return flat;
+  ReassociationIndices group;
+  SmallVector<OpFoldResult> output_shape;  // constants as attributes, as the result type has them
+  for (size_t d = 0; d < dims.size(); ++d) {
+    group.push_back(static_cast<int64_t>(d));
+    output_shape.push_back(
+        ShapedType::isDynamic(sizes[d]) ? dims[d] : OpFoldResult(b.getIndexAttr(sizes[d])));
+  }
+  return b.create<tensor::ExpandShapeOp>(loc, RankedTensorType::get(sizes, element), flat,
+                                         ArrayRef<ReassociationIndices>{group}, output_shape);
 }
 
 Value transpose(OpBuilder& b, Location loc, Value input, ArrayRef<int64_t> perm) {

@@ -436,3 +436,47 @@ def test_cross_entropy_loss_ignore_index_and_bad_targets(tmp_path):
     with pytest.raises(RuntimeError, match="a target is outside"):
         mod(x, torch.tensor([0, 3, 1, 1, 1]))
     np.testing.assert_allclose(mod(x, t).item(), ref.item(), rtol=1e-5)
+
+
+def test_onnx_model_on_vulkan_matches_cpu(tmp_path):
+    # An MLP with LayerNorm and GELU (one dynamic dim) compiled for Vulkan: every loop a SPIR-V
+    # kernel, the GEMMs RAL's; run by ral-run on the first Vulkan device (Mesa's lavapipe in CI).
+    ral_run = os.environ.get("RAL_RUN")
+    if not ral_run:
+        pytest.skip("RAL_RUN is not set")
+    listing = subprocess.run([ral_run, "--list-devices"], capture_output=True, text=True)
+    if "vulkan" not in listing.stdout:
+        pytest.skip("no Vulkan device")
+    rng = np.random.default_rng(2)
+    w1 = rng.standard_normal((16, 32)).astype(np.float32)
+    w2 = rng.standard_normal((32, 8)).astype(np.float32)
+    g = np.linspace(0.5, 1.5, 32).astype(np.float32)
+    nodes = [helper.make_node("MatMul", ["x", "w1"], ["h"]),
+             helper.make_node("LayerNormalization", ["h", "g"], ["n"], axis=-1),
+             helper.make_node("Div", ["n", "sqrt2"], ["d"]),
+             helper.make_node("Erf", ["d"], ["e"]),
+             helper.make_node("Add", ["e", "one"], ["e1"]),
+             helper.make_node("Mul", ["n", "e1"], ["m"]),
+             helper.make_node("Mul", ["m", "half"], ["gelu"]),
+             helper.make_node("MatMul", ["gelu", "w2"], ["y"])]
+    consts = [numpy_helper.from_array(v, k) for k, v in [
+        ("w1", w1), ("w2", w2), ("g", g), ("sqrt2", np.array(np.sqrt(2), np.float32)),
+        ("one", np.array(1, np.float32)), ("half", np.array(0.5, np.float32))]]
+    m = model(nodes, [tensor("x", F, ["b", 16])], [tensor("y", F, None)], consts, opset=17)
+    x = rng.standard_normal((5, 16)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    outputs = {}
+    for device in ["cpu", "vulkan"]:
+        rc, err, out = compile_model(tmp_path, m, f"--device={device}")
+        assert rc == 0, err
+        y = tmp_path / f"y_{device}.npy"
+        r = subprocess.run([ral_run, str(out), f"--device={device}", f"--input=@{tmp_path / 'x.npy'}",
+                            f"--output=@{y}"], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        outputs[device] = np.load(y)
+    h = x.astype(np.float64) @ w1
+    n = (h - h.mean(-1, keepdims=True)) / np.sqrt(h.var(-1, keepdims=True) + 1e-5) * g
+    from math import erf
+    gelu = n * 0.5 * (1 + np.vectorize(erf)(n / np.sqrt(2)))
+    for device, y in outputs.items():
+        np.testing.assert_allclose(y, gelu @ w2, rtol=1e-4, atol=1e-4, err_msg=device)
