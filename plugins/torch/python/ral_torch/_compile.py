@@ -108,7 +108,7 @@ def compile(module: torch.nn.Module, example_inputs, dynamic_dims=None, fallback
     name = _symbol(type(module).__name__)
     params = _parameter_names(module, len(inputs))
     dynamic = _dynamic_dims(dynamic_dims, inputs, params, name)
-    session = _Session(device, opset, cache_dir)
+    job = _CompileJob(device, opset, cache_dir)
     was_training = module.training
     module.eval()
     try:
@@ -116,7 +116,7 @@ def compile(module: torch.nn.Module, example_inputs, dynamic_dims=None, fallback
             outputs = module(*inputs)
         structure = _structure(outputs, name)
         try:
-            compiled = session.compile_whole(module, inputs, dynamic, name, structure, params)
+            compiled = job.compile_whole(module, inputs, dynamic, name, structure, params)
         except CompileError as e:
             if not fallback:
                 if isinstance(e, UnsupportedOperatorError):
@@ -126,7 +126,7 @@ def compile(module: torch.nn.Module, example_inputs, dynamic_dims=None, fallback
                 raise
             # Whatever failed (an operator, or the compiler on the whole graph) is narrowed
             # down node by node, and the report says what stayed in PyTorch.
-            return _Fallback(session, module, inputs, dynamic, name, structure, params, e).run()
+            return _Fallback(job, module, inputs, dynamic, name, structure, params, e).run()
         compiled.report = (f"ral_torch.compile: {name}: all of it compiled for {device} "
                            f"(module {compiled.source})")
         _log.info("%s", compiled.report)
@@ -249,7 +249,7 @@ def _rebuild(inner, spec, coverage, report):
     return _make(inner, spec, coverage, report)
 
 
-class _Session:
+class _CompileJob:
     """One compile() call's settings: exports modules to ONNX, compiles them through the module
     cache, and answers whether single nodes are supported (for fallback)."""
 
@@ -433,8 +433,8 @@ class _Fallback:
     Runs are contiguous in a topological order, so the result stays acyclic.
     """
 
-    def __init__(self, session, module, inputs, dynamic, name, structure, params, whole_error):
-        self.session, self.inputs, self.dynamic = session, inputs, dynamic
+    def __init__(self, job, module, inputs, dynamic, name, structure, params, whole_error):
+        self.job, self.inputs, self.dynamic = job, inputs, dynamic
         self.name, self.structure, self.params = name, structure, params
         self.whole_error = whole_error
         self.model = copy.deepcopy(module).eval()
@@ -557,7 +557,7 @@ class _Fallback:
         key = (_node_target_key(gm, n), _args_key(n, values),
                tuple((x.dtype, tuple(x.shape), tuple(sorted(dynamic.get(i, {}))))
                      for i, x in enumerate(inputs)))
-        return self.session.node_supported(key, tiny, inputs, dynamic)
+        return self.job.node_supported(key, tiny, inputs, dynamic)
 
     def _compile_part(self, gm, k, nodes, values, grown):
         """The part's CompiledModule, or why it stays in PyTorch."""
@@ -583,7 +583,7 @@ class _Fallback:
         structure = ("tensor", 1) if len(outputs) == 1 else ("tuple", len(outputs))
         params = [f"input_{i}" for i in range(len(inputs))]
         try:
-            compiled = self.session.compile_whole(part, example, dynamic, f"{self.name}_part{k}",
+            compiled = self.job.compile_whole(part, example, dynamic, f"{self.name}_part{k}",
                                                   structure, params)
         except CompileError as e:
             return f"its part ({len(nodes)} nodes) did not compile: {_first_line(str(e))}"
@@ -634,7 +634,7 @@ class _Fallback:
     def _report(self, compute, kept, n_parts, coverage) -> str:
         done = len(compute) - len(kept)
         lines = [f"ral_torch.compile: {self.name}: {done} of {len(compute)} graph nodes compiled "
-                 f"({coverage:.1%}) in {n_parts} part(s) for {self.session.device}"]
+                 f"({coverage:.1%}) in {n_parts} part(s) for {self.job.device}"]
         if kept:
             lines.append("kept in PyTorch:")
             for n, why in kept.items():
