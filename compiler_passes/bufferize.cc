@@ -8,6 +8,7 @@
 // without a copy.
 #include "compiler_passes/fuse_elementwise.h"
 #include "compiler_passes/passes.h"
+#include "compiler_passes/reshape_views.h"
 #include "mlir/Conversion/BufferizationToMemRef/BufferizationToMemRef.h"
 #include "mlir/Conversion/TosaToArith/TosaToArith.h"
 #include "mlir/Conversion/TosaToLinalg/TosaToLinalg.h"
@@ -107,6 +108,7 @@ class BufferizePass : public impl::BufferizePassBase<BufferizePass> {
     OpPassManager pm(ModuleOp::getOperationName());
     buildTensorPipeline(pm, hasTosa(module));
     if (failed(runPipeline(pm, module))) return signalPassFailure();
+    reshapesToViews(module);
     // Whatever one-shot bufferization left on tensors has no lowering: name it.
     WalkResult left = module.walk([](Operation* op) {
       if (llvm::any_of(op->getOperandTypes(), isTensor) ||

@@ -480,3 +480,37 @@ def test_onnx_model_on_vulkan_matches_cpu(tmp_path):
     gelu = n * 0.5 * (1 + np.vectorize(erf)(n / np.sqrt(2)))
     for device, y in outputs.items():
         np.testing.assert_allclose(y, gelu @ w2, rtol=1e-4, atol=1e-4, err_msg=device)
+
+
+
+def test_dynamic_transformer_layer_on_vulkan_matches_cpu(tmp_path):
+    # torch's export of nn.TransformerEncoderLayer with dynamic batch and sequence: reshapes to
+    # two dynamic dims (batch, heads) that must be views on a GPU device.
+    ral_run = os.environ.get("RAL_RUN")
+    if not ral_run:
+        pytest.skip("RAL_RUN is not set")
+    if "vulkan" not in subprocess.run([ral_run, "--list-devices"], capture_output=True,
+                                      text=True).stdout:
+        pytest.skip("no Vulkan device")
+    torch.manual_seed(0)
+    layer = torch.nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0, batch_first=True).eval()
+    # Inputs that require grad keep torch 1.13 off its fused inference kernel, which does not
+    # export.
+    example = torch.randn(2, 3, 16, requires_grad=True)
+    torch.onnx.export(layer, (example,), str(tmp_path / "m.onnx"), input_names=["x"],
+                      output_names=["y"], dynamic_axes={"x": {0: "b", 1: "s"}}, opset_version=14)
+    x = np.random.default_rng(4).standard_normal((3, 5, 16)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    with torch.no_grad():
+        want = layer(torch.from_numpy(x)).numpy()
+    for device in ["cpu", "vulkan"]:
+        out = tmp_path / f"m_{device}.ralm"
+        r = subprocess.run([RAL_COMPILE, str(tmp_path / "m.onnx"), "-o", str(out),
+                            f"--device={device}"], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        y = tmp_path / f"y_{device}.npy"
+        r = subprocess.run([ral_run, str(out), f"--device={device}",
+                            f"--input=@{tmp_path / 'x.npy'}", f"--output=@{y}"],
+                           capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        np.testing.assert_allclose(np.load(y), want, rtol=1e-4, atol=1e-4, err_msg=device)
