@@ -211,16 +211,22 @@ Value elementwise(OpBuilder& b, Location loc, ValueRange inputs, Type result,
     }
     maps.push_back(AffineMap::get(rank, 0, exprs, b.getContext()));
   }
+  return generate(b, loc, emptyTensor(b, loc, dims, result), inputs, maps, body);
+}
+
+Value generate(OpBuilder& b, Location loc, Value init, ValueRange inputs,
+               ArrayRef<AffineMap> input_maps, const ScalarBody& body) {
+  const int64_t rank = cast<RankedTensorType>(init.getType()).getRank();
+  SmallVector<AffineMap> maps(input_maps);
   maps.push_back(b.getMultiDimIdentityMap(rank));
-  Value init = emptyTensor(b, loc, dims, result);
-  SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
-  auto generic =
-      b.create<linalg::GenericOp>(loc, TypeRange{init.getType()}, inputs, ValueRange{init}, maps,
-                                  iterators, [&](OpBuilder& nb, Location nl, ValueRange args) {
-                                    Value out = body(nb, nl, args.drop_back());
-                                    nb.create<linalg::YieldOp>(nl, out);
-                                  });
-  return generic.getResult(0);
+  return b
+      .create<linalg::GenericOp>(
+          loc, TypeRange{init.getType()}, inputs, ValueRange{init}, maps,
+          SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+          [&](OpBuilder& nb, Location nl, ValueRange args) {
+            nb.create<linalg::YieldOp>(nl, body(nb, nl, args.drop_back()));
+          })
+      .getResult(0);
 }
 
 Value reduce(OpBuilder& b, Location loc, Value input, ArrayRef<int64_t> axes, TypedAttr init,

@@ -61,6 +61,11 @@ using ScalarBody = std::function<Value(OpBuilder&, Location, ValueRange)>;
 Value elementwise(OpBuilder& b, Location loc, ValueRange inputs, Type result,
                   const ScalarBody& body, std::optional<ArrayRef<OpFoldResult>> dims = {});
 
+// `init` (a tensor.empty) filled with body(the inputs' elements at `input_maps`) at every
+// position (linalg.index gives it): one all-parallel linalg.generic, the body's value yielded.
+Value generate(OpBuilder& b, Location loc, Value init, ValueRange inputs,
+               ArrayRef<AffineMap> input_maps, const ScalarBody& body);
+
 // Reduces `input` over `axes` (sorted, distinct) with `combine(acc, x)` from `init`; keepdims
 // keeps them as size-1 dims.
 Value reduce(OpBuilder& b, Location loc, Value input, ArrayRef<int64_t> axes, TypedAttr init,

@@ -260,13 +260,8 @@ Value im2colConvolution(OpBuilder& b, Location loc, Value xp, Value w3, Value bi
   for (int64_t i = 0; i < spatial; ++i) xe.push_back(windowExpr(b, *w, i, o0 + i, k0 + i));
   Value col_init = emptyTensor(b, loc, col_dims, t);
   Value cols =
-      b.create<linalg::GenericOp>(
-           loc, TypeRange{col_init.getType()}, ValueRange{xp}, ValueRange{col_init},
-           SmallVector<AffineMap>{AffineMap::get(nd, 0, xe, b.getContext()),
-                                  b.getMultiDimIdentityMap(nd)},
-           SmallVector<utils::IteratorType>(nd, utils::IteratorType::parallel),
-           [](OpBuilder& nb, Location nl, ValueRange a) { nb.create<linalg::YieldOp>(nl, a[0]); })
-          .getResult(0);
+      generate(b, loc, col_init, ValueRange{xp}, {AffineMap::get(nd, 0, xe, b.getContext())},
+               [](OpBuilder&, Location, ValueRange a) { return a[0]; });
   OpFoldResult columns = mulIndex(b, loc, xd[0], product(b, loc, w->out));
   const int64_t depth = cg * window;
   Value products;
@@ -295,18 +290,11 @@ Value im2colConvolution(OpBuilder& b, Location loc, Value xp, Value w3, Value bi
     inputs.push_back(bias);
     maps.push_back(AffineMap::get(od, 0, {b.getAffineDimExpr(1)}, b.getContext()));
   }
-  maps.push_back(b.getMultiDimIdentityMap(od));
-  Value init = emptyTensor(b, loc, out, t);
-  Value result = b.create<linalg::GenericOp>(
-                      loc, TypeRange{init.getType()}, inputs, ValueRange{init}, maps,
-                      SmallVector<utils::IteratorType>(od, utils::IteratorType::parallel),
-                      [](OpBuilder& nb, Location nl, ValueRange a) {
-                        Value v = a[0];
-                        if (a.size() == 3) v = nb.create<arith::AddFOp>(nl, v, a[1]);
-                        nb.create<linalg::YieldOp>(nl, v);
-                      })
-                     .getResult(0);
-  return result;
+  return generate(b, loc, emptyTensor(b, loc, out, t), inputs, maps,
+                  [](OpBuilder& nb, Location nl, ValueRange a) -> Value {
+                    if (a.size() == 2) return nb.create<arith::AddFOp>(nl, a[0], a[1]);
+                    return a[0];
+                  });
 }
 
 LogicalResult convertConv(NodeContext& n) {
@@ -519,13 +507,8 @@ LogicalResult convertConvTranspose(NodeContext& n) {
     }
     Value init = emptyTensor(b, loc, dims, t);
     Value w5 =
-        b.create<linalg::GenericOp>(
-             loc, TypeRange{init.getType()}, ValueRange{n.value(1)}, ValueRange{init},
-             SmallVector<AffineMap>{AffineMap::get(nd, 0, we, b.getContext()),
-                                    b.getMultiDimIdentityMap(nd)},
-             SmallVector<utils::IteratorType>(nd, utils::IteratorType::parallel),
-             [](OpBuilder& nb, Location nl, ValueRange a) { nb.create<linalg::YieldOp>(nl, a[0]); })
-            .getResult(0);
+        generate(b, loc, init, ValueRange{n.value(1)}, {AffineMap::get(nd, 0, we, b.getContext())},
+                 [](OpBuilder&, Location, ValueRange a) { return a[0]; });
     w3 = reshape(b, loc, w5,
                  {b.getIndexAttr(group), b.getIndexAttr(fg), b.getIndexAttr(cg * window)});
   }

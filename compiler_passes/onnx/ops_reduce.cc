@@ -298,6 +298,36 @@ LogicalResult convertSoftmax(NodeContext& n) {
   return success();
 }
 
+// What LayerNormalization and InstanceNormalization share: over `axes` of `x` (already in the
+// compute type), the mean, x - mean and 1 / sqrt(variance + epsilon), reduced dims kept.
+struct Normalized {
+  Value mean, centred, inv_std;
+};
+
+Normalized normalize(OpBuilder& b, Location loc, Value x, ArrayRef<int64_t> axes, double eps) {
+  Type ct = cast<RankedTensorType>(x.getType()).getElementType();
+  auto add = [](OpBuilder& nb, Location nl, Value acc, Value v) -> Value {
+    return nb.create<arith::AddFOp>(nl, acc, v);
+  };
+  Normalized r;
+  Value count = countOf(b, loc, x, axes, ct);
+  r.mean = divideBy(b, loc, reduce(b, loc, x, axes, scalarAttr(b, ct, 0), add, true), count);
+  r.centred =
+      elementwise(b, loc, {x, r.mean}, ct, [](OpBuilder& nb, Location nl, ValueRange a) -> Value {
+        return nb.create<arith::SubFOp>(nl, a[0], a[1]);
+      });
+  Value sq = mapTensor(b, loc, r.centred, [](OpBuilder& nb, Location nl, Value v) -> Value {
+    return nb.create<arith::MulFOp>(nl, v, v);
+  });
+  Value var = divideBy(b, loc, reduce(b, loc, sq, axes, scalarAttr(b, ct, 0), add, true), count);
+  r.inv_std = mapTensor(b, loc, var, [&](OpBuilder& nb, Location nl, Value v) -> Value {
+    Value s = nb.create<math::SqrtOp>(
+        nl, nb.create<arith::AddFOp>(nl, v, scalarConstant(nb, nl, ct, eps)));
+    return nb.create<arith::DivFOp>(nl, scalarConstant(nb, nl, ct, 1), s);
+  });
+  return r;
+}
+
 LogicalResult convertLayerNorm(NodeContext& n) {
   OpBuilder& b = n.b();
   Location loc = n.loc();
@@ -313,26 +343,8 @@ LogicalResult convertLayerNorm(NodeContext& n) {
   Type ct = t.isF64() ? t : b.getF32Type();
   SmallVector<int64_t> axes;
   for (int64_t d = *axis; d < rank; ++d) axes.push_back(d);
-  Value x = convertTensor(b, loc, n.value(0), ct);
-  auto add = [](OpBuilder& nb, Location nl, Value acc, Value v) -> Value {
-    return nb.create<arith::AddFOp>(nl, acc, v);
-  };
-  Value count = countOf(b, loc, x, axes, ct);
-  Value mean = divideBy(b, loc, reduce(b, loc, x, axes, scalarAttr(b, ct, 0), add, true), count);
-  Value d =
-      elementwise(b, loc, {x, mean}, ct, [](OpBuilder& nb, Location nl, ValueRange a) -> Value {
-        return nb.create<arith::SubFOp>(nl, a[0], a[1]);
-      });
-  Value sq = mapTensor(b, loc, d, [](OpBuilder& nb, Location nl, Value v) -> Value {
-    return nb.create<arith::MulFOp>(nl, v, v);
-  });
-  Value var = divideBy(b, loc, reduce(b, loc, sq, axes, scalarAttr(b, ct, 0), add, true), count);
-  Value inv = mapTensor(b, loc, var, [&](OpBuilder& nb, Location nl, Value v) -> Value {
-    Value s = nb.create<math::SqrtOp>(
-        nl, nb.create<arith::AddFOp>(nl, v, scalarConstant(nb, nl, ct, eps)));
-    return nb.create<arith::DivFOp>(nl, scalarConstant(nb, nl, ct, 1), s);
-  });
-  SmallVector<Value> inputs = {d, inv, convertTensor(b, loc, n.value(1), ct)};
+  Normalized norm = normalize(b, loc, convertTensor(b, loc, n.value(0), ct), axes, eps);
+  SmallVector<Value> inputs = {norm.centred, norm.inv_std, convertTensor(b, loc, n.value(1), ct)};
   const bool bias = n.hasInput(2);
   if (bias) inputs.push_back(convertTensor(b, loc, n.value(2), ct));
   Value y = elementwise(b, loc, inputs, t, [&](OpBuilder& nb, Location nl, ValueRange a) -> Value {
@@ -341,8 +353,8 @@ LogicalResult convertLayerNorm(NodeContext& n) {
     return convertScalar(nb, nl, v, t);
   });
   n.setOutput(0, y);
-  if (n.wantsOutput(1)) n.setOutput(1, mean);
-  if (n.wantsOutput(2)) n.setOutput(2, inv);
+  if (n.wantsOutput(1)) n.setOutput(1, norm.mean);
+  if (n.wantsOutput(2)) n.setOutput(2, norm.inv_std);
   return success();
 }
 
@@ -360,33 +372,19 @@ LogicalResult convertInstanceNorm(NodeContext& n) {
   Type ct = t.isF64() ? t : b.getF32Type();
   SmallVector<int64_t> axes;
   for (int64_t d = 2; d < rank; ++d) axes.push_back(d);
-  Value x = convertTensor(b, loc, n.value(0), ct);
-  auto add = [](OpBuilder& nb, Location nl, Value acc, Value v) -> Value {
-    return nb.create<arith::AddFOp>(nl, acc, v);
-  };
-  Value count = countOf(b, loc, x, axes, ct);
-  Value mean = divideBy(b, loc, reduce(b, loc, x, axes, scalarAttr(b, ct, 0), add, true), count);
-  Value d =
-      elementwise(b, loc, {x, mean}, ct, [](OpBuilder& nb, Location nl, ValueRange a) -> Value {
-        return nb.create<arith::SubFOp>(nl, a[0], a[1]);
-      });
-  Value sq = mapTensor(b, loc, d, [](OpBuilder& nb, Location nl, Value v) -> Value {
-    return nb.create<arith::MulFOp>(nl, v, v);
-  });
-  Value var = divideBy(b, loc, reduce(b, loc, sq, axes, scalarAttr(b, ct, 0), add, true), count);
+  Normalized norm = normalize(b, loc, convertTensor(b, loc, n.value(0), ct), axes, eps);
   // Scale and B per channel: [C] as [C, 1, ...] against [N, C, S...].
   SmallVector<OpFoldResult> cd = {dimOf(b, loc, n.value(1), 0)};
   for (int64_t k = 2; k < rank; ++k) cd.push_back(b.getIndexAttr(1));
   Value scale = convertTensor(b, loc, reshape(b, loc, n.value(1), cd), ct);
   Value bias = convertTensor(b, loc, reshape(b, loc, n.value(2), cd), ct);
-  if (auto why = broadcastError({d, scale, bias})) return n.error(*why);
-  Value y = elementwise(
-      b, loc, {d, var, scale, bias}, t, [&](OpBuilder& nb, Location nl, ValueRange a) -> Value {
-        Value s = nb.create<math::SqrtOp>(
-            nl, nb.create<arith::AddFOp>(nl, a[1], scalarConstant(nb, nl, ct, eps)));
-        Value v = nb.create<arith::MulFOp>(nl, nb.create<arith::DivFOp>(nl, a[0], s), a[2]);
-        return convertScalar(nb, nl, nb.create<arith::AddFOp>(nl, v, a[3]), t);
-      });
+  if (auto why = broadcastError({norm.centred, scale, bias})) return n.error(*why);
+  Value y = elementwise(b, loc, {norm.centred, norm.inv_std, scale, bias}, t,
+                        [&](OpBuilder& nb, Location nl, ValueRange a) -> Value {
+                          Value v = nb.create<arith::MulFOp>(
+                              nl, nb.create<arith::MulFOp>(nl, a[0], a[1]), a[2]);
+                          return convertScalar(nb, nl, nb.create<arith::AddFOp>(nl, v, a[3]), t);
+                        });
   n.setOutput(0, y);
   return success();
 }

@@ -516,26 +516,20 @@ LogicalResult convertRange(NodeContext& n) {
   }
   Value empty = emptyTensor(b, loc, {count}, t);
   const bool f = isFloat(t);
-  Value out =
-      b.create<linalg::GenericOp>(
-           loc, TypeRange{empty.getType()}, ValueRange{}, ValueRange{empty},
-           SmallVector<AffineMap>{b.getMultiDimIdentityMap(1)},
-           SmallVector<utils::IteratorType>{utils::IteratorType::parallel},
-           [&](OpBuilder& nb, Location nl, ValueRange) {
-             Value i = nb.create<linalg::IndexOp>(nl, 0);
-             Value v;
-             if (f) {
-               Value fi = nb.create<arith::SIToFPOp>(
-                   nl, t, nb.create<arith::IndexCastOp>(nl, nb.getI64Type(), i));
-               v = nb.create<arith::AddFOp>(nl, start, nb.create<arith::MulFOp>(nl, fi, delta));
-             } else {
-               v = nb.create<arith::IndexCastOp>(
-                   nl, t,
-                   nb.create<arith::AddIOp>(nl, start, nb.create<arith::MulIOp>(nl, i, delta)));
-             }
-             nb.create<linalg::YieldOp>(nl, v);
-           })
-          .getResult(0);
+  Value out = generate(
+      b, loc, empty, ValueRange{}, {}, [&](OpBuilder& nb, Location nl, ValueRange) -> Value {
+        Value i = nb.create<linalg::IndexOp>(nl, 0);
+        Value v;
+        if (f) {
+          Value fi = nb.create<arith::SIToFPOp>(
+              nl, t, nb.create<arith::IndexCastOp>(nl, nb.getI64Type(), i));
+          v = nb.create<arith::AddFOp>(nl, start, nb.create<arith::MulFOp>(nl, fi, delta));
+        } else {
+          v = nb.create<arith::IndexCastOp>(
+              nl, t, nb.create<arith::AddIOp>(nl, start, nb.create<arith::MulIOp>(nl, i, delta)));
+        }
+        return v;
+      });
   n.setOutput(0, out);
   return success();
 }
@@ -609,23 +603,17 @@ Value sliceTensor(OpBuilder& b, Location loc, Value x, ArrayRef<OpFoldResult> st
   Value empty = emptyTensor(b, loc, sizes, element);
   SmallVector<Value> start_values;
   for (OpFoldResult s : starts) start_values.push_back(indexValue(b, loc, s));
-  return b
-      .create<linalg::GenericOp>(
-          loc, TypeRange{empty.getType()}, ValueRange{}, ValueRange{empty},
-          SmallVector<AffineMap>{b.getMultiDimIdentityMap(rank)},
-          SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
-          [&](OpBuilder& nb, Location nl, ValueRange) {
-            SmallVector<Value> at;
-            for (int64_t d = 0; d < rank; ++d) {
-              Value i = nb.create<linalg::IndexOp>(nl, d);
-              Value step = nb.create<arith::ConstantIndexOp>(nl, steps[d]);
-              at.push_back(nb.create<arith::AddIOp>(nl, start_values[d],
-                                                    nb.create<arith::MulIOp>(nl, i, step)));
-            }
-            Value v = nb.create<tensor::ExtractOp>(nl, x, at);
-            nb.create<linalg::YieldOp>(nl, v);
-          })
-      .getResult(0);
+  return generate(
+      b, loc, empty, ValueRange{}, {}, [&](OpBuilder& nb, Location nl, ValueRange) -> Value {
+        SmallVector<Value> at;
+        for (int64_t d = 0; d < rank; ++d) {
+          Value i = nb.create<linalg::IndexOp>(nl, d);
+          Value step = nb.create<arith::ConstantIndexOp>(nl, steps[d]);
+          at.push_back(
+              nb.create<arith::AddIOp>(nl, start_values[d], nb.create<arith::MulIOp>(nl, i, step)));
+        }
+        return nb.create<tensor::ExtractOp>(nl, x, at);
+      });
 }
 
 LogicalResult convertSlice(NodeContext& n) {
@@ -860,25 +848,20 @@ LogicalResult convertGather(NodeContext& n) {
   Value empty = emptyTensor(b, loc, out, n.elementType(0));
   Value axis_size = idx(b, loc, size);
   const int64_t ax = *axis;
-  Value y =
-      b.create<linalg::GenericOp>(
-           loc, TypeRange{empty.getType()}, ValueRange{indices}, ValueRange{empty},
-           SmallVector<AffineMap>{AffineMap::get(orank, 0, ie, b.getContext()),
-                                  b.getMultiDimIdentityMap(orank)},
-           SmallVector<utils::IteratorType>(orank, utils::IteratorType::parallel),
-           [&](OpBuilder& nb, Location nl, ValueRange a) {
-             Value i = nb.create<arith::IndexCastOp>(nl, nb.getIndexType(), a[0]);
-             Value neg = nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::slt, i,
-                                                  nb.create<arith::ConstantIndexOp>(nl, 0));
-             i = nb.create<arith::SelectOp>(nl, neg, nb.create<arith::AddIOp>(nl, i, axis_size), i);
-             SmallVector<Value> at;
-             for (int64_t d = 0; d < ax; ++d) at.push_back(nb.create<linalg::IndexOp>(nl, d));
-             at.push_back(i);
-             for (int64_t d = ax + 1; d < rank; ++d)
-               at.push_back(nb.create<linalg::IndexOp>(nl, d - 1 + irank));
-             nb.create<linalg::YieldOp>(nl, ValueRange{nb.create<tensor::ExtractOp>(nl, data, at)});
-           })
-          .getResult(0);
+  Value y = generate(
+      b, loc, empty, ValueRange{indices}, {AffineMap::get(orank, 0, ie, b.getContext())},
+      [&](OpBuilder& nb, Location nl, ValueRange a) -> Value {
+        Value i = nb.create<arith::IndexCastOp>(nl, nb.getIndexType(), a[0]);
+        Value neg = nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::slt, i,
+                                             nb.create<arith::ConstantIndexOp>(nl, 0));
+        i = nb.create<arith::SelectOp>(nl, neg, nb.create<arith::AddIOp>(nl, i, axis_size), i);
+        SmallVector<Value> at;
+        for (int64_t d = 0; d < ax; ++d) at.push_back(nb.create<linalg::IndexOp>(nl, d));
+        at.push_back(i);
+        for (int64_t d = ax + 1; d < rank; ++d)
+          at.push_back(nb.create<linalg::IndexOp>(nl, d - 1 + irank));
+        return nb.create<tensor::ExtractOp>(nl, data, at);
+      });
   n.setOutput(0, y);
   return success();
 }
@@ -914,19 +897,14 @@ LogicalResult convertGatherElements(NodeContext& n) {
   Value empty = emptyTensor(b, loc, id, n.elementType(0));
   Value axis_size = idx(b, loc, size);
   const int64_t ax = *axis;
-  Value y =
-      b.create<linalg::GenericOp>(
-           loc, TypeRange{empty.getType()}, ValueRange{indices}, ValueRange{empty},
-           SmallVector<AffineMap>{b.getMultiDimIdentityMap(rank), b.getMultiDimIdentityMap(rank)},
-           SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
-           [&](OpBuilder& nb, Location nl, ValueRange a) {
-             SmallVector<Value> at;
-             for (int64_t d = 0; d < rank; ++d)
-               at.push_back(d == ax ? normalizedIndex(nb, nl, a[0], axis_size)
-                                    : nb.create<linalg::IndexOp>(nl, d).getResult());
-             nb.create<linalg::YieldOp>(nl, ValueRange{nb.create<tensor::ExtractOp>(nl, data, at)});
-           })
-          .getResult(0);
+  Value y = generate(b, loc, empty, ValueRange{indices}, {b.getMultiDimIdentityMap(rank)},
+                     [&](OpBuilder& nb, Location nl, ValueRange a) -> Value {
+                       SmallVector<Value> at;
+                       for (int64_t d = 0; d < rank; ++d)
+                         at.push_back(d == ax ? normalizedIndex(nb, nl, a[0], axis_size)
+                                              : nb.create<linalg::IndexOp>(nl, d).getResult());
+                       return nb.create<tensor::ExtractOp>(nl, data, at);
+                     });
   n.setOutput(0, y);
   return success();
 }
@@ -1001,33 +979,28 @@ LogicalResult convertPad(NodeContext& n) {
   }
   Value empty = emptyTensor(b, loc, out, t);
   const bool reflect = mode == "reflect";
-  Value y =
-      b.create<linalg::GenericOp>(
-           loc, TypeRange{empty.getType()}, ValueRange{}, ValueRange{empty},
-           SmallVector<AffineMap>{b.getMultiDimIdentityMap(rank)},
-           SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
-           [&](OpBuilder& nb, Location nl, ValueRange) {
-             SmallVector<Value> at;
-             Value zero = nb.create<arith::ConstantIndexOp>(nl, 0);
-             Value one = nb.create<arith::ConstantIndexOp>(nl, 1);
-             for (int64_t d = 0; d < rank; ++d) {
-               Value i = nb.create<arith::SubIOp>(nl, nb.create<linalg::IndexOp>(nl, d), lo_v[d]);
-               Value last = nb.create<arith::SubIOp>(nl, size_v[d], one);
-               if (reflect) {
-                 Value neg = nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::slt, i, zero);
-                 i = nb.create<arith::SelectOp>(nl, neg, nb.create<arith::SubIOp>(nl, zero, i), i);
-                 Value over = nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::sgt, i, last);
-                 Value mirrored =
-                     nb.create<arith::SubIOp>(nl, nb.create<arith::AddIOp>(nl, last, last), i);
-                 i = nb.create<arith::SelectOp>(nl, over, mirrored, i);
-               } else {
-                 i = nb.create<arith::MaxSIOp>(nl, nb.create<arith::MinSIOp>(nl, i, last), zero);
-               }
-               at.push_back(i);
-             }
-             nb.create<linalg::YieldOp>(nl, ValueRange{nb.create<tensor::ExtractOp>(nl, x, at)});
-           })
-          .getResult(0);
+  Value y = generate(
+      b, loc, empty, ValueRange{}, {}, [&](OpBuilder& nb, Location nl, ValueRange) -> Value {
+        SmallVector<Value> at;
+        Value zero = nb.create<arith::ConstantIndexOp>(nl, 0);
+        Value one = nb.create<arith::ConstantIndexOp>(nl, 1);
+        for (int64_t d = 0; d < rank; ++d) {
+          Value i = nb.create<arith::SubIOp>(nl, nb.create<linalg::IndexOp>(nl, d), lo_v[d]);
+          Value last = nb.create<arith::SubIOp>(nl, size_v[d], one);
+          if (reflect) {
+            Value neg = nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::slt, i, zero);
+            i = nb.create<arith::SelectOp>(nl, neg, nb.create<arith::SubIOp>(nl, zero, i), i);
+            Value over = nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::sgt, i, last);
+            Value mirrored =
+                nb.create<arith::SubIOp>(nl, nb.create<arith::AddIOp>(nl, last, last), i);
+            i = nb.create<arith::SelectOp>(nl, over, mirrored, i);
+          } else {
+            i = nb.create<arith::MaxSIOp>(nl, nb.create<arith::MinSIOp>(nl, i, last), zero);
+          }
+          at.push_back(i);
+        }
+        return nb.create<tensor::ExtractOp>(nl, x, at);
+      });
   n.setOutput(0, y);
   return success();
 }
@@ -1077,20 +1050,15 @@ LogicalResult convertTrilu(NodeContext& n) {
   Value zero = scalarConstant(b, loc, t, 0);
   Value empty = emptyTensor(b, loc, dimsOf(b, loc, x), t);
   Value y =
-      b.create<linalg::GenericOp>(
-           loc, TypeRange{empty.getType()}, ValueRange{x}, ValueRange{empty},
-           SmallVector<AffineMap>{b.getMultiDimIdentityMap(rank), b.getMultiDimIdentityMap(rank)},
-           SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
-           [&](OpBuilder& nb, Location nl, ValueRange a) {
-             Value i = nb.create<linalg::IndexOp>(nl, rank - 2);
-             Value j = nb.create<linalg::IndexOp>(nl, rank - 1);
-             Value diff = nb.create<arith::SubIOp>(nl, j, i);
-             Value keep = nb.create<arith::CmpIOp>(
-                 nl, upper ? arith::CmpIPredicate::sge : arith::CmpIPredicate::sle, diff, k);
-             nb.create<linalg::YieldOp>(
-                 nl, ValueRange{nb.create<arith::SelectOp>(nl, keep, a[0], zero)});
-           })
-          .getResult(0);
+      generate(b, loc, empty, ValueRange{x}, {b.getMultiDimIdentityMap(rank)},
+               [&](OpBuilder& nb, Location nl, ValueRange a) -> Value {
+                 Value i = nb.create<linalg::IndexOp>(nl, rank - 2);
+                 Value j = nb.create<linalg::IndexOp>(nl, rank - 1);
+                 Value diff = nb.create<arith::SubIOp>(nl, j, i);
+                 Value keep = nb.create<arith::CmpIOp>(
+                     nl, upper ? arith::CmpIPredicate::sge : arith::CmpIPredicate::sle, diff, k);
+                 return nb.create<arith::SelectOp>(nl, keep, a[0], zero);
+               });
   n.setOutput(0, y);
   return success();
 }
@@ -1256,118 +1224,106 @@ LogicalResult convertResize(NodeContext& n) {
   runtimeCheck(b, loc, ok, "Resize: an empty input cannot be resized to a non-empty output");
   Value empty = emptyTensor(b, loc, out, t);
   const bool linear = mode == "linear";
-  Value y =
-      b.create<linalg::GenericOp>(
-           loc, TypeRange{empty.getType()}, ValueRange{}, ValueRange{empty},
-           SmallVector<AffineMap>{b.getMultiDimIdentityMap(rank)},
-           SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
-           [&](OpBuilder& nb, Location nl, ValueRange) {
-             auto c = [&](double v) { return scalarConstant(nb, nl, f64, v); };
-             Value zero_i = nb.create<arith::ConstantIndexOp>(nl, 0);
-             // Per dim: the low index, the high index and the high one's weight.
-             SmallVector<Value> lo(rank), hi(rank), frac(rank);
-             for (int64_t d = 0; d < rank; ++d) {
-               Value o = nb.create<linalg::IndexOp>(nl, d);
-               if (!resized[d]) {
-                 lo[d] = hi[d] = o;
-                 continue;
-               }
-               Value of = nb.create<arith::SIToFPOp>(
-                   nl, f64, nb.create<arith::IndexCastOp>(nl, nb.getI64Type(), o));
-               Value half = c(0.5);
-               Value xo;
-               if (coord == "asymmetric") {
-                 xo = nb.create<arith::DivFOp>(nl, of, scale_f[d]);
-               } else if (coord == "tf_half_pixel_for_nn") {
-                 xo = nb.create<arith::DivFOp>(nl, nb.create<arith::AddFOp>(nl, of, half),
-                                               scale_f[d]);
-               } else if (coord == "align_corners") {
-                 Value den = nb.create<arith::SubFOp>(nl, out_f[d], c(1));
-                 Value num =
-                     nb.create<arith::MulFOp>(nl, of, nb.create<arith::SubFOp>(nl, in_f[d], c(1)));
-                 Value one_out =
-                     nb.create<arith::CmpFOp>(nl, arith::CmpFPredicate::OLE, out_f[d], c(1));
-                 xo = nb.create<arith::SelectOp>(nl, one_out, c(0),
-                                                 nb.create<arith::DivFOp>(nl, num, den));
-               } else {
-                 xo = nb.create<arith::SubFOp>(
-                     nl,
-                     nb.create<arith::DivFOp>(nl, nb.create<arith::AddFOp>(nl, of, half),
-                                              scale_f[d]),
-                     half);
-                 if (coord == "pytorch_half_pixel") {
-                   Value one_out =
-                       nb.create<arith::CmpFOp>(nl, arith::CmpFPredicate::OLE, out_f[d], c(1));
-                   xo = nb.create<arith::SelectOp>(nl, one_out, c(0), xo);
-                 }
-               }
-               auto clampIndex = [&](Value fv) {
-                 Value i = nb.create<arith::IndexCastOp>(
-                     nl, nb.getIndexType(), nb.create<arith::FPToSIOp>(nl, nb.getI64Type(), fv));
-                 return nb.create<arith::MaxSIOp>(nl, nb.create<arith::MinSIOp>(nl, i, in_last[d]),
-                                                  zero_i);
-               };
-               if (!linear) {
-                 Value r;
-                 if (nearest == "floor") {
-                   r = nb.create<math::FloorOp>(nl, xo);
-                 } else if (nearest == "ceil") {
-                   r = nb.create<math::CeilOp>(nl, xo);
-                 } else {
-                   // Halfway cases go down (round_prefer_floor) or up (_ceil).
-                   Value fl = nb.create<math::FloorOp>(nl, xo);
-                   Value diff = nb.create<arith::SubFOp>(nl, xo, fl);
-                   Value up = nb.create<arith::CmpFOp>(nl,
-                                                       nearest == "round_prefer_floor"
-                                                           ? arith::CmpFPredicate::OGT
-                                                           : arith::CmpFPredicate::OGE,
-                                                       diff, half);
-                   r = nb.create<arith::SelectOp>(nl, up, nb.create<arith::AddFOp>(nl, fl, c(1)),
-                                                  fl);
-                 }
-                 lo[d] = hi[d] = clampIndex(r);
-                 continue;
-               }
-               // Linear: the coordinate clamped into the input (edge values outside).
-               Value xc =
-                   nb.create<arith::MinimumFOp>(nl, nb.create<arith::MaximumFOp>(nl, xo, c(0)),
-                                                nb.create<arith::SubFOp>(nl, in_f[d], c(1)));
-               Value fl = nb.create<math::FloorOp>(nl, xc);
-               lo[d] = clampIndex(fl);
-               hi[d] = nb.create<arith::MinSIOp>(
-                   nl,
-                   nb.create<arith::AddIOp>(nl, lo[d], nb.create<arith::ConstantIndexOp>(nl, 1)),
-                   in_last[d]);
-               frac[d] = nb.create<arith::SubFOp>(nl, xc, fl);
-             }
-             Value result;
-             if (!linear) {
-               result = nb.create<tensor::ExtractOp>(nl, x, lo);
-             } else {
-               // Sum over the 2^R corners of the resized dims, weights in f64.
-               SmallVector<int64_t> dims;
-               for (int64_t d = 0; d < rank; ++d)
-                 if (resized[d]) dims.push_back(d);
-               Value acc = c(0);
-               for (int64_t corner = 0; corner < (int64_t(1) << dims.size()); ++corner) {
-                 SmallVector<Value> at(lo);
-                 Value weight = c(1);
-                 for (size_t k = 0; k < dims.size(); ++k) {
-                   const int64_t d = dims[k];
-                   const bool high = (corner >> k) & 1;
-                   at[d] = high ? hi[d] : lo[d];
-                   Value wgt =
-                       high ? frac[d] : nb.create<arith::SubFOp>(nl, c(1), frac[d]).getResult();
-                   weight = nb.create<arith::MulFOp>(nl, weight, wgt);
-                 }
-                 Value v = convertScalar(nb, nl, nb.create<tensor::ExtractOp>(nl, x, at), f64);
-                 acc = nb.create<arith::AddFOp>(nl, acc, nb.create<arith::MulFOp>(nl, v, weight));
-               }
-               result = convertScalar(nb, nl, acc, t);
-             }
-             nb.create<linalg::YieldOp>(nl, result);
-           })
-          .getResult(0);
+  Value y = generate(
+      b, loc, empty, ValueRange{}, {}, [&](OpBuilder& nb, Location nl, ValueRange) -> Value {
+        auto c = [&](double v) { return scalarConstant(nb, nl, f64, v); };
+        Value zero_i = nb.create<arith::ConstantIndexOp>(nl, 0);
+        // Per dim: the low index, the high index and the high one's weight.
+        SmallVector<Value> lo(rank), hi(rank), frac(rank);
+        for (int64_t d = 0; d < rank; ++d) {
+          Value o = nb.create<linalg::IndexOp>(nl, d);
+          if (!resized[d]) {
+            lo[d] = hi[d] = o;
+            continue;
+          }
+          Value of = nb.create<arith::SIToFPOp>(
+              nl, f64, nb.create<arith::IndexCastOp>(nl, nb.getI64Type(), o));
+          Value half = c(0.5);
+          Value xo;
+          if (coord == "asymmetric") {
+            xo = nb.create<arith::DivFOp>(nl, of, scale_f[d]);
+          } else if (coord == "tf_half_pixel_for_nn") {
+            xo = nb.create<arith::DivFOp>(nl, nb.create<arith::AddFOp>(nl, of, half), scale_f[d]);
+          } else if (coord == "align_corners") {
+            Value den = nb.create<arith::SubFOp>(nl, out_f[d], c(1));
+            Value num =
+                nb.create<arith::MulFOp>(nl, of, nb.create<arith::SubFOp>(nl, in_f[d], c(1)));
+            Value one_out = nb.create<arith::CmpFOp>(nl, arith::CmpFPredicate::OLE, out_f[d], c(1));
+            xo = nb.create<arith::SelectOp>(nl, one_out, c(0),
+                                            nb.create<arith::DivFOp>(nl, num, den));
+          } else {
+            xo = nb.create<arith::SubFOp>(
+                nl,
+                nb.create<arith::DivFOp>(nl, nb.create<arith::AddFOp>(nl, of, half), scale_f[d]),
+                half);
+            if (coord == "pytorch_half_pixel") {
+              Value one_out =
+                  nb.create<arith::CmpFOp>(nl, arith::CmpFPredicate::OLE, out_f[d], c(1));
+              xo = nb.create<arith::SelectOp>(nl, one_out, c(0), xo);
+            }
+          }
+          auto clampIndex = [&](Value fv) {
+            Value i = nb.create<arith::IndexCastOp>(
+                nl, nb.getIndexType(), nb.create<arith::FPToSIOp>(nl, nb.getI64Type(), fv));
+            return nb.create<arith::MaxSIOp>(nl, nb.create<arith::MinSIOp>(nl, i, in_last[d]),
+                                             zero_i);
+          };
+          if (!linear) {
+            Value r;
+            if (nearest == "floor") {
+              r = nb.create<math::FloorOp>(nl, xo);
+            } else if (nearest == "ceil") {
+              r = nb.create<math::CeilOp>(nl, xo);
+            } else {
+              // Halfway cases go down (round_prefer_floor) or up (_ceil).
+              Value fl = nb.create<math::FloorOp>(nl, xo);
+              Value diff = nb.create<arith::SubFOp>(nl, xo, fl);
+              Value up = nb.create<arith::CmpFOp>(nl,
+                                                  nearest == "round_prefer_floor"
+                                                      ? arith::CmpFPredicate::OGT
+                                                      : arith::CmpFPredicate::OGE,
+                                                  diff, half);
+              r = nb.create<arith::SelectOp>(nl, up, nb.create<arith::AddFOp>(nl, fl, c(1)), fl);
+            }
+            lo[d] = hi[d] = clampIndex(r);
+            continue;
+          }
+          // Linear: the coordinate clamped into the input (edge values outside).
+          Value xc = nb.create<arith::MinimumFOp>(nl, nb.create<arith::MaximumFOp>(nl, xo, c(0)),
+                                                  nb.create<arith::SubFOp>(nl, in_f[d], c(1)));
+          Value fl = nb.create<math::FloorOp>(nl, xc);
+          lo[d] = clampIndex(fl);
+          hi[d] = nb.create<arith::MinSIOp>(
+              nl, nb.create<arith::AddIOp>(nl, lo[d], nb.create<arith::ConstantIndexOp>(nl, 1)),
+              in_last[d]);
+          frac[d] = nb.create<arith::SubFOp>(nl, xc, fl);
+        }
+        Value result;
+        if (!linear) {
+          result = nb.create<tensor::ExtractOp>(nl, x, lo);
+        } else {
+          // Sum over the 2^R corners of the resized dims, weights in f64.
+          SmallVector<int64_t> dims;
+          for (int64_t d = 0; d < rank; ++d)
+            if (resized[d]) dims.push_back(d);
+          Value acc = c(0);
+          for (int64_t corner = 0; corner < (int64_t(1) << dims.size()); ++corner) {
+            SmallVector<Value> at(lo);
+            Value weight = c(1);
+            for (size_t k = 0; k < dims.size(); ++k) {
+              const int64_t d = dims[k];
+              const bool high = (corner >> k) & 1;
+              at[d] = high ? hi[d] : lo[d];
+              Value wgt = high ? frac[d] : nb.create<arith::SubFOp>(nl, c(1), frac[d]).getResult();
+              weight = nb.create<arith::MulFOp>(nl, weight, wgt);
+            }
+            Value v = convertScalar(nb, nl, nb.create<tensor::ExtractOp>(nl, x, at), f64);
+            acc = nb.create<arith::AddFOp>(nl, acc, nb.create<arith::MulFOp>(nl, v, weight));
+          }
+          result = convertScalar(nb, nl, acc, t);
+        }
+        return result;
+      });
   n.setOutput(0, y);
   return success();
 }
@@ -1416,26 +1372,20 @@ LogicalResult convertOneHot(NodeContext& n) {
   Value depth_v = idx(b, loc, depth);
   Value empty = emptyTensor(b, loc, out, t);
   const int64_t ax = *axis;
-  Value y =
-      b.create<linalg::GenericOp>(
-           loc, TypeRange{empty.getType()}, ValueRange{indices}, ValueRange{empty},
-           SmallVector<AffineMap>{AffineMap::get(rank, 0, ie, b.getContext()),
-                                  b.getMultiDimIdentityMap(rank)},
-           SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
-           [&](OpBuilder& nb, Location nl, ValueRange a) {
-             Value i = a[0];
-             // Float indices are truncated, as the reference's astype(int64).
-             if (isFloat(it)) i = nb.create<arith::FPToSIOp>(nl, nb.getI64Type(), i);
-             i = nb.create<arith::IndexCastOp>(nl, nb.getIndexType(), i);
-             Value neg = nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::slt, i,
-                                                  nb.create<arith::ConstantIndexOp>(nl, 0));
-             i = nb.create<arith::SelectOp>(nl, neg, nb.create<arith::AddIOp>(nl, i, depth_v), i);
-             Value j = nb.create<linalg::IndexOp>(nl, ax);
-             Value hit = nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::eq, i, j);
-             nb.create<linalg::YieldOp>(nl,
-                                        ValueRange{nb.create<arith::SelectOp>(nl, hit, on, off)});
-           })
-          .getResult(0);
+  Value y = generate(
+      b, loc, empty, ValueRange{indices}, {AffineMap::get(rank, 0, ie, b.getContext())},
+      [&](OpBuilder& nb, Location nl, ValueRange a) -> Value {
+        Value i = a[0];
+        // Float indices are truncated, as the reference's astype(int64).
+        if (isFloat(it)) i = nb.create<arith::FPToSIOp>(nl, nb.getI64Type(), i);
+        i = nb.create<arith::IndexCastOp>(nl, nb.getIndexType(), i);
+        Value neg = nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::slt, i,
+                                             nb.create<arith::ConstantIndexOp>(nl, 0));
+        i = nb.create<arith::SelectOp>(nl, neg, nb.create<arith::AddIOp>(nl, i, depth_v), i);
+        Value j = nb.create<linalg::IndexOp>(nl, ax);
+        Value hit = nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::eq, i, j);
+        return nb.create<arith::SelectOp>(nl, hit, on, off);
+      });
   n.setOutput(0, y);
   return success();
 }
