@@ -14,6 +14,8 @@
 #ifndef RAL_COMPILER_PASSES_ONNX_IMPORTER_H_
 #define RAL_COMPILER_PASSES_ONNX_IMPORTER_H_
 
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -29,6 +31,13 @@ namespace onnx {
 struct ImportOptions {
   std::string entry = "main";  // the entry function's name
   std::string source_name;     // the file name, for messages and locations
+  // Bytes of constant data the import may hold (initializers, Constant nodes and what it folds):
+  // the constant that would cross it is refused, by name, before its data is copied. At most
+  // limits.h's kMaxConstantBytes, which every module obeys anyway.
+  int64_t max_constant_bytes = (int64_t{1} << 31) - (int64_t{1} << 26);
+  // Asked after each node; a non-empty answer fails the import with it (how a compile's memory
+  // budget reaches the importer; compile_driver.cc).
+  std::function<std::string()> check_budget;
 };
 
 struct ImportStatus {
