@@ -218,6 +218,39 @@ def test_fallback_compiles_the_path_torch_fx_sees(cache, check):
     check(compiled, model, torch.randn(3, 4))
 
 
+class Sneaky(nn.Module):
+    def forward(self, h):
+        if h.dim() == 2:  # torch.fx cannot branch on a proxy; tracing reads a Python int
+            return h * (2 if torch.jit.is_tracing() else 3)
+        return h
+
+
+class SneakyNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(6, 6)
+        self.sneaky = Sneaky()
+        self.fc2 = nn.Linear(6, 2)
+
+    def forward(self, x):
+        return self.fc2(self.sneaky(self.fc1(x)))
+
+
+def test_fallback_checks_each_compiled_part(cache, check):
+    # No warning anywhere: the whole module is refused by the comparison, and with fallback the
+    # part holding `sneaky` compiles but differs from eager PyTorch: halved until `sneaky` alone
+    # stays in PyTorch and the linear layers are compiled.
+    model = SneakyNet().eval()
+    with pytest.raises(ral_torch.TracingError, match="differs from eager PyTorch"):
+        ral_torch.compile(model, torch.randn(4, 6), cache_dir=cache)
+    with pytest.warns(ral_torch.FallbackWarning):
+        compiled = ral_torch.compile(model, torch.randn(4, 6), fallback=True, cache_dir=cache)
+    assert "compiled, but differs from eager PyTorch on another input" in compiled.report
+    assert "module sneaky" in compiled.report
+    assert compiled.coverage == pytest.approx(2 / 3), compiled.report
+    check(compiled, model, torch.randn(4, 6))
+
+
 def test_nondeterministic_eager_skips_the_check_with_a_note(cache, caplog, check):
     class PythonRandom(nn.Module):
         def forward(self, x):

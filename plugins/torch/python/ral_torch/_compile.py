@@ -59,6 +59,8 @@ _log = logging.getLogger("ral_torch")
 # torch.onnx.export runs one at a time: the warning filters it is watched with and the attention
 # fast-path switch are process-wide.
 _export_lock = threading.RLock()
+# How many times fallback halves a run of nodes that failed as one part (each costs a compile).
+_MAX_SPLITS = 16
 
 
 class FallbackWarning(UserWarning):
@@ -304,10 +306,11 @@ class _CompileJob:
 
     # Export.
 
-    def export(self, module, inputs, dynamic, n_outputs, what: str) -> bytes:
+    def export(self, module, inputs, dynamic, n_outputs, what: str, quiet=False) -> bytes:
         """The ONNX bytes of `module` called on copies of `inputs` (named input_0...; outputs
         output_0...), with the dims of `dynamic` ({index: {dim: symbol}}) symbolic. Raises
-        TracingError when the tracer warned that it fixed Python values."""
+        TracingError when the tracer warned that it fixed Python values; `quiet` drops the
+        exporter's other warnings."""
         names = [f"input_{i}" for i in range(len(inputs))]
         kwargs = dict(input_names=names, output_names=[f"output_{i}" for i in range(n_outputs)],
                       do_constant_folding=True)
@@ -321,20 +324,20 @@ class _CompileJob:
         if "dynamo" in accepted:
             kwargs["dynamo"] = False  # torch 2.x: the TorchScript-based exporter
         try:
-            return self._export(module, inputs, kwargs, what, grad=False)
+            return self._export(module, inputs, kwargs, what, quiet, grad=False)
         except Exception as e:  # noqa: BLE001  (the exporter raises many kinds)
             if not any(op in str(e) for op in _FASTPATH_OPS):
                 raise
         # The fused fast path is only taken under no_grad (or with inputs and weights that do
         # not require grad): export again with grad-requiring inputs, which rules it out.
-        return self._export(module, inputs, kwargs, what, grad=True)
+        return self._export(module, inputs, kwargs, what, quiet, grad=True)
 
-    def _export(self, module, inputs, kwargs, what, grad) -> bytes:
+    def _export(self, module, inputs, kwargs, what, quiet, grad) -> bytes:
         f = io.BytesIO()
         # Copies: whatever the trace does to its arguments stays away from the caller's tensors.
         args = tuple(x.detach().clone().requires_grad_(grad and x.is_floating_point())
                      for x in inputs)
-        with _export_lock, _checks.tracer_warnings() as seen:
+        with _export_lock, _checks.tracer_warnings(quiet) as seen:
             with torch.set_grad_enabled(grad), _mha_fastpath_disabled():
                 torch.onnx.export(module, args, f, **kwargs)
         if seen.found:
@@ -430,7 +433,7 @@ class _CompileJob:
             if full_key in self._support:
                 return self._support[full_key]
         try:
-            onnx = self.export(module, inputs, dynamic, 1, "the node")
+            onnx = self.export(module, inputs, dynamic, 1, "the node", quiet=True)
         except TracingError as e:
             where = e.warnings[0] if e.warnings else None
             reason = ("tracing it fixes Python values to the example's"
@@ -502,6 +505,8 @@ class _Fallback:
         self.name, self.structure, self.params = name, structure, params
         self.whole_error = whole_error
         self.second = second
+        self._part_count = 0
+        self._splits_left = _MAX_SPLITS
         try:
             self.model = copy.deepcopy(module).eval()
         except Exception as e:  # noqa: BLE001  (whatever the module's __deepcopy__ raises)
@@ -539,14 +544,12 @@ class _Fallback:
                     current = []
                     parts.append(current)
                 current.append(n)
-        compiled_parts = {}
-        for k, nodes in enumerate(parts):
-            part = self._compile_part(gm, k, nodes, values, grown, check)
-            if isinstance(part, str):
-                for n in nodes:
-                    kept[n] = part
-            else:
-                compiled_parts[k] = part
+        done_parts = []  # (nodes, compiled part)
+        self._splits_left = _MAX_SPLITS
+        for nodes in parts:
+            self._compile_run(gm, nodes, values, grown, check, kept, done_parts)
+        parts = [nodes for nodes, _ in done_parts]
+        compiled_parts = {k: part for k, (_, part) in enumerate(done_parts)}
         result = self._assemble(gm, parts, compiled_parts)
         done = sum(len(parts[k]) for k in compiled_parts)
         coverage = done / len(compute) if compute else 1.0
@@ -565,7 +568,7 @@ class _Fallback:
     def _keep_all(self, why: str) -> CompiledModule:
         report = (f"ral_torch.compile: {self.name}: nothing compiled for {self.job.device}; the "
                   f"whole module stays in PyTorch: {why}\n(the whole module did not compile: "
-                  f"{_first_line(str(self.whole_error))})")
+                  f"{_summary(self.whole_error)})")
         _log.info("%s", report)
         warnings.warn(report, FallbackWarning, stacklevel=3)
         spec = _Spec(self.params, range(len(self.params)), "graph", *self.structure)
@@ -661,6 +664,24 @@ class _Fallback:
                      for i, x in enumerate(inputs)))
         return self.job.node_supported(key, tiny, inputs, dynamic)
 
+    def _compile_run(self, gm, nodes, values, grown, check, kept, done):
+        """Compiles the run of nodes as one part, or, when it does not compile or differs from
+        eager PyTorch, each half of it (while the split budget lasts), down to single nodes that
+        stay in PyTorch."""
+        part = self._compile_part(gm, self._part_count, nodes, values, grown, check)
+        self._part_count += 1
+        if not isinstance(part, str):
+            done.append((nodes, part))
+            return
+        if len(nodes) == 1 or self._splits_left <= 0:
+            for n in nodes:
+                kept[n] = part
+            return
+        self._splits_left -= 1
+        half = len(nodes) // 2
+        self._compile_run(gm, nodes[:half], values, grown, check, kept, done)
+        self._compile_run(gm, nodes[half:], values, grown, check, kept, done)
+
     def _compile_part(self, gm, k, nodes, values, grown, check):
         """The part's CompiledModule, or why it stays in PyTorch."""
         inside = set(nodes)
@@ -684,15 +705,16 @@ class _Fallback:
         dynamic = self._dynamic_inputs(inputs, values, grown)
         structure = ("tensor", 1) if len(outputs) == 1 else ("tuple", len(outputs))
         params = [f"input_{i}" for i in range(len(inputs))]
+        size = "1 node" if len(nodes) == 1 else f"{len(nodes)} nodes"
         try:
             compiled = self.job.compile_whole(part, example, dynamic, f"{self.name}_part{k}",
                                                   structure, params)
         except CompileError as e:
-            return f"its part ({len(nodes)} nodes) did not compile: {_first_line(str(e))}"
+            return f"its part ({size}) did not compile: {_first_line(str(e))}"
         why = _part_mismatch(compiled, inputs, outputs, check)
         if why is not None:
-            return (f"its part ({len(nodes)} nodes) compiled, but differs from eager PyTorch on "
-                    f"another input: {why}")
+            return (f"its part ({size}) compiled, but differs from eager PyTorch on another "
+                    f"input: {why}")
         object.__setattr__(compiled, "_fx_io", (inputs, outputs))
         return compiled
 
@@ -749,7 +771,7 @@ class _Fallback:
             lines.append("traced as one node each (torch.fx cannot trace into them):")
             for path, why in opaque.items():
                 lines.append(f"  module {path}: {why}")
-        lines.append(f"(the whole module did not compile: {_first_line(str(self.whole_error))})")
+        lines.append(f"(the whole module did not compile: {_summary(self.whole_error)})")
         return "\n".join(lines)
 
 
@@ -907,6 +929,15 @@ def _export_error(e: Exception, what: str) -> CompileError:
             [("", op, "the ONNX exporter does not support it") for op in ops])
     return CompileError(f"ral_torch: torch.onnx.export failed on {what}: {type(e).__name__}: "
                         f"{_first_line(text)}")
+
+
+def _summary(e: Exception) -> str:
+    """The first line of e's message, with the first place a TracingError quotes."""
+    text = _first_line(str(e))
+    if isinstance(e, TracingError) and e.warnings:
+        filename, lineno, source, _ = e.warnings[0]
+        text = f"{text} {filename}:{lineno}: {source}"
+    return text
 
 
 def _first_line(text: str) -> str:
