@@ -115,6 +115,10 @@ def tamper_remove_metadata(a, b):
     os.unlink(a[1])
 
 
+def tamper_remove_module(a, b):
+    os.unlink(a[0])
+
+
 def tamper_malformed_metadata(a, b):
     with open(a[1], "w") as f:
         f.write('{"module_size": "many"')
@@ -139,8 +143,8 @@ def tamper_symlink_elsewhere(a, b):
 
 TAMPERINGS = [tamper_flip_a_byte, tamper_truncate, tamper_other_models_module,
               tamper_other_models_entry, tamper_swap_metadata, tamper_remove_metadata,
-              tamper_malformed_metadata, tamper_metadata_says_other_compiler,
-              tamper_fifo_in_place, tamper_symlink_elsewhere]
+              tamper_remove_module, tamper_malformed_metadata,
+              tamper_metadata_says_other_compiler, tamper_fifo_in_place, tamper_symlink_elsewhere]
 
 
 @pytest.mark.parametrize("tamper", TAMPERINGS, ids=lambda f: f.__name__[len("tamper_"):])

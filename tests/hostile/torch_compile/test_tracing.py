@@ -186,7 +186,8 @@ def test_other_values_differ_is_refused(cache, still_works):
     with pytest.raises(ral_torch.TracingError) as info:
         ral_torch.compile(TracesDifferently(), torch.randn(3, 4), cache_dir=cache)
     message = str(info.value)
-    assert "TracesDifferently" in message and "differs from eager PyTorch on another input" in message
+    assert "TracesDifferently" in message
+    assert "differs from eager PyTorch on another input" in message
     assert "output 0" in message and "max error" in message
     assert "Likely causes" in message and "fallback=True" in message
     still_works()
@@ -199,6 +200,19 @@ def test_a_size_fixed_by_tracing_is_refused(cache, still_works):
     message = str(info.value)
     assert "dynamic dim 1 larger" in message
     assert "output 0 has shape (3, 4), eager PyTorch (4, 4)" in message
+    still_works()
+
+
+class PairsTracedDifferently(nn.Module):
+    def forward(self, x):
+        pairs = x.reshape(-1, 2, 4).sum(1)  # the batch must be even
+        return pairs * (2 if torch.jit.is_tracing() else 3)
+
+
+def test_second_input_takes_a_size_the_model_accepts(cache, still_works):
+    with pytest.raises(ral_torch.TracingError, match="every dynamic dim 2 larger"):
+        ral_torch.compile(PairsTracedDifferently(), torch.randn(4, 4), dynamic_dims={0: [0]},
+                          cache_dir=cache)
     still_works()
 
 

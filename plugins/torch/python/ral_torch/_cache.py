@@ -86,7 +86,7 @@ class Cache:
         module_path, meta_path = self.paths(request)
         meta_bytes, why = _read_regular(meta_path, _MAX_METADATA_BYTES)
         if meta_bytes is None:
-            if why != "missing":
+            if why != "is missing":
                 _log.warning("ral_torch.compile: cache metadata %s %s; compiling again",
                              meta_path, why)
             elif os.path.lexists(module_path):
@@ -188,7 +188,7 @@ def _read_regular(path: str, limit: int) -> Tuple[Optional[bytes], str]:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK | os.O_NOCTTY)
     except FileNotFoundError:
-        return None, "missing"
+        return None, "is missing"
     except OSError as e:
         return None, f"cannot be opened ({e.strerror or e})"
     try:

@@ -332,11 +332,12 @@ class SecondInput:
     Floating-point inputs get random values spread over the example's finite range (non-finite
     elements, such as -inf in an attention mask, stay); integer and bool inputs keep their values
     (they are often indices, counts or masks a random value would make invalid). Every dynamic dim
-    grows by one (by two when eager PyTorch refuses one more, e.g. a size that must be even),
-    repeating the existing elements so that integers stay valid. When eager PyTorch fails on the
-    second input, or gives different results for the same input twice (randomness in forward(),
-    state outside its parameters and buffers), there is nothing to compare with: `skipped` says
-    why, logged, and verify() accepts.
+    grows by one (by two when eager PyTorch refuses one more, e.g. a size that must be even; by
+    none when it refuses that too), repeating the existing elements so that integers stay valid.
+    When eager PyTorch fails on every such input, or gives different results for the same input
+    twice (randomness in forward(), state outside its parameters and buffers), there is nothing to
+    compare with: `skipped` says why, logged, and verify() accepts. An error the compiled module
+    raises where eager PyTorch does not is a difference like any other.
     """
 
     def __init__(self, module, inputs: Sequence[Tensor], dynamic, name: str):
@@ -346,7 +347,9 @@ class SecondInput:
         self.skipped = ""
         self.grown = ""
         errors = []
-        for delta in (1, 2) if dynamic else (0,):
+        # Sizes one larger, two larger (a size that must be even), then the example's sizes, so
+        # that other values are compared even when the model refuses other sizes.
+        for delta in (1, 2, 0) if dynamic else (0,):
             candidate = make_second_inputs(inputs, dynamic, delta)
             try:
                 first = _eager(module, candidate)

@@ -29,6 +29,7 @@ import logging
 import operator
 import os
 import re
+import sys
 import tempfile
 import threading
 import warnings
@@ -101,9 +102,9 @@ def compile(module: torch.nn.Module, example_inputs, dynamic_dims=None, fallback
     fallback: without it, a module using an operator the compiler does not support raises
         UnsupportedOperatorError naming each one, and one tracing cannot capture raises
         TracingError (below); with it, those parts stay in PyTorch, and .coverage says how much
-        of the graph was compiled. The module is traced with torch.fx.symbolic_trace; submodules
-        it cannot trace (Python control flow on tensors) are kept whole as single nodes, and when
-        forward() itself cannot be traced the whole module stays in PyTorch (coverage 0).
+        of the graph was compiled. The module is traced with torch.fx; submodules it cannot
+        trace (Python control flow on tensors) are kept whole as single nodes, and when forward()
+        itself cannot be traced the whole module stays in PyTorch (coverage 0).
     opset: the ONNX opset to export with (None: torch's default).
     cache_dir: where compiled modules are kept (None: $RAL_CACHE_DIR, else ~/.cache/ral); a module
         exported to the same ONNX bytes for the same device and compiler is not compiled again.
@@ -116,7 +117,8 @@ def compile(module: torch.nn.Module, example_inputs, dynamic_dims=None, fallback
     that differs from eager PyTorch on a second input built from the example inputs (other
     floating-point values, every dynamic dim one larger; skipped with a logged note when eager
     PyTorch fails on it or is not deterministic). A forward() that changes the module's
-    parameters or buffers or its inputs in place raises MutationError, even with fallback.
+    parameters or buffers (in place or by reassigning them) or its inputs raises MutationError,
+    even with fallback.
 
     The module is exported and compiled in eval mode; its parameters, buffers and training flags
     and the example inputs are left as they were. The result is inference-only and does not follow
@@ -138,6 +140,11 @@ def compile(module: torch.nn.Module, example_inputs, dynamic_dims=None, fallback
     params = _parameter_names(module, len(inputs))
     dynamic = _dynamic_dims(dynamic_dims, inputs, params, name)
     job = _CompileJob(device, opset, cache_dir)
+    with _module_lock(module):
+        return _compile_locked(module, inputs, name, params, dynamic, job, fallback)
+
+
+def _compile_locked(module, inputs, name, params, dynamic, job, fallback) -> "CompiledModule":
     preserved = _checks.Preserved(module, inputs)
     try:
         module.eval()
@@ -158,12 +165,26 @@ def compile(module: torch.nn.Module, example_inputs, dynamic_dims=None, fallback
             # narrowed down node by node, and the report says what stayed in PyTorch.
             return _Fallback(job, module, inputs, dynamic, name, structure, params, e,
                              second).run()
-        compiled.report = (f"ral_torch.compile: {name}: all of it compiled for {device} "
+        compiled.report = (f"ral_torch.compile: {name}: all of it compiled for {job.device} "
                            f"(module {compiled.source})")
         _log.info("%s", compiled.report)
         return compiled
     finally:
         preserved.restore()
+
+
+_module_locks = weakref.WeakKeyDictionary()  # module -> the lock its compiles hold
+_module_locks_guard = threading.Lock()
+
+
+def _module_lock(module) -> threading.RLock:
+    """One compile of a module object at a time: each switches it to eval mode and puts its
+    training flags and state back at the end, which concurrent compiles would interleave."""
+    with _module_locks_guard:
+        lock = _module_locks.get(module)
+        if lock is None:
+            lock = _module_locks[module] = threading.RLock()
+        return lock
 
 
 class CompiledModule(torch.nn.Module):
@@ -392,8 +413,7 @@ class _CompileJob:
         except CacheError as e:
             if self.cache.chosen:
                 raise
-            warnings.warn(f"{e}. The module is compiled without being cached.", RuntimeWarning,
-                          stacklevel=4)
+            _warn(f"{e}. The module is compiled without being cached.", RuntimeWarning)
             path = "(not cached)"
         return ral, path, False
 
@@ -562,7 +582,7 @@ class _Fallback:
                                   f"another input: {why}")
         _log.info("%s", report)
         if kept:
-            warnings.warn(report, FallbackWarning, stacklevel=3)
+            _warn(report, FallbackWarning)
         return compiled
 
     def _keep_all(self, why: str) -> CompiledModule:
@@ -570,7 +590,7 @@ class _Fallback:
                   f"whole module stays in PyTorch: {why}\n(the whole module did not compile: "
                   f"{_summary(self.whole_error)})")
         _log.info("%s", report)
-        warnings.warn(report, FallbackWarning, stacklevel=3)
+        _warn(report, FallbackWarning)
         spec = _Spec(self.params, range(len(self.params)), "graph", *self.structure)
         return _make(self.model, spec, 0.0, report)
 
@@ -929,6 +949,16 @@ def _export_error(e: Exception, what: str) -> CompileError:
             [("", op, "the ONNX exporter does not support it") for op in ops])
     return CompileError(f"ral_torch: torch.onnx.export failed on {what}: {type(e).__name__}: "
                         f"{_first_line(text)}")
+
+
+def _warn(message: str, category):
+    """warnings.warn, attributed to the first caller outside this package."""
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "")
+    level, frame = 2, sys._getframe(1)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(here):
+        frame = frame.f_back
+        level += 1
+    warnings.warn(message, category, stacklevel=level)
 
 
 def _summary(e: Exception) -> str:
