@@ -207,6 +207,13 @@ def test_cache_dir_under_a_file_cannot_be_created(tmp_path, models, still_works)
     still_works()
 
 
+@pytest.mark.parametrize("bad, kind", [("", ValueError), ("a\0b", ValueError), (3, TypeError)])
+def test_cache_dir_that_is_not_a_path(bad, kind, models, still_works):
+    with pytest.raises(kind, match="cache_dir"):
+        ral_torch.compile(models[0], X, cache_dir=bad)
+    still_works()
+
+
 def test_read_only_cache_dir(models, still_works):
     # /proc takes no new files, for root too (chmod does not stop root).
     with pytest.raises(ral_torch.CacheError) as info:

@@ -98,6 +98,14 @@ def test_module_that_does_not_load_after_compiling(tmp_path, monkeypatch, still_
     still_works()
 
 
+@pytest.mark.parametrize("opset", [0, 99, "13", True])
+def test_bad_opset_is_refused_before_exporting(opset, cache, still_works):
+    with pytest.raises(ValueError, match="opset"):
+        ral_torch.compile(Model().eval(), torch.randn(3, 7), opset=opset, fallback=True,
+                          cache_dir=cache)
+    still_works()
+
+
 def test_model_raising_on_its_example_keeps_its_exception(cache, still_works):
     class Raises(nn.Module):
         def forward(self, x):

@@ -46,7 +46,14 @@ def resolve_dir(path=None) -> Tuple[str, bool]:
     """The cache directory (`path`, else $RAL_CACHE_DIR, else ~/.cache/ral) and whether the user
     chose it (an argument or the environment) rather than it being the default."""
     if path is not None:
-        return os.fspath(path), True
+        try:
+            path = os.fsdecode(os.fspath(path))
+        except TypeError:
+            raise TypeError(f"ral_torch.compile: cache_dir must be a path or None, not "
+                            f"{type(path).__name__}") from None
+        if not path or "\0" in path:
+            raise ValueError(f"ral_torch.compile: cache_dir {path!r} is not a directory path")
+        return path, True
     env = os.environ.get("RAL_CACHE_DIR")
     if env:
         return env, True

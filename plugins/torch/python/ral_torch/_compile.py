@@ -318,6 +318,13 @@ class _CompileJob:
             raise ValueError(f"ral_torch.compile: device {device!r} is not one PyTorch tensors "
                              f"live on for RAL: use 'cpu' or 'cuda' (ral-compile "
                              f"--device={device} builds modules for ral-run and the C API)")
+        if opset is not None:
+            constants = getattr(torch.onnx, "_constants", None)
+            low = getattr(constants, "ONNX_MIN_OPSET", 1)
+            high = getattr(constants, "ONNX_MAX_OPSET", 10**6)
+            if isinstance(opset, bool) or not isinstance(opset, int) or not low <= opset <= high:
+                raise ValueError(f"ral_torch.compile: opset must be None or an ONNX opset "
+                                 f"torch.onnx.export writes ({low}..{high}), not {opset!r}")
         self.device = device
         self.opset = opset
         self.cache = _cache.Cache(*_cache.resolve_dir(cache_dir_arg))
