@@ -11,8 +11,8 @@ checks stand between that and a wrong answer:
 - the compiled module is run on a second input made from the example inputs (same dtypes, other
   values for floating-point inputs, every dynamic dim one larger) and compared with eager PyTorch
   (SecondInput.verify);
-- a module whose forward() changes its parameters, buffers or inputs in place cannot be a pure
-  compiled function and is refused (Preserved.check_pure / MutationError).
+- a module whose forward() changes its parameters, buffers or inputs cannot be a pure compiled
+  function and is refused (Preserved.check_pure / MutationError).
 
 Preserved also snapshots the module's state and the example inputs so that compile() leaves them
 as it found them, whatever the export or the module do.
@@ -41,11 +41,11 @@ _BENIGN = ("results are registered as constants in the trace",)
 
 LIKELY_CAUSES = (
     "Likely causes: Python control flow on a tensor's values or on a dynamic size (`if x.sum() > "
-    "0:`, `if x.shape[0] > 4:`), values read into Python (.item(), int(), float(), .tolist(), "
-    ".numpy()) or sizes turned into constants (torch.tensor(x.shape[0])), which tracing fixes to "
-    "the example's. Compute them with tensor operations (torch.where(cond, a, b) instead of `if`, "
-    "tensors instead of Python numbers), or compile with fallback=True to keep those parts in "
-    "PyTorch.")
+    "0:`, `if x.shape[0] > 4:`) or values read into Python (.item(), int(), float(), .tolist(), "
+    ".numpy()), which tracing fixes to the example's, or code that runs differently while tracing "
+    "(torch.jit.is_tracing()). Compute them with tensor operations (torch.where(cond, a, b) "
+    "instead of `if`, tensors instead of Python numbers), or compile with fallback=True to keep "
+    "those parts in PyTorch.")
 
 
 class TracingError(CompileError):
@@ -59,8 +59,9 @@ class TracingError(CompileError):
 
 
 class MutationError(CompileError):
-    """The module's forward() changes its parameters, buffers or inputs in place; a compiled
-    module is a pure function of its inputs and cannot do that."""
+    """The module's forward() changes its parameters, buffers or inputs (in place, or by
+    reassigning a parameter or buffer); a compiled module is a pure function of its inputs and
+    cannot do that."""
 
 
 # The tracer's warnings.
