@@ -124,6 +124,11 @@ def tamper_malformed_metadata(a, b):
         f.write('{"module_size": "many"')
 
 
+def tamper_deeply_nested_metadata(a, b):
+    with open(a[1], "w") as f:
+        f.write("[" * 30000 + "]" * 30000)
+
+
 def tamper_metadata_says_other_compiler(a, b):
     data = json.loads(open(a[1]).read())
     data["compiler"] = "another compiler"
@@ -143,7 +148,7 @@ def tamper_symlink_elsewhere(a, b):
 
 TAMPERINGS = [tamper_flip_a_byte, tamper_truncate, tamper_other_models_module,
               tamper_other_models_entry, tamper_swap_metadata, tamper_remove_metadata,
-              tamper_remove_module, tamper_malformed_metadata,
+              tamper_remove_module, tamper_malformed_metadata, tamper_deeply_nested_metadata,
               tamper_metadata_says_other_compiler, tamper_fifo_in_place, tamper_symlink_elsewhere]
 
 

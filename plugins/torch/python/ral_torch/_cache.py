@@ -108,7 +108,7 @@ class Cache:
             digest = meta["module_sha256"]
             if not isinstance(size, int) or not isinstance(digest, str):
                 raise ValueError("module_size or module_sha256 has the wrong type")
-        except (ValueError, KeyError, UnicodeDecodeError) as e:
+        except (ValueError, KeyError, RecursionError) as e:  # UnicodeDecodeError is a ValueError
             _log.warning("ral_torch.compile: cache metadata %s is malformed (%s); compiling "
                          "again", meta_path, e)
             return None
