@@ -2,6 +2,7 @@
 truncated or removed is compiled again and replaced (and the result is right); a cache that
 cannot be written is a RuntimeError naming the path, or, for the default directory, a warning."""
 
+import copy
 import json
 import logging
 import os
@@ -168,16 +169,18 @@ def test_tampered_entry_is_rebuilt(tamper, populated, models, check, compiler_ru
 
 
 def test_concurrent_compiles_share_one_entry(tmp_path, models, check):
+    # Copies: compiles of one module object take turns; of equal copies, they run at once and
+    # write the same entry.
     model = models[1]
     errors, results = [], []
 
-    def work():
+    def work(copy):
         try:
-            results.append(ral_torch.compile(model, X, cache_dir=str(tmp_path)))
+            results.append(ral_torch.compile(copy, X, cache_dir=str(tmp_path)))
         except Exception as e:  # noqa: BLE001
             errors.append(e)
 
-    threads = [threading.Thread(target=work) for _ in range(4)]
+    threads = [threading.Thread(target=work, args=(copy.deepcopy(model),)) for _ in range(4)]
     for t in threads:
         t.start()
     for t in threads:
@@ -187,6 +190,35 @@ def test_concurrent_compiles_share_one_entry(tmp_path, models, check):
         check(compiled, model, X)
     names = sorted(os.listdir(tmp_path))
     assert len(names) == 2 and names[0].endswith(".json") and names[1].endswith(".ralm"), names
+
+
+def test_entry_swapped_while_compiling_never_gives_a_wrong_module(populated, models, check):
+    # Another writer keeps putting ModelB's module (and now and then its metadata) under
+    # ModelA's key while ModelA is compiled again and again: each compile uses a module it
+    # checked, so every result is ModelA's.
+    directory, a, b = populated
+    b_module, b_meta = open(b[0], "rb").read(), open(b[1], "rb").read()
+    stop = threading.Event()
+
+    def writer():
+        i = 0
+        while not stop.is_set():
+            for data, path in ((b_module, a[0]),) + (((b_meta, a[1]),) if i % 3 == 0 else ()):
+                tmp = f"{path}.writer"
+                with open(tmp, "wb") as f:
+                    f.write(data)
+                os.replace(tmp, path)
+            i += 1
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    try:
+        for _ in range(6):
+            x = torch.randn(2, 5)
+            check(ral_torch.compile(models[0], x, cache_dir=str(directory)), models[0], x)
+    finally:
+        stop.set()
+        thread.join()
 
 
 # Caches that cannot be used.
