@@ -7,8 +7,9 @@
 //  - installLlvmErrorHandlers installs handlers for the first two, once per process. They are
 //    global (LLVM keeps one of each): on a thread inside a compile (CompileThreadScope) they throw
 //    LlvmFatalError or std::bad_alloc, which compileModel turns into an error result; on any other
-//    thread they do exactly what LLVM does without a handler. A library in the same process that
-//    installs its own handlers afterwards replaces these (LLVM has no way to chain them).
+//    thread they do exactly what LLVM does without a handler. LLVM keeps one handler of each kind
+//    and cannot chain them: a library of the same process that installed its own before the first
+//    compile loses it, and one that installs its own afterwards replaces these.
 //  - routeLlvmDiagnostics gives one LLVMContext a handler that keeps its errors for the compile.
 // MLIR's own failures (emitError, failed passes) are ordinary compile errors and need none of this;
 // a crash inside LLVM (a segfault) is not a report and is not caught.
