@@ -183,6 +183,20 @@ limits)
   expect 2 "--threads must be in 1..1024" "$RUN" "$M/add_r2.ralm" "${ADD[@]}" --benchmark=1 --threads=5000
   expect 2 "--benchmark must be >= 0" "$RUN" "$M/add_r2.ralm" "${ADD[@]}" --benchmark=-1
   expect 2 "see --help" "$RUN" "$M/add_r2.ralm" "${ADD[@]}" --benchmark=99999999999999999999
+  # ral-compile out of memory: 1.6 GB of one constant (LLVM materializes splats) under a 1.5 GB
+  # address space, which used to end in LLVM's out-of-memory handler and abort (134).
+  if [ "$COMPILE" != "-" ]; then
+    printf '%s\n' 'memref.global "private" constant @w : memref<400000000xf32> = dense<2.0>' \
+      'func.func @main(%a: memref<4xf32>) -> memref<4xf32> {' \
+      '  %g = memref.get_global @w : memref<400000000xf32>' '  %c0 = arith.constant 0 : index' \
+      '  %v = memref.load %g[%c0] : memref<400000000xf32>' '  %m = memref.alloc() : memref<4xf32>' \
+      '  memref.copy %a, %m : memref<4xf32> to memref<4xf32>' \
+      '  memref.store %v, %m[%c0] : memref<4xf32>' '  return %m : memref<4xf32>' '}' >splat.mlir
+    ! limited || ( ulimit -v 1500000; expect 1 "out of memory" "$COMPILE" splat.mlir -o x.ralm ) || exit 1
+    expect 1 "the module's constants take 1526 MiB, more than --max-memory (256 MiB)" \
+      "$COMPILE" splat.mlir --max-memory=256M -o x.ralm
+    [ ! -e x.ralm ] || fail "a failed compile left a module file"
+  fi
   ;;
 *) fail "unknown case" ;;
 esac
