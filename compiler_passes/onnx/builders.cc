@@ -63,10 +63,6 @@ Value cmp(OpBuilder& b, Location loc, arith::CmpIPredicate p, Value x, Value y) 
   return b.create<arith::CmpIOp>(loc, p, x, y);
 }
 
-Value isNegative(OpBuilder& b, Location loc, Value v) {
-  return cmp(b, loc, arith::CmpIPredicate::slt, v, b.create<arith::ConstantIndexOp>(loc, 0));
-}
-
 std::string text(OpFoldResult v) {
   if (auto c = constantIndex(v)) return std::to_string(*c);
   return "?";
@@ -78,47 +74,43 @@ constexpr llvm::StringLiteral kOverflow =
 }  // namespace
 
 // The run-time forms: the wrapped result, and a check that it did not wrap (two's complement:
-// a sum wrapped when both operands' signs differ from the result's, a product when the high half
-// of the 128-bit product is not the low half's sign).
-OpFoldResult addIndex(OpBuilder& b, Location loc, OpFoldResult x, OpFoldResult y) {
+// a sum wrapped when both operands' signs differ from the result's, a difference when x's sign
+// differs from y's and from the result's, a product when the high half of the 128-bit product is
+// not the low half's sign).
+namespace {
+
+OpFoldResult addOrSubtract(OpBuilder& b, Location loc, OpFoldResult x, OpFoldResult y,
+                           bool subtract) {
   auto cx = constantIndex(x), cy = constantIndex(y);
-  if (cx == 0) return y;
   if (cy == 0) return x;
+  if (cx == 0 && !subtract) return y;
   if (cx && cy) {
-    CheckedInt r = CheckedInt(*cx) + *cy;
+    CheckedInt r = subtract ? CheckedInt(*cx) - *cy : CheckedInt(*cx) + *cy;
     if (!r.valid())
-      return failedSize(b, loc, llvm::Twine(kOverflow) + ": " + text(x) + " + " + text(y));
+      return failedSize(
+          b, loc, llvm::Twine(kOverflow) + ": " + text(x) + (subtract ? " - " : " + ") + text(y));
     return b.getIndexAttr(r.value());
   }
   Value xv = indexValue(b, loc, x), yv = indexValue(b, loc, y);
-  Value r = b.create<arith::AddIOp>(loc, xv, yv);
-  Value wrapped = isNegative(b, loc,
-                             b.create<arith::AndIOp>(loc, b.create<arith::XOrIOp>(loc, xv, r),
-                                                     b.create<arith::XOrIOp>(loc, yv, r)));
-  runtimeCheck(b, loc,
-               b.create<arith::XOrIOp>(loc, wrapped, b.create<arith::ConstantIntOp>(loc, 1, 1)),
-               kOverflow);
+  Value r = subtract ? b.create<arith::SubIOp>(loc, xv, yv).getResult()
+                     : b.create<arith::AddIOp>(loc, xv, yv).getResult();
+  Value signs = b.create<arith::AndIOp>(loc, b.create<arith::XOrIOp>(loc, xv, subtract ? yv : r),
+                                        b.create<arith::XOrIOp>(loc, subtract ? xv : yv, r));
+  runtimeCheck(
+      b, loc,
+      cmp(b, loc, arith::CmpIPredicate::sge, signs, b.create<arith::ConstantIndexOp>(loc, 0)),
+      kOverflow);
   return r;
 }
 
+}  // namespace
+
+OpFoldResult addIndex(OpBuilder& b, Location loc, OpFoldResult x, OpFoldResult y) {
+  return addOrSubtract(b, loc, x, y, false);
+}
+
 OpFoldResult subIndex(OpBuilder& b, Location loc, OpFoldResult x, OpFoldResult y) {
-  auto cx = constantIndex(x), cy = constantIndex(y);
-  if (cy == 0) return x;
-  if (cx && cy) {
-    CheckedInt r = CheckedInt(*cx) - *cy;
-    if (!r.valid())
-      return failedSize(b, loc, llvm::Twine(kOverflow) + ": " + text(x) + " - " + text(y));
-    return b.getIndexAttr(r.value());
-  }
-  Value xv = indexValue(b, loc, x), yv = indexValue(b, loc, y);
-  Value r = b.create<arith::SubIOp>(loc, xv, yv);
-  Value wrapped = isNegative(b, loc,
-                             b.create<arith::AndIOp>(loc, b.create<arith::XOrIOp>(loc, xv, yv),
-                                                     b.create<arith::XOrIOp>(loc, xv, r)));
-  runtimeCheck(b, loc,
-               b.create<arith::XOrIOp>(loc, wrapped, b.create<arith::ConstantIntOp>(loc, 1, 1)),
-               kOverflow);
-  return r;
+  return addOrSubtract(b, loc, x, y, true);
 }
 
 OpFoldResult mulIndex(OpBuilder& b, Location loc, OpFoldResult x, OpFoldResult y) {

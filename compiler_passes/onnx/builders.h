@@ -113,6 +113,10 @@ Value convertTensor(OpBuilder& b, Location loc, Value v, Type to);
 Value broadcastTo(OpBuilder& b, Location loc, Value input, ArrayRef<OpFoldResult> dims);
 
 inline bool isFloat(Type t) { return isa<FloatType>(t); }
+// Exactly one element, known at import (a dynamic shape may hold any number).
+inline bool hasOneElement(RankedTensorType t) {
+  return t.hasStaticShape() && t.getNumElements() == 1;
+}
 
 }  // namespace onnx
 }  // namespace disc_ral

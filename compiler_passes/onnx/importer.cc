@@ -50,8 +50,11 @@ class Importer {
   Value materialize(Tensor& t, OpBuilder& b, Location loc);
 
   void fail(const std::string& message, bool unsupported) {
-    status_->errors.push_back(options_.source_name.empty() ? message
-                                                           : options_.source_name + ": " + message);
+    std::string line =
+        options_.source_name.empty() ? message : options_.source_name + ": " + message;
+    // A size computed twice fails twice; say it once.
+    if (status_->errors.empty() || status_->errors.back() != line)
+      status_->errors.push_back(std::move(line));
     status_->unsupported |= unsupported;
   }
   static std::string label(const ::onnx::NodeProto& node, int index) {
@@ -64,6 +67,13 @@ class Importer {
   Location locOf(const std::string& what) {
     return NameLoc::get(StringAttr::get(ctx_, what),
                         FileLineColLoc::get(ctx_, options_.source_name, 0, 0));
+  }
+
+  // What NodeContext::input gives for an input the node does not have (after failing it).
+  Tensor& absentInput() {
+    absent_ = tensorOfData(DenseElementsAttr::get(RankedTensorType::get({0}, builder_.getF32Type()),
+                                                  llvm::ArrayRef<float>{}));
+    return absent_;
   }
 
   // Constant data: what the import may still create, and the bytes it just created.
@@ -85,6 +95,7 @@ class Importer {
   std::string current_label_;
   int64_t opset_ = 0;
   int64_t constant_bytes_ = 0;
+  Tensor absent_;
 };
 
 Value Importer::materialize(Tensor& t, OpBuilder& b, Location loc) {
@@ -498,7 +509,14 @@ bool NodeContext::hasInput(size_t i) const {
   return i < numInputs() && !node_.input(static_cast<int>(i)).empty();
 }
 
-Tensor& NodeContext::input(size_t i) { return importer_.lookup(node_.input(static_cast<int>(i))); }
+Tensor& NodeContext::input(size_t i) {
+  if (hasInput(i)) return importer_.lookup(node_.input(static_cast<int>(i)));
+  // A converter read an input the node does not have (protobuf would abort on the index): the
+  // node fails, and an empty tensor keeps the rest of the conversion well-formed.
+  (void)error("has no input " + std::to_string(i) +
+              " (an importer bug: its converter read it unchecked; please report)");
+  return importer_.absentInput();
+}
 
 Value NodeContext::value(size_t i) { return importer_.materialize(input(i), b_, loc_); }
 

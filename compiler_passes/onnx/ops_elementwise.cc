@@ -72,7 +72,8 @@ bool foldIndexBinary(NodeContext& n, llvm::StringRef op) {
   Location loc = n.loc();
   Type t = n.elementType(0);
   const unsigned width = t.getIntOrFloatBitWidth();
-  const size_t count = std::max(a->size(), c->size());
+  // numpy broadcasting of one element against n (0 too: an empty Shape slice times a scalar).
+  const size_t count = a->size() == 1 ? c->size() : a->size();
   SmallVector<OpFoldResult> out;
   for (size_t i = 0; i < count; ++i) {
     OpFoldResult x = (*a)[a->size() == 1 ? 0 : i], y = (*c)[c->size() == 1 ? 0 : i];
@@ -435,11 +436,11 @@ LogicalResult convertClip(NodeContext& n) {
     if (n.has("max")) hi = n.f("max", 0);
   } else {
     if (n.hasInput(1)) {
-      if (n.rank(1) != 0 && n.type(1).getNumElements() != 1) return n.error("min must be a scalar");
+      if (n.rank(1) != 0 && !hasOneElement(n.type(1))) return n.error("min must be a scalar");
       lo_v = n.value(1);
     }
     if (n.hasInput(2)) {
-      if (n.rank(2) != 0 && n.type(2).getNumElements() != 1) return n.error("max must be a scalar");
+      if (n.rank(2) != 0 && !hasOneElement(n.type(2))) return n.error("max must be a scalar");
       hi_v = n.value(2);
     }
   }

@@ -773,10 +773,11 @@ LogicalResult convertBatchNorm(NodeContext& n) {
   const double eps = n.f("epsilon", 1e-5f);
   Value x = n.value(0);
   OpFoldResult channels = dimOf(b, loc, n.value(1), 0);
-  // One value per channel of X (dim 1), each of the four.
+  // One value per channel of X (dim 1), each of the four: the same size as each other too.
   for (size_t i = 1; i <= 4; ++i)
     if (failed(checkSameDim(n, dimOf(b, loc, n.value(i), 0), dimOf(b, loc, x, 1),
-                            "a parameter's size and X's channels")))
+                            "a parameter's size and X's channels")) ||
+        failed(checkSameDim(n, dimOf(b, loc, n.value(i), 0), channels, "the parameters' sizes")))
       return failure();
   SmallVector<OpFoldResult> cd = {channels};
   for (int64_t d = 2; d < rank; ++d) cd.push_back(b.getIndexAttr(1));

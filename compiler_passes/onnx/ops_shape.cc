@@ -115,6 +115,10 @@ LogicalResult convertSize(NodeContext& n) {
 
 // The target shape of Reshape, Expand, ConstantOfShape, ... from input `i`.
 FailureOr<SmallVector<OpFoldResult>> shapeInput(NodeContext& n, size_t i) {
+  // Reshape-1 took its shape as an attribute; its one-input form has none to read.
+  if (!n.hasInput(i))
+    return n.unsupported("a " + n.node().op_type() + " without its shape input (opset " +
+                         std::to_string(n.opset()) + "'s form)");
   if (n.rank(i) != 1) return n.error("the shape input must be 1-D");
   auto e = n.shapeElems(i);
   if (!e)
@@ -1237,7 +1241,9 @@ LogicalResult convertResize(NodeContext& n) {
     for (float s : a->floats()) scales.push_back(s);
   } else {
     const size_t scales_input = upsample || n.opset() < 11 ? 1 : 2;
-    if (n.hasInput(scales_input) && n.type(scales_input).getNumElements() != 0) {
+    // An empty scales input means "use sizes"; one of unknown size is not empty.
+    if (n.hasInput(scales_input) &&
+        (!n.type(scales_input).hasStaticShape() || n.type(scales_input).getNumElements() != 0)) {
       DenseElementsAttr data = n.input(scales_input).data;
       if (data) {
         scales = floatValues(data);
@@ -1437,7 +1443,7 @@ LogicalResult convertOneHot(NodeContext& n) {
   const int64_t rank = n.rank(0) + 1;
   FailureOr<int64_t> axis = n.axis(n.i("axis", -1), rank);
   if (failed(axis)) return failure();
-  if (n.type(1).getNumElements() != 1) return n.error("depth must have one element");
+  if (!hasOneElement(n.type(1))) return n.error("depth must have one element");
   if (n.rank(2) != 1 || n.type(2).isDynamicDim(0) || n.type(2).getDimSize(0) != 2)
     return n.error("values must be [off_value, on_value]");
   OpFoldResult depth;
