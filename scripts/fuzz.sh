@@ -10,7 +10,8 @@
 # any crash, sanitizer report, leak or timeout. Corpora are kept in <build>/fuzz-corpus-<name>;
 # inputs that once failed (tests/fuzz/regressions*) are replayed first, every time. The ONNX
 # fuzzers build in <build>-onnx, which has MLIR on: just the importer and the two fuzzers. The
-# other fuzzers' build keeps MLIR off, so ral-compile stays out of their test modules.
+# other fuzzers' build keeps MLIR off, so ral-compile stays out of their test modules. Their
+# findings are grouped and shrunk with tests/fuzz/onnx_reduce.py (triage, reduce).
 set -euo pipefail
 shopt -s nullglob  # an empty seed or regression folder is no error
 cd "$(dirname "$0")/.."
