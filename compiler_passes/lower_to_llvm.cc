@@ -65,7 +65,10 @@ std::string allocSizeMessage(AllocOp alloc) {
   std::string message;
   llvm::raw_string_ostream os(message);
   os << "memref.alloc of " << alloc.getType();
-  if (auto file = alloc.getLoc()->findInstanceOf<FileLineColLoc>())
+  // An imported model's ops carry their node's label ("node 'x' (Tile)") and no line.
+  if (auto name = alloc.getLoc()->findInstanceOf<NameLoc>())
+    os << " for " << name.getName().getValue();
+  if (auto file = alloc.getLoc()->findInstanceOf<FileLineColLoc>(); file && file.getLine() > 0)
     os << " at line " << file.getLine() << ", column " << file.getColumn();
   os << ": a size is negative, or the buffer would have more than 2^48 elements or 2^56 bytes";
   return os.str();

@@ -1,16 +1,19 @@
 // The importer's tensor-level building blocks (builders.h).
 #include "compiler_passes/onnx/builders.h"
 
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "compiler_passes/onnx/checked_int.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/Diagnostics.h"
 
 namespace mlir {
 namespace disc_ral {
@@ -49,57 +52,137 @@ bool sameDim(OpFoldResult x, OpFoldResult y) {
 
 namespace {
 
-OpFoldResult apply(OpBuilder& b, Location loc, AffineExpr e, ArrayRef<OpFoldResult> operands) {
-  return affine::makeComposedFoldedAffineApply(b, loc, e, operands);
+// A placeholder for a size whose import-time arithmetic failed: the node fails (its error is
+// emitted), so the value is never used, but building may go on without dividing by it.
+OpFoldResult failedSize(OpBuilder& b, Location loc, const llvm::Twine& what) {
+  emitError(loc) << what;
+  return b.getIndexAttr(0);
 }
+
+Value cmp(OpBuilder& b, Location loc, arith::CmpIPredicate p, Value x, Value y) {
+  return b.create<arith::CmpIOp>(loc, p, x, y);
+}
+
+Value isNegative(OpBuilder& b, Location loc, Value v) {
+  return cmp(b, loc, arith::CmpIPredicate::slt, v, b.create<arith::ConstantIndexOp>(loc, 0));
+}
+
+std::string text(OpFoldResult v) {
+  if (auto c = constantIndex(v)) return std::to_string(*c);
+  return "?";
+}
+
+constexpr llvm::StringLiteral kOverflow =
+    "a size computed from the model or its inputs overflows int64";
 
 }  // namespace
 
+// The run-time forms: the wrapped result, and a check that it did not wrap (two's complement:
+// a sum wrapped when both operands' signs differ from the result's, a product when the high half
+// of the 128-bit product is not the low half's sign).
 OpFoldResult addIndex(OpBuilder& b, Location loc, OpFoldResult x, OpFoldResult y) {
-  AffineExpr s0, s1;
-  bindSymbols(b.getContext(), s0, s1);
-  return apply(b, loc, s0 + s1, {x, y});
+  auto cx = constantIndex(x), cy = constantIndex(y);
+  if (cx == 0) return y;
+  if (cy == 0) return x;
+  if (cx && cy) {
+    CheckedInt r = CheckedInt(*cx) + *cy;
+    if (!r.valid())
+      return failedSize(b, loc, llvm::Twine(kOverflow) + ": " + text(x) + " + " + text(y));
+    return b.getIndexAttr(r.value());
+  }
+  Value xv = indexValue(b, loc, x), yv = indexValue(b, loc, y);
+  Value r = b.create<arith::AddIOp>(loc, xv, yv);
+  Value wrapped = isNegative(b, loc,
+                             b.create<arith::AndIOp>(loc, b.create<arith::XOrIOp>(loc, xv, r),
+                                                     b.create<arith::XOrIOp>(loc, yv, r)));
+  runtimeCheck(b, loc,
+               b.create<arith::XOrIOp>(loc, wrapped, b.create<arith::ConstantIntOp>(loc, 1, 1)),
+               kOverflow);
+  return r;
 }
 
 OpFoldResult subIndex(OpBuilder& b, Location loc, OpFoldResult x, OpFoldResult y) {
-  AffineExpr s0, s1;
-  bindSymbols(b.getContext(), s0, s1);
-  return apply(b, loc, s0 - s1, {x, y});
+  auto cx = constantIndex(x), cy = constantIndex(y);
+  if (cy == 0) return x;
+  if (cx && cy) {
+    CheckedInt r = CheckedInt(*cx) - *cy;
+    if (!r.valid())
+      return failedSize(b, loc, llvm::Twine(kOverflow) + ": " + text(x) + " - " + text(y));
+    return b.getIndexAttr(r.value());
+  }
+  Value xv = indexValue(b, loc, x), yv = indexValue(b, loc, y);
+  Value r = b.create<arith::SubIOp>(loc, xv, yv);
+  Value wrapped = isNegative(b, loc,
+                             b.create<arith::AndIOp>(loc, b.create<arith::XOrIOp>(loc, xv, yv),
+                                                     b.create<arith::XOrIOp>(loc, xv, r)));
+  runtimeCheck(b, loc,
+               b.create<arith::XOrIOp>(loc, wrapped, b.create<arith::ConstantIntOp>(loc, 1, 1)),
+               kOverflow);
+  return r;
 }
 
 OpFoldResult mulIndex(OpBuilder& b, Location loc, OpFoldResult x, OpFoldResult y) {
   auto cx = constantIndex(x), cy = constantIndex(y);
-  if (cx && cy) return b.getIndexAttr(*cx * *cy);
-  AffineExpr s0, s1;
-  bindSymbols(b.getContext(), s0, s1);
-  if (cy) return apply(b, loc, s0 * *cy, {x});
-  if (cx) return apply(b, loc, s0 * *cx, {y});
-  Value v = b.create<arith::MulIOp>(loc, indexValue(b, loc, x), indexValue(b, loc, y));
-  return v;
+  if (cx == 1) return y;
+  if (cy == 1) return x;
+  if (cx == 0 || cy == 0) return b.getIndexAttr(0);
+  if (cx && cy) {
+    CheckedInt r = CheckedInt(*cx) * *cy;
+    if (!r.valid())
+      return failedSize(b, loc, llvm::Twine(kOverflow) + ": " + text(x) + " * " + text(y));
+    return b.getIndexAttr(r.value());
+  }
+  Type i64 = b.getI64Type();
+  Value xv = b.create<arith::IndexCastOp>(loc, i64, indexValue(b, loc, x));
+  Value yv = b.create<arith::IndexCastOp>(loc, i64, indexValue(b, loc, y));
+  auto wide = b.create<arith::MulSIExtendedOp>(loc, xv, yv);
+  Value sign =
+      b.create<arith::ShRSIOp>(loc, wide.getLow(), b.create<arith::ConstantIntOp>(loc, 63, 64));
+  runtimeCheck(b, loc, cmp(b, loc, arith::CmpIPredicate::eq, wide.getHigh(), sign), kOverflow);
+  return b.create<arith::IndexCastOp>(loc, b.getIndexType(), wide.getLow()).getResult();
 }
 
-OpFoldResult floorDivIndex(OpBuilder& b, Location loc, OpFoldResult x, OpFoldResult y) {
+namespace {
+
+// x / y rounded down (floor) or up; the divisor checked at run time: not 0, and not -1 with
+// INT64_MIN (both trap).
+OpFoldResult divIndex(OpBuilder& b, Location loc, OpFoldResult x, OpFoldResult y, bool ceil) {
   auto cx = constantIndex(x), cy = constantIndex(y);
-  if (cx && cy && *cy != 0) return b.getIndexAttr(llvm::divideFloorSigned(*cx, *cy));
-  if (cy && *cy > 0) {
-    AffineExpr s0;
-    bindSymbols(b.getContext(), s0);
-    return apply(b, loc, s0.floorDiv(*cy), {x});
+  if (cy == 1) return x;
+  if (cx && cy) {
+    CheckedInt r = ceil ? CheckedInt::ceilDiv(*cx, *cy) : CheckedInt::floorDiv(*cx, *cy);
+    if (!r.valid())
+      return failedSize(b, loc,
+                        "a size computed from the model divides " + text(x) + " by " + text(y));
+    return b.getIndexAttr(r.value());
   }
-  Value v = b.create<arith::FloorDivSIOp>(loc, indexValue(b, loc, x), indexValue(b, loc, y));
-  return v;
+  Value xv = indexValue(b, loc, x), yv = indexValue(b, loc, y);
+  if (!cy || *cy <= 0) {
+    Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
+    Value minus1 = b.create<arith::ConstantIndexOp>(loc, -1);
+    Value min = b.create<arith::ConstantIndexOp>(loc, INT64_MIN);
+    Value bad = b.create<arith::OrIOp>(
+        loc, cmp(b, loc, arith::CmpIPredicate::eq, yv, zero),
+        b.create<arith::AndIOp>(loc, cmp(b, loc, arith::CmpIPredicate::eq, yv, minus1),
+                                cmp(b, loc, arith::CmpIPredicate::eq, xv, min)));
+    runtimeCheck(b, loc,
+                 b.create<arith::XOrIOp>(loc, bad, b.create<arith::ConstantIntOp>(loc, 1, 1)),
+                 "a size computed from the model's inputs divides by 0 or overflows int64");
+    // Never a trapping division, even on the path the check leaves.
+    yv = b.create<arith::SelectOp>(loc, bad, b.create<arith::ConstantIndexOp>(loc, 1), yv);
+  }
+  if (ceil) return b.create<arith::CeilDivSIOp>(loc, xv, yv).getResult();
+  return b.create<arith::FloorDivSIOp>(loc, xv, yv).getResult();
+}
+
+}  // namespace
+
+OpFoldResult floorDivIndex(OpBuilder& b, Location loc, OpFoldResult x, OpFoldResult y) {
+  return divIndex(b, loc, x, y, false);
 }
 
 OpFoldResult ceilDivIndex(OpBuilder& b, Location loc, OpFoldResult x, OpFoldResult y) {
-  auto cx = constantIndex(x), cy = constantIndex(y);
-  if (cx && cy && *cy != 0) return b.getIndexAttr(llvm::divideCeilSigned(*cx, *cy));
-  if (cy && *cy > 0) {
-    AffineExpr s0;
-    bindSymbols(b.getContext(), s0);
-    return apply(b, loc, s0.ceilDiv(*cy), {x});
-  }
-  Value v = b.create<arith::CeilDivSIOp>(loc, indexValue(b, loc, x), indexValue(b, loc, y));
-  return v;
+  return divIndex(b, loc, x, y, true);
 }
 
 OpFoldResult product(OpBuilder& b, Location loc, ArrayRef<OpFoldResult> xs) {
@@ -113,13 +196,82 @@ Value indexValue(OpBuilder& b, Location loc, OpFoldResult v) {
   return cast<Value>(v);
 }
 
+OpFoldResult wrapToType(OpBuilder& b, Location loc, OpFoldResult v, Type t) {
+  const unsigned width = t.getIntOrFloatBitWidth();
+  if (width >= 64) return v;
+  if (auto c = constantIndex(v))
+    return b.getIndexAttr(APInt(64, static_cast<uint64_t>(*c), true).trunc(width).getSExtValue());
+  Value narrow = b.create<arith::IndexCastOp>(loc, t, cast<Value>(v));
+  return b.create<arith::IndexCastOp>(loc, b.getIndexType(), narrow).getResult();
+}
+
+bool isDimOfTensor(OpFoldResult v) {
+  auto value = dyn_cast<Value>(v);
+  return value && value.getDefiningOp<tensor::DimOp>();
+}
+
+LogicalResult checkSize(OpBuilder& b, Location loc, OpFoldResult v, const llvm::Twine& what) {
+  if (auto c = constantIndex(v)) {
+    if (*c >= 0 && *c <= kMaxSize) return success();
+    emitError(loc) << what << " is " << *c
+                   << (*c < 0 ? " (negative)" : " (beyond the limit of 2^48 elements)");
+    return failure();
+  }
+  if (isDimOfTensor(v)) return success();  // a dim of a tensor that exists is one
+  Value x = cast<Value>(v);
+  Value ok = b.create<arith::AndIOp>(
+      loc, cmp(b, loc, arith::CmpIPredicate::sge, x, b.create<arith::ConstantIndexOp>(loc, 0)),
+      cmp(b, loc, arith::CmpIPredicate::sle, x, b.create<arith::ConstantIndexOp>(loc, kMaxSize)));
+  runtimeCheck(b, loc, ok, (what + " is negative or beyond the limit of 2^48 elements").str());
+  return success();
+}
+
+LogicalResult checkDims(OpBuilder& b, Location loc, ArrayRef<OpFoldResult> dims,
+                        const llvm::Twine& what, bool count) {
+  bool ok = true;
+  for (size_t d = 0; d < dims.size(); ++d)
+    ok &= succeeded(checkSize(b, loc, dims[d], what + " dim " + llvm::Twine(d)));
+  // The element count of a static shape costs nothing to check; a run-time one is checked
+  // when asked (a view allocates nothing that would check it later).
+  const bool all_static = llvm::all_of(dims, [](OpFoldResult d) { return constantIndex(d); });
+  if (ok && (count || all_static) && dims.size() > 1)
+    ok = succeeded(checkSize(b, loc, product(b, loc, dims), what + " element count"));
+  return success(ok);
+}
+
 void runtimeCheck(OpBuilder& b, Location loc, Value ok, llvm::StringRef message) {
   if (auto c = getConstantIntValue(ok); c && *c != 0) return;
-  b.create<cf::AssertOp>(loc, ok, message);
+  b.create<cf::AssertOp>(loc, ok, nodeMessage(loc, message));
+}
+
+std::string nodeMessage(Location loc, llvm::StringRef message) {
+  auto name = dyn_cast<NameLoc>(loc);
+  if (!name || !name.getName().getValue().starts_with("node '")) return message.str();
+  llvm::StringRef label = name.getName().getValue();
+  // "node 'x' (Reshape)": a message's own "Reshape: " prefix would say it twice.
+  llvm::StringRef op = label.rsplit(" (").second.drop_back();
+  llvm::StringRef rest = message;
+  if (!op.empty() && rest.starts_with(op) && rest.drop_front(op.size()).starts_with(": "))
+    rest = rest.drop_front(op.size() + 2);
+  return (label + ": " + rest).str();
 }
 
 Value emptyTensor(OpBuilder& b, Location loc, ArrayRef<OpFoldResult> dims, Type element) {
+  if (failed(checkDims(b, loc, dims, "a result", false))) {
+    // The node fails; a valid placeholder keeps the rest of its conversion well-formed.
+    SmallVector<OpFoldResult> zeros(dims.size(), b.getIndexAttr(0));
+    return b.create<tensor::EmptyOp>(loc, zeros, element);
+  }
   return b.create<tensor::EmptyOp>(loc, dims, element);
+}
+
+Value intConstant(OpBuilder& b, Location loc, Type type, int64_t v) {
+  if (type.isIndex()) return b.create<arith::ConstantIndexOp>(loc, v);
+  // Wrapped to the type's width, as a cast of the int64 value would.
+  return b.create<arith::ConstantOp>(
+      loc,
+      b.getIntegerAttr(
+          type, APInt(64, static_cast<uint64_t>(v), true).trunc(type.getIntOrFloatBitWidth())));
 }
 
 TypedAttr scalarAttr(OpBuilder& b, Type type, double v) {
@@ -272,6 +424,8 @@ Value reshape(OpBuilder& b, Location loc, Value input, ArrayRef<OpFoldResult> di
     if (same) return input;
   }
   Type element = type.getElementType();
+  if (failed(checkDims(b, loc, dims, "a reshaped", true)))
+    return emptyTensor(b, loc, SmallVector<OpFoldResult>(dims.size(), b.getIndexAttr(0)), element);
   // Two or more dynamic dims in the result: tensor.reshape with the shape as a tensor (MLIR 19's
   // expand_shape cannot be bufferized with more than one dynamic dim in a group). The shape is
   // then a host buffer, which GPU devices refuse with an error naming it.
@@ -347,7 +501,29 @@ Value convertScalar(OpBuilder& b, Location loc, Value v, Type to) {
     Value wide = b.create<arith::ExtFOp>(loc, b.getF32Type(), v);
     return b.create<arith::TruncFOp>(loc, to, wide);
   }
-  if (isFloat(from)) return b.create<arith::FPToSIOp>(loc, to, v);
+  if (isFloat(from)) {
+    // numpy's astype on x86: truncated; NaN and values outside int32 (int64 for int64) become
+    // its minimum, and narrower types take the low bits of the int32. LLVM's fptosi would give
+    // an undefined value there instead.
+    const unsigned width = to.getIntOrFloatBitWidth();
+    Type via = width > 32 ? to : b.getI32Type();
+    const unsigned via_width = via.getIntOrFloatBitWidth();
+    Value wide =
+        from.getIntOrFloatBitWidth() < 64 ? b.create<arith::ExtFOp>(loc, b.getF64Type(), v) : v;
+    Type f64 = wide.getType();
+    // [-2^(w-1), 2^(w-1)) holds exactly the doubles that truncate into the type.
+    const double limit = std::ldexp(1.0, static_cast<int>(via_width) - 1);
+    Value in_range = b.create<arith::AndIOp>(
+        loc,
+        b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OGE, wide,
+                                b.create<arith::ConstantOp>(loc, b.getFloatAttr(f64, -limit))),
+        b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLT, wide,
+                                b.create<arith::ConstantOp>(loc, b.getFloatAttr(f64, limit))));
+    Value safe = b.create<arith::SelectOp>(
+        loc, in_range, wide, b.create<arith::ConstantOp>(loc, b.getFloatAttr(f64, -limit)));
+    Value r = b.create<arith::FPToSIOp>(loc, via, safe);
+    return via == to ? r : b.create<arith::TruncIOp>(loc, to, r).getResult();
+  }
   if (isFloat(to)) {
     if (from.isInteger(1)) return b.create<arith::UIToFPOp>(loc, to, v);
     return b.create<arith::SIToFPOp>(loc, to, v);
@@ -442,9 +618,24 @@ Value pad(OpBuilder& b, Location loc, Value input, ArrayRef<int64_t> low, ArrayR
     return input;
   auto type = cast<RankedTensorType>(input.getType());
   SmallVector<int64_t> shape;
-  for (int64_t d = 0; d < type.getRank(); ++d)
-    shape.push_back(type.isDynamicDim(d) ? ShapedType::kDynamic
-                                         : type.getDimSize(d) + low[d] + high[d]);
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    if (type.isDynamicDim(d)) {
+      // Checked when the module runs, as any result dim computed then.
+      OpFoldResult size =
+          addIndex(b, loc, addIndex(b, loc, dimOf(b, loc, input, d), b.getIndexAttr(low[d])),
+                   b.getIndexAttr(high[d]));
+      (void)checkSize(b, loc, size, "a padded dim");
+      shape.push_back(ShapedType::kDynamic);
+      continue;
+    }
+    const CheckedInt size = CheckedInt(type.getDimSize(d)) + low[d] + high[d];
+    if (!size.isSize()) {
+      emitError(loc) << "padding dim " << d << " of size " << type.getDimSize(d) << " by " << low[d]
+                     << " and " << high[d] << " gives a size beyond 2^48";
+      return input;
+    }
+    shape.push_back(size.value());
+  }
   auto result = RankedTensorType::get(shape, type.getElementType());
   SmallVector<OpFoldResult> lo, hi;
   for (size_t d = 0; d < low.size(); ++d) {

@@ -5,6 +5,7 @@
 #define RAL_COMPILER_PASSES_ONNX_BUILDERS_H_
 
 #include <functional>
+#include <string>
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
@@ -26,7 +27,12 @@ std::optional<int64_t> constantIndex(OpFoldResult v);
 // tensor's same dim.
 bool sameDim(OpFoldResult x, OpFoldResult y);
 
-// Index arithmetic that folds constants (affine.apply otherwise).
+// Size arithmetic: sizes, counts, offsets and strides computed from a model's attributes, its
+// constants or tensors read at run time are exact or an error, never a wrapped value. Constants
+// fold, checked: an overflow is an error emitted at `loc` (which names the node; the importer
+// fails it) and a placeholder 0 is returned. Values known only at run time get the wrapped result
+// and a check that fails the execution if it wrapped; a division also checks its divisor (0, or
+// -1 with INT64_MIN). Data arithmetic (Add on integer tensors) wraps like numpy's instead.
 OpFoldResult addIndex(OpBuilder& b, Location loc, OpFoldResult x, OpFoldResult y);
 OpFoldResult subIndex(OpBuilder& b, Location loc, OpFoldResult x, OpFoldResult y);
 OpFoldResult mulIndex(OpBuilder& b, Location loc, OpFoldResult x, OpFoldResult y);
@@ -35,15 +41,36 @@ OpFoldResult ceilDivIndex(OpBuilder& b, Location loc, OpFoldResult x, OpFoldResu
 OpFoldResult product(OpBuilder& b, Location loc, ArrayRef<OpFoldResult> xs);
 Value indexValue(OpBuilder& b, Location loc, OpFoldResult v);
 
-// Fails the execution (disc_ral.signal_error, through cf.assert) with `message` when `ok` is
-// false at run time; nothing when it folds to true.
-void runtimeCheck(OpBuilder& b, Location loc, Value ok, llvm::StringRef message);
+// The integer `v` (an index value) as integer type `t` holds it: wrapped to t's width and
+// sign-extended back, as numpy's integer casts and arithmetic do. Constants fold. Not size
+// arithmetic: an element of an integer tensor that shape arithmetic follows (Tensor::elems).
+OpFoldResult wrapToType(OpBuilder& b, Location loc, OpFoldResult v, Type t);
 
-// A tensor.empty of these dims.
+// Whether `v` is tensor.dim of a tensor: a size that exists, needing no check.
+bool isDimOfTensor(OpFoldResult v);
+// `v` as a size in [0, kMaxSize] (2^48, the runtime's limit): a constant outside is an error
+// emitted at `loc` ("<what> is -3 (negative)"); a run-time value is checked when the module runs.
+LogicalResult checkSize(OpBuilder& b, Location loc, OpFoldResult v, const llvm::Twine& what);
+// checkSize of every dim ("<what> dim 2"), and with `count` of their product: a view (reshape)
+// allocates nothing whose size would be checked later.
+LogicalResult checkDims(OpBuilder& b, Location loc, ArrayRef<OpFoldResult> dims,
+                        const llvm::Twine& what, bool count);
+
+// Fails the execution (disc_ral.signal_error, through cf.assert) with `message` when `ok` is
+// false at run time; nothing when it folds to true. The message names the node `loc` carries.
+void runtimeCheck(OpBuilder& b, Location loc, Value ok, llvm::StringRef message);
+// "node 'x' (Reshape): <message>" for a node's location (a leading "Reshape: " in `message` is
+// dropped); `message` for any other.
+std::string nodeMessage(Location loc, llvm::StringRef message);
+
+// A tensor.empty of these dims, each checked to be a size (checkDims).
 Value emptyTensor(OpBuilder& b, Location loc, ArrayRef<OpFoldResult> dims, Type element);
 // A scalar constant of `type` (float or integer; i1 is v != 0).
 Value scalarConstant(OpBuilder& b, Location loc, Type type, double v);
 TypedAttr scalarAttr(OpBuilder& b, Type type, double v);
+// An integer (or index) constant of `type` holding `v` wrapped to its width: exact for every
+// int64, where scalarConstant's double is not beyond 2^53.
+Value intConstant(OpBuilder& b, Location loc, Type type, int64_t v);
 // A tensor of `dims` filled with `scalar`.
 Value filled(OpBuilder& b, Location loc, ArrayRef<OpFoldResult> dims, Value scalar);
 
@@ -72,7 +99,8 @@ Value reduce(OpBuilder& b, Location loc, Value input, ArrayRef<int64_t> axes, Ty
              const std::function<Value(OpBuilder&, Location, Value, Value)>& combine,
              bool keepdims);
 
-// A reshape to `dims` (same number of elements); the identity when the shape is unchanged.
+// A reshape to `dims` (same number of elements; the caller checks that); the identity when the
+// shape is unchanged. The dims and their product are checked to be sizes.
 Value reshape(OpBuilder& b, Location loc, Value input, ArrayRef<OpFoldResult> dims);
 // linalg.transpose by `perm`.
 Value transpose(OpBuilder& b, Location loc, Value input, ArrayRef<int64_t> perm);

@@ -2,10 +2,13 @@
 #include "compiler_passes/onnx/importer.h"
 
 #include <map>
+#include <set>
 #include <string>
 
 #include "compiler_passes/onnx/builders.h"
+#include "compiler_passes/onnx/checked_int.h"
 #include "compiler_passes/onnx/node_context.h"
+#include "compiler_passes/onnx/proto_nesting.h"
 #include "llvm/ADT/StringExtras.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -15,6 +18,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
 #include "onnx/defs/schema.h"
 
@@ -25,9 +29,6 @@ namespace onnx {
 // Element type of an ONNX TensorProto data type; null for one the importer does not handle.
 Type elementTypeOf(MLIRContext* ctx, int32_t dtype);
 std::string dtypeName(int32_t dtype);
-FailureOr<DenseElementsAttr> constantOf(MLIRContext* ctx, const ::onnx::TensorProto& t,
-                                        std::string* error, bool* unsupported);
-Tensor tensorOfData(DenseElementsAttr data);
 
 // The supported opsets of the default domain; every converter handles each version's form.
 // Old forms with attributes of their own (consumed_inputs, broadcast, Reshape's shape, ...) are
@@ -64,9 +65,15 @@ class Importer {
                         FileLineColLoc::get(ctx_, options_.source_name, 0, 0));
   }
 
+  // Constant data: what the import may still create, and the bytes it just created.
+  int64_t constantBudget() const { return options_.max_constant_bytes - constant_bytes_; }
+  void chargeConstant(int64_t bytes) { constant_bytes_ += bytes; }
+
  private:
   bool checkNodes(const ::onnx::GraphProto& graph, const Registry& registry);
   bool checkAgainstSchema(const ::onnx::NodeProto& node, const std::string& where);
+  bool checkSingleAssignment(const ::onnx::GraphProto& graph);
+  bool convertNodes(const ::onnx::GraphProto& graph, const Registry& registry, Block* body);
 
   MLIRContext* ctx_;
   const ImportOptions& options_;
@@ -75,6 +82,7 @@ class Importer {
   std::map<std::string, Tensor> values_;
   std::string current_label_;
   int64_t opset_ = 0;
+  int64_t constant_bytes_ = 0;
 };
 
 Value Importer::materialize(Tensor& t, OpBuilder& b, Location loc) {
@@ -86,7 +94,7 @@ Value Importer::materialize(Tensor& t, OpBuilder& b, Location loc) {
     Type element = t.type.getElementType();
     for (OpFoldResult e : *t.elems) {
       if (auto c = constantIndex(e)) {
-        values.push_back(scalarConstant(b, loc, element, static_cast<double>(*c)));
+        values.push_back(intConstant(b, loc, element, *c));  // exact, where a double is not
         continue;
       }
       values.push_back(b.create<arith::IndexCastOp>(loc, element, indexValue(b, loc, e)));
@@ -208,7 +216,7 @@ OwningOpRef<ModuleOp> Importer::run(const ::onnx::ModelProto& model) {
   addLinearOps(registry);
   addReductionOps(registry);
   addShapeOps(registry);
-  if (!checkNodes(graph, registry)) return nullptr;
+  if (!checkNodes(graph, registry) || !checkSingleAssignment(graph)) return nullptr;
 
   // Initializers: constants, also when a graph input of the same name (IR < 4) could override
   // them (a compiled model has fixed weights).
@@ -216,12 +224,14 @@ OwningOpRef<ModuleOp> Importer::run(const ::onnx::ModelProto& model) {
   for (const ::onnx::TensorProto& init : graph.initializer()) {
     std::string error;
     bool unsupported = false;
-    FailureOr<DenseElementsAttr> data = constantOf(ctx_, init, &error, &unsupported);
+    FailureOr<DenseElementsAttr> data =
+        constantOf(ctx_, init, constantBudget(), &error, &unsupported);
     if (failed(data)) {
       fail("initializer '" + init.name() + "': " + error, unsupported);
       ok = false;
       continue;
     }
+    chargeConstant(static_cast<int64_t>(data->getRawData().size()));
     define(init.name(), tensorOfData(*data));
   }
   if (!ok) return nullptr;
@@ -253,9 +263,19 @@ OwningOpRef<ModuleOp> Importer::run(const ::onnx::ModelProto& model) {
       continue;
     }
     SmallVector<int64_t> shape;
-    for (const auto& d : tt.shape().dim())
+    CheckedInt count = 1;
+    for (const auto& d : tt.shape().dim()) {
       shape.push_back(d.has_dim_value() && d.dim_value() >= 0 ? d.dim_value()
                                                               : ShapedType::kDynamic);
+      if (!ShapedType::isDynamic(shape.back())) count *= shape.back();
+    }
+    // As the runtime refuses such a tensor, so does the import (sizes derived from its dims are
+    // then at most 2^48 too).
+    if (!count.isSize()) {
+      fail(where + ": its static dims hold more than 2^48 elements", false);
+      ok = false;
+      continue;
+    }
     input_types.push_back(RankedTensorType::get(shape, element));
     input_names.push_back(in.name());
   }
@@ -275,31 +295,8 @@ OwningOpRef<ModuleOp> Importer::run(const ::onnx::ModelProto& model) {
     define(input_names[i], t);
     func.setArgAttr(i, "onnx.name", builder_.getStringAttr(input_names[i]));
   }
+  if (!convertNodes(graph, registry, body)) return nullptr;
   OpBuilder b = OpBuilder::atBlockEnd(body);
-
-  for (int n = 0; n < graph.node_size(); ++n) {
-    const ::onnx::NodeProto& node = graph.node(n);
-    current_label_ = label(node, n);
-    for (const std::string& in : node.input())
-      if (!in.empty() && !defined(in)) {
-        fail(current_label_ + ": input '" + in +
-                 "' is not defined before the node (the graph "
-                 "is not in topological order, or the name is wrong)",
-             false);
-        return nullptr;
-      }
-    // The converter's ops carry the node's label as their location, so a later error names it.
-    b.setInsertionPointToEnd(body);
-    NodeContext node_context(*this, node, b, opset_);
-    if (failed(registry.lookup(node.op_type()).convert(node_context))) return nullptr;
-    for (int o = 0; o < node.output_size(); ++o)
-      if (!node.output(o).empty() && !defined(node.output(o))) {
-        fail(current_label_ + ": output " + std::to_string(o) + " ('" + node.output(o) +
-                 "') is not produced: unsupported for this operator",
-             true);
-        return nullptr;
-      }
-  }
 
   SmallVector<Value> results;
   SmallVector<Type> result_types;
@@ -328,11 +325,99 @@ OwningOpRef<ModuleOp> Importer::run(const ::onnx::ModelProto& model) {
   func.setFunctionType(builder_.getFunctionType(input_types, result_types));
   for (int i = 0; i < graph.output_size(); ++i)
     func.setResultAttr(i, "onnx.name", builder_.getStringAttr(graph.output(i).name()));
-  if (failed(verify(*module))) {
-    fail("the imported module does not verify (a bug in the importer; please report)", false);
-    return nullptr;
+  // Every error of the verifier, with the node its op came from.
+  std::vector<std::string> invalid;
+  {
+    ScopedDiagnosticHandler handler(ctx_, [&](Diagnostic& diag) -> LogicalResult {
+      if (diag.getSeverity() == DiagnosticSeverity::Error)
+        invalid.push_back(nodeMessage(diag.getLocation(), diag.str()));
+      return success();
+    });
+    if (succeeded(verify(*module))) return module;
   }
-  return module;
+  for (const std::string& why : invalid)
+    fail("the imported module does not verify (a bug in the importer; please report): " + why,
+         false);
+  if (invalid.empty())
+    fail("the imported module does not verify (a bug in the importer; please report)", false);
+  return nullptr;
+}
+
+// ONNX graphs are in SSA form (onnx.checker refuses a name assigned twice): a second definition
+// would otherwise silently replace the first for every later reader.
+bool Importer::checkSingleAssignment(const ::onnx::GraphProto& graph) {
+  std::map<std::string, std::string> definer;  // name -> what defines it
+  bool ok = true;
+  auto define_once = [&](const std::string& name, const std::string& what) {
+    if (name.empty()) return;
+    auto [it, inserted] = definer.emplace(name, what);
+    if (inserted) return;
+    fail(what + ": '" + name + "' is already defined by " + it->second +
+             " (an ONNX graph assigns each name once)",
+         false);
+    ok = false;
+  };
+  for (const ::onnx::TensorProto& init : graph.initializer())
+    define_once(init.name(), "initializer '" + init.name() + "'");
+  std::set<std::string> inputs;
+  for (const ::onnx::ValueInfoProto& in : graph.input()) {
+    if (!inputs.insert(in.name()).second) {
+      fail("graph input '" + in.name() + "' is listed twice", false);
+      ok = false;
+    }
+    // A graph input named like an initializer is that initializer's declaration (IR < 4).
+    if (!definer.count(in.name())) define_once(in.name(), "graph input '" + in.name() + "'");
+  }
+  for (int n = 0; n < graph.node_size(); ++n)
+    for (const std::string& out : graph.node(n).output())
+      define_once(out, label(graph.node(n), n) + " output");
+  return ok;
+}
+
+bool Importer::convertNodes(const ::onnx::GraphProto& graph, const Registry& registry,
+                            Block* body) {
+  // Errors the converters and the size arithmetic they call emit at a node's location fail that
+  // node (builders.h); each is reported once, with the node's label.
+  bool node_failed = false;
+  ScopedDiagnosticHandler handler(ctx_, [&](Diagnostic& diag) -> LogicalResult {
+    if (diag.getSeverity() != DiagnosticSeverity::Error) return success();
+    node_failed = true;
+    fail(current_label_ + ": " + diag.str(), false);
+    return success();
+  });
+  OpBuilder b = OpBuilder::atBlockEnd(body);
+  for (int n = 0; n < graph.node_size(); ++n) {
+    const ::onnx::NodeProto& node = graph.node(n);
+    current_label_ = label(node, n);
+    for (const std::string& in : node.input())
+      if (!in.empty() && !defined(in)) {
+        fail(current_label_ + ": input '" + in +
+                 "' is not defined before the node (the graph "
+                 "is not in topological order, or the name is wrong)",
+             false);
+        return false;
+      }
+    // The converter's ops carry the node's label as their location, so a later error names it.
+    b.setInsertionPointToEnd(body);
+    NodeContext node_context(*this, node, b, opset_);
+    if (failed(registry.lookup(node.op_type()).convert(node_context)) || node_failed) return false;
+    for (int o = 0; o < node.output_size(); ++o)
+      if (!node.output(o).empty() && !defined(node.output(o))) {
+        fail(current_label_ + ": output " + std::to_string(o) + " ('" + node.output(o) +
+                 "') is not produced: unsupported for this operator",
+             true);
+        return false;
+      }
+    if (options_.check_budget) {
+      const std::string over = options_.check_budget();
+      if (!over.empty()) {
+        fail(current_label_ + ": " + over, false);
+        return false;
+      }
+    }
+  }
+  current_label_.clear();
+  return true;
 }
 
 // ---- NodeContext ---------------------------------------------------------------------------
@@ -452,6 +537,25 @@ ImportFailure NodeContext::error(const llvm::Twine& what) {
   return {};
 }
 
+FailureOr<DenseElementsAttr> NodeContext::constant(const ::onnx::TensorProto& t) {
+  std::string error;
+  bool unsupported = false;
+  FailureOr<DenseElementsAttr> data =
+      constantOf(b_.getContext(), t, importer_.constantBudget(), &error, &unsupported);
+  if (failed(data)) return unsupported ? this->unsupported(error) : this->error(error);
+  importer_.chargeConstant(static_cast<int64_t>(data->getRawData().size()));
+  return data;
+}
+
+LogicalResult NodeContext::chargeConstant(int64_t bytes, const llvm::Twine& what) {
+  if (bytes > importer_.constantBudget())
+    return error(what + " would take " + std::to_string(bytes) + " bytes, beyond the " +
+                 std::to_string(importer_.constantBudget()) +
+                 " bytes of constants the compile may still hold");
+  importer_.chargeConstant(bytes);
+  return success();
+}
+
 FailureOr<int64_t> NodeContext::axis(int64_t axis, int64_t rank) {
   if (axis < -rank || axis >= rank) {
     (void)error("axis " + std::to_string(axis) + " is out of range for rank " +
@@ -466,10 +570,25 @@ FailureOr<int64_t> NodeContext::axis(int64_t axis, int64_t rank) {
 OwningOpRef<ModuleOp> importModel(llvm::StringRef bytes, const ImportOptions& options,
                                   MLIRContext* context, ImportStatus* status) {
   ::onnx::ModelProto model;
-  if (bytes.size() > static_cast<size_t>(INT32_MAX) ||
-      !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
-    status->errors.push_back((options.source_name.empty() ? "" : options.source_name + ": ") +
-                             "not a valid ONNX model (the protobuf does not parse)");
+  const std::string prefix = options.source_name.empty() ? "" : options.source_name + ": ";
+  if (bytes.size() > static_cast<size_t>(INT32_MAX)) {
+    status->errors.push_back(prefix + "a model of " + std::to_string(bytes.size()) +
+                             " bytes; protobuf reads at most 2 GiB (save the weights as "
+                             "external data, which the importer does not read either)");
+    return nullptr;
+  }
+  if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    // Protobuf gives no reason; the one a valid-looking model meets is its nesting limit.
+    constexpr int kProtobufDepth = 100;
+    if (auto deep = findDeepNesting(bytes, kProtobufDepth)) {
+      status->errors.push_back(
+          prefix + deep->where + ": nests messages " + std::to_string(deep->depth) +
+          " deep, beyond the " + std::to_string(kProtobufDepth) +
+          " levels protobuf parses (subgraphs of If, Loop and Scan are not imported anyway)");
+      status->unsupported = true;
+      return nullptr;
+    }
+    status->errors.push_back(prefix + "not a valid ONNX model (the protobuf does not parse)");
     return nullptr;
   }
   context->loadDialect<affine::AffineDialect, arith::ArithDialect, cf::ControlFlowDialect,

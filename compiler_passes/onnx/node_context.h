@@ -34,7 +34,8 @@ struct ImportFailure {
 // A value of the ONNX graph during import. Constants stay data until an op needs a tensor; small
 // integer tensors of rank 0 or 1 also carry their elements as index values (static or computed
 // from dims), so shape arithmetic (Shape -> Gather -> Concat -> Reshape) gives Reshape and Expand
-// their target shapes at import time, dynamic dims included.
+// their target shapes at import time, dynamic dims included. An element is always what the
+// element type holds (an int8 element lies in [-128, 127]): whatever computes one wraps it.
 struct Tensor {
   RankedTensorType type;
   Value value;                                           // null until materialized
@@ -92,6 +93,13 @@ class NodeContext {
   ImportFailure unsupported(const llvm::Twine& what);
   ImportFailure error(const llvm::Twine& what);
 
+  // A TensorProto of an attribute (Constant's value, ConstantOfShape's value) as a dense constant
+  // within the import's constant budget (ImportOptions::max_constant_bytes); fails naming why.
+  FailureOr<DenseElementsAttr> constant(const ::onnx::TensorProto& t);
+  // Charges `bytes` of constant data the converter is about to fold to the budget; an error
+  // naming `what` when they do not fit.
+  LogicalResult chargeConstant(int64_t bytes, const llvm::Twine& what);
+
   // Normalizes an axis attribute or input in [-rank, rank) to [0, rank); fails (error) outside.
   FailureOr<int64_t> axis(int64_t axis, int64_t rank);
 
@@ -104,6 +112,16 @@ class NodeContext {
   Location loc_;
   int64_t opset_;
 };
+
+// A TensorProto's data as a dense constant of at most `max_bytes` bytes (tensor_data.cc); fails
+// with `error` (and `unsupported` for what the importer does not handle) otherwise.
+FailureOr<DenseElementsAttr> constantOf(MLIRContext* ctx, const ::onnx::TensorProto& t,
+                                        int64_t max_bytes, std::string* error, bool* unsupported);
+// A constant as a graph value; small integer vectors also carry their elements (Tensor::elems).
+Tensor tensorOfData(DenseElementsAttr data);
+// An integer tensor known by its elements (rank 0 when `scalar`), each already a value of
+// `element` (wrapped to its width; builders.h's wrapToType); with its data when all are constant.
+Tensor elemsTensor(SmallVector<OpFoldResult> elems, Type element, bool scalar);
 
 // Two dims that must be equal (`what` names them): an import error when both are static and
 // differ, a run-time check (failing the execution) otherwise.

@@ -39,45 +39,6 @@ LogicalResult unsupportedType(NodeContext& n, Type t) {
   return n.unsupported("element type " + os.str() + " for " + n.node().op_type());
 }
 
-// Integer shape arithmetic on known elements (rank 0 or 1, broadcast 1 against n).
-bool foldIndexBinary(NodeContext& n, llvm::StringRef op) {
-  if (n.numInputs() != 2 || !isInt(n.elementType(0))) return false;
-  auto a = n.elems(0), c = n.elems(1);
-  if (!a || !c) return false;
-  if (a->size() != c->size() && a->size() != 1 && c->size() != 1) return false;
-  OpBuilder& b = n.b();
-  Location loc = n.loc();
-  const size_t count = std::max(a->size(), c->size());
-  SmallVector<OpFoldResult> out;
-  for (size_t i = 0; i < count; ++i) {
-    OpFoldResult x = (*a)[a->size() == 1 ? 0 : i], y = (*c)[c->size() == 1 ? 0 : i];
-    if (op == "Add") {
-      out.push_back(addIndex(b, loc, x, y));
-    } else if (op == "Sub") {
-      out.push_back(subIndex(b, loc, x, y));
-    } else if (op == "Mul") {
-      out.push_back(mulIndex(b, loc, x, y));
-    } else {  // Div truncates; a divisor not known to be positive takes the tensor path
-      auto cx = constantIndex(x), cy = constantIndex(y);
-      if (!cy || *cy <= 0) return false;
-      if (cx) {
-        out.push_back(b.getIndexAttr(*cx / *cy));
-      } else {
-        out.push_back(
-            Value(b.create<arith::DivSIOp>(loc, indexValue(b, loc, x), indexValue(b, loc, y))));
-      }
-    }
-  }
-  Tensor t;
-  const int64_t rank = std::max(n.rank(0), n.rank(1));
-  t.type = RankedTensorType::get(
-      rank == 0 ? SmallVector<int64_t>{} : SmallVector<int64_t>{static_cast<int64_t>(count)},
-      n.elementType(0));
-  t.elems = std::move(out);
-  n.setOutput(0, std::move(t));
-  return true;
-}
-
 // Integer x / y and x % y as numpy computes them where the hardware would trap: 0 for a zero
 // divisor, and the wrapped quotient of MIN / -1, so no input can kill the process.
 Value safeIntDivide(OpBuilder& b, Location loc, Value x, Value y, bool remainder) {
@@ -96,6 +57,59 @@ Value safeIntDivide(OpBuilder& b, Location loc, Value x, Value y, bool remainder
   Value negated = b.create<arith::SubIOp>(loc, scalarConstant(b, loc, t, 0), x);
   q = b.create<arith::SelectOp>(loc, minus1, negated, q);
   return b.create<arith::SelectOp>(loc, zero, scalarConstant(b, loc, t, 0), q);
+}
+
+// Integer arithmetic on known elements (rank 0 or 1, broadcast 1 against n), so shape arithmetic
+// (Shape -> Mul -> Reshape) stays known. It is data arithmetic: computed in the element type,
+// wrapping as numpy's does (int8 100 + 100 is -56), never as index arithmetic would.
+bool foldIndexBinary(NodeContext& n, llvm::StringRef op) {
+  if (n.numInputs() != 2 || !isInt(n.elementType(0)) || n.elementType(1) != n.elementType(0))
+    return false;
+  auto a = n.elems(0), c = n.elems(1);
+  if (!a || !c) return false;
+  if (a->size() != c->size() && a->size() != 1 && c->size() != 1) return false;
+  OpBuilder& b = n.b();
+  Location loc = n.loc();
+  Type t = n.elementType(0);
+  const unsigned width = t.getIntOrFloatBitWidth();
+  const size_t count = std::max(a->size(), c->size());
+  SmallVector<OpFoldResult> out;
+  for (size_t i = 0; i < count; ++i) {
+    OpFoldResult x = (*a)[a->size() == 1 ? 0 : i], y = (*c)[c->size() == 1 ? 0 : i];
+    auto cx = constantIndex(x), cy = constantIndex(y);
+    if (cx && cy) {
+      const APInt p = APInt(64, static_cast<uint64_t>(*cx), true).trunc(width);
+      const APInt q = APInt(64, static_cast<uint64_t>(*cy), true).trunc(width);
+      APInt r = op == "Add"   ? p + q
+                : op == "Sub" ? p - q
+                : op == "Mul" ? p * q
+                // Div as safeIntDivide: 0 for a zero divisor, the wrapped -x for -1.
+                : q.isZero()    ? APInt(width, 0)
+                : q.isAllOnes() ? -p
+                                : p.sdiv(q);
+      out.push_back(b.getIndexAttr(r.getSExtValue()));
+      continue;
+    }
+    // Identities keep a dim a dim (sameDim then sees it); elements are in range already.
+    if ((cy == 0 && (op == "Add" || op == "Sub")) || (cy == 1 && (op == "Mul" || op == "Div"))) {
+      out.push_back(x);
+      continue;
+    }
+    if ((cx == 0 && op == "Add") || (cx == 1 && op == "Mul")) {
+      out.push_back(y);
+      continue;
+    }
+    Value xv = b.create<arith::IndexCastOp>(loc, t, indexValue(b, loc, x));
+    Value yv = b.create<arith::IndexCastOp>(loc, t, indexValue(b, loc, y));
+    Value r = op == "Add"   ? b.create<arith::AddIOp>(loc, xv, yv).getResult()
+              : op == "Sub" ? b.create<arith::SubIOp>(loc, xv, yv).getResult()
+              : op == "Mul" ? b.create<arith::MulIOp>(loc, xv, yv).getResult()
+                            : safeIntDivide(b, loc, xv, yv, false);
+    out.push_back(b.create<arith::IndexCastOp>(loc, b.getIndexType(), r).getResult());
+  }
+  const bool scalar = std::max(n.rank(0), n.rank(1)) == 0;
+  n.setOutput(0, elemsTensor(std::move(out), t, scalar));
+  return true;
 }
 
 // Binary arithmetic (Add, Sub, Mul, Div, Mod, Pow, PRelu).
@@ -245,17 +259,13 @@ LogicalResult convertUnary(NodeContext& n) {
           out.clear();
           break;
         }
-        out.push_back(n.b().getIndexAttr(op == "Neg" ? -*cx : std::abs(*cx)));
+        // In the element type: Neg and Abs of its minimum are the minimum (numpy).
+        const APInt v =
+            APInt(64, static_cast<uint64_t>(*cx), true).trunc(t.getIntOrFloatBitWidth());
+        out.push_back(n.b().getIndexAttr((op == "Neg" ? -v : v.abs()).getSExtValue()));
       }
       if (out.size() == e->size()) {
-        Tensor r;
-        r.type = n.type(0);
-        SmallVector<APInt> values;
-        for (OpFoldResult x : out)
-          values.push_back(APInt(t.getIntOrFloatBitWidth(), *constantIndex(x), true));
-        r.data = DenseElementsAttr::get(r.type, values);
-        r.elems = std::move(out);
-        n.setOutput(0, std::move(r));
+        n.setOutput(0, elemsTensor(std::move(out), t, n.rank(0) == 0));
         return success();
       }
     }
@@ -368,13 +378,13 @@ LogicalResult convertCast(NodeContext& n) {
   Type t = elementTypeOf(n.b().getContext(), static_cast<int32_t>(to));
   if (!t) return n.unsupported("cast to " + dtypeName(static_cast<int32_t>(to)));
   if (!n.elementType(0)) return n.unsupported("cast from this element type");
-  // Shape values stay known through an integer cast.
-  if (isInt(t) && isInt(n.elementType(0)) && n.elems(0)) {
-    Tensor out = n.input(0);
-    out.type = RankedTensorType::get(out.type.getShape(), t);
-    out.value = Value();
-    out.data = DenseElementsAttr();
-    n.setOutput(0, std::move(out));
+  // Shape values stay known through an integer cast, wrapped to the new type (int64 300 is
+  // int8 44).
+  std::optional<SmallVector<OpFoldResult>> elems = n.elems(0);
+  if (isInt(t) && isInt(n.elementType(0)) && elems) {
+    SmallVector<OpFoldResult> out;
+    for (OpFoldResult e : *elems) out.push_back(wrapToType(n.b(), n.loc(), e, t));
+    n.setOutput(0, elemsTensor(std::move(out), t, n.rank(0) == 0));
     return success();
   }
   n.setOutput(0, convertTensor(n.b(), n.loc(), n.value(0), t));

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "compiler_passes/onnx/builders.h"
+#include "compiler_passes/onnx/checked_int.h"
 #include "compiler_passes/onnx/node_context.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -172,6 +173,17 @@ struct Window {
   SmallVector<OpFoldResult> out;  // output spatial sizes
 };
 
+// Every value of a window attribute in [lo, 2^48]: what the window arithmetic may then compute
+// without overflowing.
+LogicalResult checkWindowAttribute(NodeContext& n, llvm::StringRef name, ArrayRef<int64_t> values,
+                                   int64_t lo) {
+  for (size_t i = 0; i < values.size(); ++i)
+    if (values[i] < lo || values[i] > kMaxSize)
+      return n.error(name + "[" + std::to_string(i) + "] = " + std::to_string(values[i]) +
+                     " is out of range (" + std::to_string(lo) + " to 2^48)");
+  return success();
+}
+
 FailureOr<Window> windowOf(NodeContext& n, Value x, ArrayRef<int64_t> kernel, bool ceil_mode) {
   OpBuilder& b = n.b();
   Location loc = n.loc();
@@ -188,20 +200,26 @@ FailureOr<Window> windowOf(NodeContext& n, Value x, ArrayRef<int64_t> kernel, bo
       static_cast<int64_t>(w.dilations.size()) != spatial ||
       static_cast<int64_t>(pads.size()) != 2 * spatial)
     return n.error("strides, dilations or pads do not match the kernel's rank");
-  for (int64_t i = 0; i < spatial; ++i)
-    if (w.strides[i] < 1 || w.dilations[i] < 1 || pads[i] < 0 || pads[i + spatial] < 0 ||
-        w.kernel[i] < 1)
-      return n.error("strides, dilations and kernel must be positive and pads non-negative");
+  if (failed(checkWindowAttribute(n, "strides", w.strides, 1)) ||
+      failed(checkWindowAttribute(n, "dilations", w.dilations, 1)) ||
+      failed(checkWindowAttribute(n, "pads", pads, 0)) ||
+      failed(checkWindowAttribute(n, "kernel_shape", w.kernel, 1)))
+    return failure();
   w.pad_begin.assign(pads.begin(), pads.begin() + spatial);
   w.pad_end.assign(pads.begin() + spatial, pads.end());
   const std::string auto_pad = n.s("auto_pad", "NOTSET");
   SmallVector<OpFoldResult> in = dimsOf(b, loc, x);
   for (int64_t i = 0; i < spatial; ++i) {
-    const int64_t extent = w.dilations[i] * (w.kernel[i] - 1) + 1;
+    const CheckedInt checked_extent = CheckedInt(w.dilations[i]) * (w.kernel[i] - 1) + 1;
+    if (!checked_extent.isSize())
+      return n.error("dilations[" + std::to_string(i) + "] and kernel_shape[" + std::to_string(i) +
+                     "] give a window larger than 2^48");
+    const int64_t extent = checked_extent.value();
     OpFoldResult size = in[2 + i];
     if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
       auto s = constantIndex(size);
       if (!s) return n.unsupported("auto_pad=" + auto_pad + " with a dynamic spatial dim");
+      // Sizes and attributes are at most 2^48 here: none of this overflows.
       const int64_t out = (*s + w.strides[i] - 1) / w.strides[i];
       const int64_t total = std::max<int64_t>((out - 1) * w.strides[i] + extent - *s, 0);
       w.pad_begin[i] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
@@ -216,14 +234,25 @@ FailureOr<Window> windowOf(NodeContext& n, Value x, ArrayRef<int64_t> kernel, bo
     OpFoldResult out = ceil_mode ? ceilDivIndex(b, loc, span, b.getIndexAttr(w.strides[i]))
                                  : floorDivIndex(b, loc, span, b.getIndexAttr(w.strides[i]));
     out = addIndex(b, loc, out, b.getIndexAttr(1));
-    if (ceil_mode) {
-      // Windows past the padded end read extra padding (never counted by AveragePool).
-      auto o = constantIndex(out), p = constantIndex(padded);
-      if (!o || !p) return n.unsupported("ceil_mode=1 with a dynamic spatial dim");
-      w.pad_end[i] += std::max<int64_t>((*o - 1) * w.strides[i] + extent - *p, 0);
-    }
     if (auto o = constantIndex(out); o && *o < 0)
       return n.error("the window is larger than the padded input");
+    if (ceil_mode) {
+      // Windows past the padded end read extra padding (never counted by AveragePool). A window
+      // that would start past the input and its begin padding reads nothing of either and is
+      // dropped, as PyTorch, ONNX Runtime and ONNX's later reference do: ONNX 1.12's formula
+      // would give it a -inf (max) or NaN (average) value.
+      auto o = constantIndex(out), p = constantIndex(padded), s = constantIndex(size);
+      if (!o || !p || !s) return n.unsupported("ceil_mode=1 with a dynamic spatial dim");
+      int64_t windows = *o;  // sizes and attributes are at most 2^48: no overflow below
+      if (windows > 1 && (windows - 1) * w.strides[i] >= *s + w.pad_begin[i]) --windows;
+      out = b.getIndexAttr(windows);
+      const int64_t extra = (windows - 1) * w.strides[i] + extent - *p;
+      w.pad_end[i] += std::max<int64_t>(extra, 0);
+    }
+    if (failed(checkSize(b, loc, out,
+                         "output spatial dim " + std::to_string(i) +
+                             " (negative: the window is larger than the input)")))
+      return failure();
     w.out.push_back(out);
   }
   return w;
@@ -323,7 +352,13 @@ LogicalResult convertConv(NodeContext& n) {
     return n.unsupported("Conv with dynamic output or input channels in W");
   const int64_t filters = tw.getDimSize(0), cg = tw.getDimSize(1);
   if (filters % group != 0) return n.error("output channels are not divisible by group");
-  if (failed(checkSameDim(n, dimOf(b, loc, x, 1), b.getIndexAttr(cg * group),
+  // W's element count bounds every product of its dims below (window, depth); the input's
+  // channels are W's dim 1 times group.
+  if (!checkedProduct(tw.getShape()).isSize())
+    return n.error("W's shape holds more than 2^48 elements");
+  const CheckedInt channels = CheckedInt(cg) * group;
+  if (!channels.isSize()) return n.error("W's dim 1 times group exceeds 2^48");
+  if (failed(checkSameDim(n, dimOf(b, loc, x, 1), b.getIndexAttr(channels.value()),
                           "input channels (X's dim 1 and W's dim 1 times group)")))
     return failure();
   FailureOr<Window> w = windowOf(n, x, kernel, false);
@@ -378,7 +413,12 @@ LogicalResult convertConvTranspose(NodeContext& n) {
   if (!tw.hasStaticShape()) return n.unsupported("ConvTranspose weights of a dynamic shape");
   const int64_t channels = tw.getDimSize(0), fg = tw.getDimSize(1);
   if (channels % group != 0) return n.error("input channels are not divisible by group");
-  const int64_t cg = channels / group, filters = fg * group;
+  // As for Conv: W's element count bounds the products of its dims; filters is fg * group.
+  if (!checkedProduct(tw.getShape()).isSize())
+    return n.error("W's shape holds more than 2^48 elements");
+  const CheckedInt checked_filters = CheckedInt(fg) * group;
+  if (!checked_filters.isSize()) return n.error("W's dim 1 times group exceeds 2^48");
+  const int64_t cg = channels / group, filters = checked_filters.value();
   SmallVector<int64_t> kernel;
   for (int64_t i = 0; i < spatial; ++i) kernel.push_back(tw.getDimSize(2 + i));
   if (n.has("kernel_shape") && n.ints("kernel_shape") != kernel)
@@ -400,9 +440,12 @@ LogicalResult convertConvTranspose(NodeContext& n) {
       static_cast<int64_t>(out_pad.size()) != spatial ||
       static_cast<int64_t>(pads.size()) != 2 * spatial)
     return n.error("strides, dilations, output_padding or pads do not match the kernel's rank");
-  for (int64_t i = 0; i < spatial; ++i)
-    if (strides[i] < 1 || dilations[i] < 1 || out_pad[i] < 0)
-      return n.error("strides and dilations must be positive, output_padding non-negative");
+  if (failed(checkWindowAttribute(n, "strides", strides, 1)) ||
+      failed(checkWindowAttribute(n, "dilations", dilations, 1)) ||
+      failed(checkWindowAttribute(n, "output_padding", out_pad, 0)) ||
+      failed(checkWindowAttribute(n, "pads", pads, 0)) ||
+      failed(checkWindowAttribute(n, "output_shape", n.ints("output_shape"), 0)))
+    return failure();
   // output_shape or auto_pad SAME_*: pads from the requested output size.
   const std::string auto_pad = n.s("auto_pad", "NOTSET");
   SmallVector<int64_t> output_shape = n.ints("output_shape");
@@ -413,9 +456,14 @@ LogicalResult convertConvTranspose(NodeContext& n) {
       if (tx.isDynamicDim(2 + i))
         return n.unsupported("output_shape or auto_pad with a dynamic spatial dim");
       const int64_t in = tx.getDimSize(2 + i);
-      const int64_t want = output_shape.empty() ? in * strides[i] : output_shape[i];
-      const int64_t total =
-          strides[i] * (in - 1) + out_pad[i] + (kernel[i] - 1) * dilations[i] + 1 - want;
+      const CheckedInt want =
+          output_shape.empty() ? CheckedInt(in) * strides[i] : CheckedInt(output_shape[i]);
+      const CheckedInt checked_total = CheckedInt(strides[i]) * (in - 1) + out_pad[i] +
+                                       (CheckedInt(kernel[i]) - 1) * dilations[i] + 1 - want;
+      if (!want.isSize() || !checked_total.within(-kMaxSize, kMaxSize))
+        return n.error("strides[" + std::to_string(i) + "] = " + std::to_string(strides[i]) +
+                       " makes the output larger than 2^48");
+      const int64_t total = checked_total.value();
       const bool upper = auto_pad == "SAME_UPPER";
       // An output larger than the input gives extends the end (negative padding there).
       pads[i] = total < 0 ? 0 : upper ? total / 2 : total - total / 2;
@@ -443,9 +491,15 @@ LogicalResult convertConvTranspose(NodeContext& n) {
   Value zeros = filled(b, loc, spread, scalarConstant(b, loc, t, 0));
   Value xs = b.create<tensor::InsertSliceOp>(loc, x, zeros, offsets, xd, steps);
   // Padding (or cropping) to the convolution's input.
-  SmallVector<int64_t> low(2, 0), high(2, 0), crop_low(2, 0), crop_high(2, 0);
+  SmallVector<int64_t> low(2, 0), high(2, 0), crop_low(2, 0), crop_high(2, 0), extents;
   for (int64_t i = 0; i < spatial; ++i) {
-    const int64_t extent = dilations[i] * (kernel[i] - 1);
+    const CheckedInt checked_extent = (CheckedInt(kernel[i]) - 1) * dilations[i];
+    if (!checked_extent.isSize())
+      return n.error("dilations[" + std::to_string(i) +
+                     "] and the kernel give a window larger "
+                     "than 2^48");
+    const int64_t extent = checked_extent.value();
+    extents.push_back(extent);
     const int64_t lo = extent - pads[i], hi = extent - pads[spatial + i] + out_pad[i];
     low.push_back(std::max<int64_t>(lo, 0));
     high.push_back(std::max<int64_t>(hi, 0));
@@ -474,7 +528,7 @@ LogicalResult convertConvTranspose(NodeContext& n) {
   w.pad_end.assign(spatial, 0);
   SmallVector<OpFoldResult> pd = dimsOf(b, loc, xp);
   for (int64_t i = 0; i < spatial; ++i)
-    w.out.push_back(subIndex(b, loc, pd[2 + i], b.getIndexAttr(dilations[i] * (kernel[i] - 1))));
+    w.out.push_back(subIndex(b, loc, pd[2 + i], b.getIndexAttr(extents[i])));
   // Weights [C, Fg, K...] -> [G, Fg, Cg * K] flipped: w3[g, f, c, k] = W[g * Cg + c, f, K - 1 - k].
   int64_t window = 1;
   for (int64_t k : kernel) window *= k;
@@ -541,6 +595,8 @@ LogicalResult convertPool(NodeContext& n) {
   SmallVector<int64_t> kernel = n.ints("kernel_shape");
   if (static_cast<int64_t>(kernel.size()) != spatial)
     return n.error("kernel_shape must have one entry per spatial dim");
+  if (!checkedProduct(kernel).isSize())
+    return n.error("kernel_shape holds more than 2^48 elements");
   if (!max && n.has("dilations") &&
       llvm::any_of(n.ints("dilations"), [](int64_t d) { return d != 1; }))
     return n.unsupported("AveragePool dilations other than 1");
@@ -620,8 +676,9 @@ LogicalResult convertPool(NodeContext& n) {
   const bool ceil_extra = n.i("ceil_mode", 0) != 0;
   Value out;
   if (uniform && !ceil_extra) {
-    int64_t size = 1;
-    for (int64_t k : kernel) size *= k;
+    const CheckedInt checked_size = checkedProduct(kernel);
+    if (!checked_size.isSize()) return n.error("kernel_shape holds more than 2^48 elements");
+    const int64_t size = checked_size.value();
     out = elementwise(b, loc, {sum}, t, [&](OpBuilder& nb, Location nl, ValueRange a) -> Value {
       return nb.create<arith::DivFOp>(nl, a[0], scalarConstant(nb, nl, t, double(size)));
     });

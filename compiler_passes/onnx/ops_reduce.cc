@@ -179,6 +179,17 @@ LogicalResult convertArgReduce(NodeContext& n) {
   const bool keep = n.i("keepdims", 1) != 0, last = n.i("select_last_index", 0) != 0;
   Value x = n.value(0);
   SmallVector<OpFoldResult> in = dimsOf(b, loc, x), out, kept;
+  // No element, no index of the best one (ONNX and numpy refuse it too).
+  if (rank > 0) {
+    if (auto c = constantIndex(in[*axis])) {
+      if (*c == 0) return n.error("the reduced axis " + std::to_string(*axis) + " is empty");
+    } else {
+      Value nonempty =
+          b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sgt, indexValue(b, loc, in[*axis]),
+                                  b.create<arith::ConstantIndexOp>(loc, 0));
+      runtimeCheck(b, loc, nonempty, "the reduced axis is empty");
+    }
+  }
   SmallVector<AffineExpr> out_exprs;
   SmallVector<utils::IteratorType> iters;
   for (int64_t d = 0; d < rank; ++d) {
@@ -419,7 +430,7 @@ FailureOr<Value> nllLoss(NodeContext& n, Value input, Value target, Value weight
       masked =
           elementwise(b, loc, {target}, it, [&](OpBuilder& nb, Location nl, ValueRange a) -> Value {
             Value skip = nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::eq, a[0],
-                                                  scalarConstant(nb, nl, it, double(ignore)));
+                                                  intConstant(nb, nl, it, ignore));
             return nb.create<arith::SelectOp>(nl, skip, scalarConstant(nb, nl, it, 0), a[0]);
           });
     SmallVector<int64_t> all;
@@ -437,13 +448,17 @@ FailureOr<Value> nllLoss(NodeContext& n, Value input, Value target, Value weight
           return nb.create<arith::MaxSIOp>(nl, acc, v);
         },
         false);
-    Value lo = b.create<tensor::ExtractOp>(loc, mn, ValueRange{});
-    Value hi = b.create<tensor::ExtractOp>(loc, mx, ValueRange{});
-    Value cls = b.create<arith::IndexCastOp>(loc, it, indexValue(b, loc, classes));
-    Value ok = b.create<arith::AndIOp>(
-        loc,
-        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, lo, scalarConstant(b, loc, it, 0)),
-        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, hi, cls));
+    // As index values: the number of classes need not fit the target's type.
+    Value lo = b.create<arith::IndexCastOp>(loc, b.getIndexType(),
+                                            b.create<tensor::ExtractOp>(loc, mn, ValueRange{}));
+    Value hi = b.create<arith::IndexCastOp>(loc, b.getIndexType(),
+                                            b.create<tensor::ExtractOp>(loc, mx, ValueRange{}));
+    Value cls = indexValue(b, loc, classes);
+    Value ok =
+        b.create<arith::AndIOp>(loc,
+                                b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, lo,
+                                                        b.create<arith::ConstantIndexOp>(loc, 0)),
+                                b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, hi, cls));
     Value none = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq,
                                          indexValue(b, loc, product(b, loc, td)),
                                          b.create<arith::ConstantIndexOp>(loc, 0));
@@ -457,11 +472,10 @@ FailureOr<Value> nllLoss(NodeContext& n, Value input, Value target, Value weight
       SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
       [&](OpBuilder& nb, Location nl, ValueRange a) {
         Value tv = a[0];
-        Value skip = has_ignore
-                         ? nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::eq, tv,
-                                                    scalarConstant(nb, nl, it, double(ignore)))
-                               .getResult()
-                         : nb.create<arith::ConstantIntOp>(nl, 0, 1).getResult();
+        Value skip = has_ignore ? nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::eq, tv,
+                                                           intConstant(nb, nl, it, ignore))
+                                      .getResult()
+                                : nb.create<arith::ConstantIntOp>(nl, 0, 1).getResult();
         Value cls = nb.create<arith::IndexCastOp>(
             nl, nb.getIndexType(),
             nb.create<arith::SelectOp>(nl, skip, scalarConstant(nb, nl, it, 0), tv));

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "compiler_passes/onnx/builders.h"
+#include "compiler_passes/onnx/checked_int.h"
 #include "compiler_passes/onnx/node_context.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -15,32 +16,10 @@ namespace mlir {
 namespace disc_ral {
 namespace onnx {
 
-FailureOr<DenseElementsAttr> constantOf(MLIRContext* ctx, const ::onnx::TensorProto& t,
-                                        std::string* error, bool* unsupported);
-Tensor tensorOfData(DenseElementsAttr data);
-
 namespace {
 
 RankedTensorType i64Vector(OpBuilder& b, int64_t n) {
   return RankedTensorType::get({n}, b.getI64Type());
-}
-
-// A tensor known by its index elements (rank 0 when `scalar`).
-Tensor elemsTensor(OpBuilder& /*b*/, SmallVector<OpFoldResult> elems, Type element, bool scalar) {
-  Tensor t;
-  t.type = scalar ? RankedTensorType::get({}, element)
-                  : RankedTensorType::get({static_cast<int64_t>(elems.size())}, element);
-  // All constant: also its data, so every consumer sees a plain constant.
-  bool constant = true;
-  SmallVector<APInt> values;
-  for (OpFoldResult e : elems) {
-    auto c = constantIndex(e);
-    constant &= c.has_value();
-    if (c) values.push_back(APInt(element.getIntOrFloatBitWidth(), *c, /*isSigned=*/true));
-  }
-  if (constant) t.data = DenseElementsAttr::get(t.type, values);
-  t.elems = std::move(elems);
-  return t;
 }
 
 // Index arithmetic on values that may be dynamic.
@@ -56,7 +35,8 @@ OpFoldResult maxIdx(OpBuilder& b, Location loc, OpFoldResult x, OpFoldResult y) 
   if (cx && cy) return b.getIndexAttr(std::max(*cx, *cy));
   return fold(b.create<arith::MaxSIOp>(loc, idx(b, loc, x), idx(b, loc, y)));
 }
-// v < 0 ? v + size : v
+// v < 0 ? v + size : v, for a size in [0, kMaxSize]: the sum never overflows where it is taken
+// (the unchecked add below is only selected for a negative v).
 OpFoldResult wrap(OpBuilder& b, Location loc, OpFoldResult v, OpFoldResult size) {
   if (auto c = constantIndex(v)) {
     if (*c >= 0) return v;
@@ -64,17 +44,15 @@ OpFoldResult wrap(OpBuilder& b, Location loc, OpFoldResult v, OpFoldResult size)
   }
   Value neg = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, idx(b, loc, v),
                                       b.create<arith::ConstantIndexOp>(loc, 0));
-  Value wrapped = idx(b, loc, addIndex(b, loc, v, size));
+  Value wrapped = b.create<arith::AddIOp>(loc, idx(b, loc, v), idx(b, loc, size));
   return fold(b.create<arith::SelectOp>(loc, neg, wrapped, idx(b, loc, v)));
 }
 
 LogicalResult convertConstant(NodeContext& n) {
   OpBuilder& b = n.b();
   if (const auto* a = n.attr("value")) {
-    std::string error;
-    bool unsupported = false;
-    FailureOr<DenseElementsAttr> data = constantOf(b.getContext(), a->t(), &error, &unsupported);
-    if (failed(data)) return unsupported ? n.unsupported(error) : n.error(error);
+    FailureOr<DenseElementsAttr> data = n.constant(a->t());
+    if (failed(data)) return failure();
     n.setOutput(0, tensorOfData(*data));
     return success();
   }
@@ -120,7 +98,7 @@ LogicalResult convertShape(NodeContext& n) {
   for (int64_t d = start; d < end; ++d)
     dims.push_back(t.isDynamicDim(d) ? dimOf(b, n.loc(), n.value(0), d)
                                      : OpFoldResult(b.getIndexAttr(t.getDimSize(d))));
-  n.setOutput(0, elemsTensor(b, dims, b.getI64Type(), false));
+  n.setOutput(0, elemsTensor(dims, b.getI64Type(), false));
   return success();
 }
 
@@ -131,7 +109,7 @@ LogicalResult convertSize(NodeContext& n) {
   for (int64_t d = 0; d < t.getRank(); ++d)
     dims.push_back(t.isDynamicDim(d) ? dimOf(b, n.loc(), n.value(0), d)
                                      : OpFoldResult(b.getIndexAttr(t.getDimSize(d))));
-  n.setOutput(0, elemsTensor(b, {product(b, n.loc(), dims)}, b.getI64Type(), true));
+  n.setOutput(0, elemsTensor({product(b, n.loc(), dims)}, b.getI64Type(), true));
   return success();
 }
 
@@ -302,7 +280,7 @@ LogicalResult convertSqueeze(NodeContext& n) {
   }
   // Known elements stay known (a 1-element vector to a scalar).
   if (rank == 1 && drop.size() == 1 && n.elems(0)) {
-    n.setOutput(0, elemsTensor(b, *n.elems(0), t.getElementType(), true));
+    n.setOutput(0, elemsTensor(*n.elems(0), t.getElementType(), true));
     return success();
   }
   Value x = n.value(0);
@@ -337,7 +315,7 @@ LogicalResult convertUnsqueeze(NodeContext& n) {
     add.push_back(*d);
   }
   if (n.rank(0) == 0 && rank == 1 && n.elems(0)) {
-    n.setOutput(0, elemsTensor(b, *n.elems(0), n.elementType(0), false));
+    n.setOutput(0, elemsTensor(*n.elems(0), n.elementType(0), false));
     return success();
   }
   Value x = n.value(0);
@@ -375,6 +353,9 @@ LogicalResult convertExpand(NodeContext& n) {
   Location loc = n.loc();
   FailureOr<SmallVector<OpFoldResult>> shape = shapeInput(n, 1);
   if (failed(shape)) return failure();
+  for (size_t d = 0; d < shape->size(); ++d)
+    if (failed(checkSize(b, loc, (*shape)[d], "shape element " + std::to_string(d))))
+      return failure();
   Value x = n.value(0);
   SmallVector<OpFoldResult> in = dimsOf(b, loc, x);
   const size_t rank = std::max(in.size(), shape->size());
@@ -412,6 +393,9 @@ LogicalResult convertExpand(NodeContext& n) {
       out.push_back(in[i]);
     }
   }
+  // The shape comes from the model or its inputs: its element count is checked here, where the
+  // error can name it.
+  if (failed(checkDims(b, loc, out, "the expanded shape's", true))) return failure();
   n.setOutput(0, broadcastTo(b, loc, x, out));
   return success();
 }
@@ -423,33 +407,28 @@ LogicalResult convertConstantOfShape(NodeContext& n) {
   DenseElementsAttr value =
       DenseElementsAttr::get(RankedTensorType::get({1}, b.getF32Type()), 0.0f);
   if (const auto* a = n.attr("value")) {
-    std::string error;
-    bool unsupported = false;
-    FailureOr<DenseElementsAttr> data = constantOf(b.getContext(), a->t(), &error, &unsupported);
-    if (failed(data)) return unsupported ? n.unsupported(error) : n.error(error);
+    FailureOr<DenseElementsAttr> data = n.constant(a->t());
+    if (failed(data)) return failure();
     if (data->getNumElements() != 1) return n.error("value must have one element");
     value = *data;
   }
   Type element = value.getElementType();
+  for (size_t d = 0; d < shape->size(); ++d)
+    if (failed(checkSize(b, n.loc(), (*shape)[d], "shape element " + std::to_string(d))))
+      return failure();
+  if (failed(checkDims(b, n.loc(), *shape, "the shape's", true))) return failure();
   SmallVector<int64_t> sizes = staticSizes(*shape);
   auto type = RankedTensorType::get(sizes, element);
-  // Constant: a splat (folded into whatever reads it); known integer vectors stay elements.
+  // A small constant shape: a splat (folded into whatever reads it; integer vectors stay known).
+  // A large one is filled when the module runs, not stored: LLVM would materialize a splat.
   if (type.hasStaticShape()) {
-    if (llvm::any_of(sizes, [](int64_t s) { return s < 0; }))
-      return n.error("negative dim in the shape");
-    Attribute scalar = *value.getValues<Attribute>().begin();
-    Tensor t = tensorOfData(DenseElementsAttr::get(type, scalar));
-    n.setOutput(0, std::move(t));
-    return success();
-  }
-  for (OpFoldResult d : *shape) {
-    if (auto c = constantIndex(d)) {
-      if (*c < 0) return n.error("negative dim in the shape");
-      continue;
+    CheckedInt bytes = checkedProduct(sizes) * ((element.getIntOrFloatBitWidth() + 7) / 8);
+    if (!bytes.isSize()) return n.error("the shape holds more than 2^48 elements");
+    if (bytes.value() <= 65536) {
+      Attribute scalar = *value.getValues<Attribute>().begin();
+      n.setOutput(0, tensorOfData(DenseElementsAttr::get(type, scalar)));
+      return success();
     }
-    Value ok = b.create<arith::CmpIOp>(n.loc(), arith::CmpIPredicate::sge, idx(b, n.loc(), d),
-                                       b.create<arith::ConstantIndexOp>(n.loc(), 0));
-    runtimeCheck(b, n.loc(), ok, "ConstantOfShape: a dim is negative");
   }
   Value scalar =
       b.create<arith::ConstantOp>(n.loc(), cast<TypedAttr>(*value.getValues<Attribute>().begin()));
@@ -457,6 +436,36 @@ LogicalResult convertConstantOfShape(NodeContext& n) {
   return success();
 }
 
+// max(ceil((limit - start) / delta), 0) for int64 values read when the module runs, exact for
+// every input: limit - start may not fit int64 (INT64_MIN to INT64_MAX), but in the direction
+// delta walks it is a non-negative distance below 2^64, which unsigned division takes. A count
+// of 2^63 or more reads as negative, which the size check after this refuses. A zero delta fails
+// the execution.
+Value rangeCount(OpBuilder& b, Location loc, Value start, Value limit, Value delta) {
+  auto c = [&](int64_t v) { return b.create<arith::ConstantIndexOp>(loc, v).getResult(); };
+  auto cmp = [&](arith::CmpIPredicate p, Value x, Value y) {
+    return b.create<arith::CmpIOp>(loc, p, x, y).getResult();
+  };
+  Value nonzero = cmp(arith::CmpIPredicate::ne, delta, c(0));
+  runtimeCheck(b, loc, nonzero, "Range: delta is 0");
+  Value up = cmp(arith::CmpIPredicate::sgt, delta, c(0));
+  Value forward = b.create<arith::SelectOp>(loc, up, cmp(arith::CmpIPredicate::sgt, limit, start),
+                                            cmp(arith::CmpIPredicate::sgt, start, limit));
+  // Wrapping subtractions: exact as unsigned values where they are used.
+  Value span = b.create<arith::SelectOp>(loc, up, b.create<arith::SubIOp>(loc, limit, start),
+                                         b.create<arith::SubIOp>(loc, start, limit));
+  Value step = b.create<arith::SelectOp>(loc, up, delta, b.create<arith::SubIOp>(loc, c(0), delta));
+  step = b.create<arith::SelectOp>(loc, nonzero, step, c(1));
+  Value q = b.create<arith::DivUIOp>(loc, span, step);
+  Value r = b.create<arith::RemUIOp>(loc, span, step);
+  Value steps = b.create<arith::SelectOp>(loc, cmp(arith::CmpIPredicate::ne, r, c(0)),
+                                          b.create<arith::AddIOp>(loc, q, c(1)), q);
+  return b.create<arith::SelectOp>(loc, forward, steps, c(0));
+}
+
+// Range: max(ceil((limit - start) / delta), 0) elements start + i * delta. Known inputs give a
+// known count (an error beyond kMaxSize, or for a NaN or infinite one); small ranges fold to
+// constants, larger ones are computed when the module runs rather than stored.
 LogicalResult convertRange(NodeContext& n) {
   OpBuilder& b = n.b();
   Location loc = n.loc();
@@ -464,71 +473,119 @@ LogicalResult convertRange(NodeContext& n) {
     if (n.rank(i) != 0) return n.error("start, limit and delta must be scalars");
   Type t = n.elementType(0);
   if (n.elementType(1) != t || n.elementType(2) != t) return n.error("inputs differ in type");
-  auto s = n.constScalar(0), l = n.constScalar(1), d = n.constScalar(2);
-  if (s && l && d) {
-    if (*d == 0) return n.error("delta is 0");
-    const int64_t count = std::max<int64_t>(static_cast<int64_t>(std::ceil((*l - *s) / *d)), 0);
+  if (!isFloat(t) && !isa<IntegerType>(t)) return n.unsupported("Range of this element type");
+  if (t.isInteger(1)) return n.unsupported("Range of bool");
+  const bool f = isFloat(t);
+  constexpr int64_t kFoldedElements = 1024;
+  // The count, when start, limit and delta are known.
+  std::optional<int64_t> known_count;
+  std::optional<double> fs, fl, fd;
+  std::optional<SmallVector<int64_t>> is, il, id;
+  if (f) {
+    fs = n.constScalar(0), fl = n.constScalar(1), fd = n.constScalar(2);
+    if (fs && fl && fd) {
+      if (*fd == 0) return n.error("delta is 0");
+      const double steps = std::max(std::ceil((*fl - *fs) / *fd), 0.0);
+      if (std::isnan(steps) || steps > static_cast<double>(kMaxSize))
+        return n.error("start " + std::to_string(*fs) + ", limit " + std::to_string(*fl) +
+                       " and delta " + std::to_string(*fd) + " give " + std::to_string(steps) +
+                       " elements (at most 2^48)");
+      known_count = static_cast<int64_t>(steps);
+    }
+  } else {
+    is = n.constInts(0), il = n.constInts(1), id = n.constInts(2);
+    if (is && il && id) {
+      const int64_t s0 = (*is)[0], l0 = (*il)[0], d0 = (*id)[0];
+      if (d0 == 0) return n.error("delta is 0");
+      // Exact in 128 bits: limit - start of two int64s does not fit in one.
+      const __int128 span = static_cast<__int128>(l0) - s0;
+      __int128 steps = span / d0;
+      if (span % d0 != 0 && ((span < 0) == (d0 < 0))) ++steps;
+      if (steps < 0) steps = 0;
+      if (steps > kMaxSize)
+        return n.error("start " + std::to_string(s0) + ", limit " + std::to_string(l0) +
+                       " and delta " + std::to_string(d0) + " give more than 2^48 elements");
+      known_count = static_cast<int64_t>(steps);
+    }
+  }
+  if (known_count && *known_count <= kFoldedElements) {
+    const int64_t count = *known_count;
     auto type = RankedTensorType::get({count}, t);
-    if (isFloat(t)) {
+    if (failed(n.chargeConstant(count * ((t.getIntOrFloatBitWidth() + 7) / 8), "the range")))
+      return failure();
+    if (f) {
       SmallVector<double> v;
-      for (int64_t i = 0; i < count; ++i) v.push_back(*s + static_cast<double>(i) * *d);
+      for (int64_t i = 0; i < count; ++i) v.push_back(*fs + static_cast<double>(i) * *fd);
       n.setOutput(0, tensorOfData(floatConstant(type, v)));
     } else {
+      // Every element lies between start and limit: no step overflows.
       SmallVector<APInt> v;
       for (int64_t i = 0; i < count; ++i)
-        v.push_back(APInt(t.getIntOrFloatBitWidth(),
-                          static_cast<int64_t>(*s) + i * static_cast<int64_t>(*d), true));
+        v.push_back(APInt(64, static_cast<uint64_t>((*is)[0] + i * (*id)[0]), true)
+                        .trunc(t.getIntOrFloatBitWidth()));
       n.setOutput(0, tensorOfData(DenseElementsAttr::get(type, v)));
     }
     return success();
   }
-  // Known at run time only (arange(seq_len) with a dynamic seq_len, or inputs): the length is
-  // computed then, and a zero delta is an error.
+  // Computed when the module runs: the count too when an input is known only then (arange of a
+  // dynamic seq_len), checked there.
   Value start, delta;
   OpFoldResult count;
-  if (isFloat(t)) {
+  Type f64 = b.getF64Type();
+  if (f) {
     Value s0 = b.create<tensor::ExtractOp>(loc, n.value(0), ValueRange{});
     Value l0 = b.create<tensor::ExtractOp>(loc, n.value(1), ValueRange{});
     Value d0 = b.create<tensor::ExtractOp>(loc, n.value(2), ValueRange{});
-    Value zero = scalarConstant(b, loc, t, 0);
-    runtimeCheck(b, loc, b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::ONE, d0, zero),
-                 "Range: delta is 0");
-    Value steps = b.create<math::CeilOp>(
-        loc, b.create<arith::DivFOp>(loc, b.create<arith::SubFOp>(loc, l0, s0), d0));
-    steps = b.create<arith::MaximumFOp>(loc, steps, zero);
-    Value i64 = b.create<arith::FPToSIOp>(loc, b.getI64Type(), steps);
-    count = fold(b.create<arith::IndexCastOp>(loc, b.getIndexType(), i64));
     start = s0;
     delta = d0;
+    if (known_count) {
+      count = b.getIndexAttr(*known_count);
+    } else {
+      Value zero = scalarConstant(b, loc, t, 0);
+      runtimeCheck(b, loc, b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::ONE, d0, zero),
+                   "Range: delta is 0");
+      // In f64, as ONNX's reference computes the count.
+      Value s = convertScalar(b, loc, s0, f64), l = convertScalar(b, loc, l0, f64),
+            d = convertScalar(b, loc, d0, f64);
+      Value steps = b.create<math::CeilOp>(
+          loc, b.create<arith::DivFOp>(loc, b.create<arith::SubFOp>(loc, l, s), d));
+      steps = b.create<arith::MaximumFOp>(loc, steps, scalarConstant(b, loc, f64, 0));
+      // Ordered: false for NaN (an infinite or NaN input) as for a count beyond the limit.
+      Value fits =
+          b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLE, steps,
+                                  scalarConstant(b, loc, f64, static_cast<double>(kMaxSize)));
+      runtimeCheck(b, loc, fits,
+                   "Range: start, limit and delta give a NaN, infinite or larger than 2^48 "
+                   "element count");
+      steps = b.create<arith::SelectOp>(loc, fits, steps, scalarConstant(b, loc, f64, 0));
+      Value i64 = b.create<arith::FPToSIOp>(loc, b.getI64Type(), steps);
+      count = fold(b.create<arith::IndexCastOp>(loc, b.getIndexType(), i64));
+    }
   } else {
     auto es = n.shapeElems(0), el = n.shapeElems(1), ed = n.shapeElems(2);
     if (!es || !el || !ed) return n.unsupported("Range of this element type");
-    Value s0 = idx(b, loc, (*es)[0]), l0 = idx(b, loc, (*el)[0]), d0 = idx(b, loc, (*ed)[0]);
-    Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
-    Value nonzero = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, d0, zero);
-    runtimeCheck(b, loc, nonzero, "Range: delta is 0");
-    Value safe =
-        b.create<arith::SelectOp>(loc, nonzero, d0, b.create<arith::ConstantIndexOp>(loc, 1));
-    Value steps = b.create<arith::CeilDivSIOp>(loc, b.create<arith::SubIOp>(loc, l0, s0), safe);
-    count = fold(b.create<arith::MaxSIOp>(loc, steps, zero));
+    Value s0 = idx(b, loc, (*es)[0]), d0 = idx(b, loc, (*ed)[0]);
     start = s0;
-    delta = safe;
+    delta = d0;
+    if (known_count) {
+      count = b.getIndexAttr(*known_count);
+    } else {
+      count = fold(rangeCount(b, loc, s0, idx(b, loc, (*el)[0]), d0));
+    }
   }
+  if (failed(checkSize(b, loc, count, "Range's element count"))) return failure();
   Value empty = emptyTensor(b, loc, {count}, t);
-  const bool f = isFloat(t);
   Value out = generate(
       b, loc, empty, ValueRange{}, {}, [&](OpBuilder& nb, Location nl, ValueRange) -> Value {
         Value i = nb.create<linalg::IndexOp>(nl, 0);
-        Value v;
         if (f) {
           Value fi = nb.create<arith::SIToFPOp>(
               nl, t, nb.create<arith::IndexCastOp>(nl, nb.getI64Type(), i));
-          v = nb.create<arith::AddFOp>(nl, start, nb.create<arith::MulFOp>(nl, fi, delta));
-        } else {
-          v = nb.create<arith::IndexCastOp>(
-              nl, t, nb.create<arith::AddIOp>(nl, start, nb.create<arith::MulIOp>(nl, i, delta)));
+          return nb.create<arith::AddFOp>(nl, start, nb.create<arith::MulFOp>(nl, fi, delta));
         }
-        return v;
+        // Between start and limit: in range of the element type, no overflow.
+        return nb.create<arith::IndexCastOp>(
+            nl, t, nb.create<arith::AddIOp>(nl, start, nb.create<arith::MulIOp>(nl, i, delta)));
       });
   n.setOutput(0, out);
   return success();
@@ -556,7 +613,7 @@ LogicalResult convertConcat(NodeContext& n) {
       if (known) all.append(*e);
     }
     if (known) {
-      n.setOutput(0, elemsTensor(b, all, t, false));
+      n.setOutput(0, elemsTensor(all, t, false));
       return success();
     }
   }
@@ -665,15 +722,19 @@ LogicalResult convertSlice(NodeContext& n) {
     if (failed(a)) return failure();
     if (seen[*a]) return n.error("repeated axis");
     seen[*a] = true;
-    const int64_t step = steps[i];
-    if (step == 0) return n.error("step is 0");
+    if (steps[i] == 0) return n.error("step is 0");
+    // A dim is at most kMaxSize, so a larger step takes one element, as it would (numpy too
+    // takes one for INT64_MIN, whose negation would overflow).
+    int64_t step = std::clamp<int64_t>(steps[i], -kMaxSize, kMaxSize);
     OpFoldResult size = dims[*a];
-    // INT64 extremes mean "to the end": clamp before adding the size so nothing overflows.
+    // No larger than a static dim either: the buffer's strides (step times the dims inside)
+    // then stay far from overflowing.
+    if (auto cs = constantIndex(size); cs && *cs > 0 && std::abs(step) > *cs)
+      step = step > 0 ? *cs : -*cs;
+    // INT64 extremes mean "to the end": bounds beyond any dim are clamped to just past it.
     auto clampConst = [&](OpFoldResult v) -> OpFoldResult {
-      if (auto c = constantIndex(v)) {
-        const int64_t big = int64_t(1) << 40;
-        return b.getIndexAttr(std::clamp<int64_t>(*c, -big, big));
-      }
+      if (auto c = constantIndex(v))
+        return b.getIndexAttr(std::clamp<int64_t>(*c, -kMaxSize - 1, kMaxSize + 1));
       return v;
     };
     OpFoldResult start = wrap(b, loc, clampConst(starts_in[i]), size);
@@ -699,7 +760,7 @@ LogicalResult convertSlice(NodeContext& n) {
     if (s0 && c0) {
       SmallVector<OpFoldResult> out;
       for (int64_t i = 0; i < *c0; ++i) out.push_back((*n.elems(0))[*s0 + i * strides[0]]);
-      n.setOutput(0, elemsTensor(b, out, n.elementType(0), false));
+      n.setOutput(0, elemsTensor(out, n.elementType(0), false));
       return success();
     }
     x = n.value(0);
@@ -787,10 +848,14 @@ void checkIndexRange(OpBuilder& b, Location loc, Value indices, OpFoldResult siz
         return nb.create<arith::MaxSIOp>(nl, a, v);
       },
       false);
-  Value lo_v = b.create<tensor::ExtractOp>(loc, mn, ValueRange{});
-  Value hi_v = b.create<tensor::ExtractOp>(loc, mx, ValueRange{});
-  Value s = b.create<arith::IndexCastOp>(loc, it, idx(b, loc, size));
-  Value neg_s = b.create<arith::SubIOp>(loc, scalarConstant(b, loc, it, 0), s);
+  // Compared as index values: a dim need not fit the indices' type (int32 indices of a dim
+  // beyond 2^31), and a size is at most kMaxSize, so its negation cannot overflow.
+  Value lo_v = b.create<arith::IndexCastOp>(loc, b.getIndexType(),
+                                            b.create<tensor::ExtractOp>(loc, mn, ValueRange{}));
+  Value hi_v = b.create<arith::IndexCastOp>(loc, b.getIndexType(),
+                                            b.create<tensor::ExtractOp>(loc, mx, ValueRange{}));
+  Value s = idx(b, loc, size);
+  Value neg_s = b.create<arith::SubIOp>(loc, b.create<arith::ConstantIndexOp>(loc, 0), s);
   Value ok = b.create<arith::AndIOp>(
       loc, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, lo_v, neg_s),
       b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, hi_v, s));
@@ -820,7 +885,7 @@ LogicalResult convertGather(NodeContext& n) {
       if (i < -size || i >= size) return n.error("index " + std::to_string(i) + " out of range");
       out.push_back(src[i < 0 ? i + size : i]);
     }
-    n.setOutput(0, elemsTensor(b, out, n.elementType(0), irank == 0));
+    n.setOutput(0, elemsTensor(out, n.elementType(0), irank == 0));
     return success();
   }
   Value data = n.value(0), indices = n.value(1);
@@ -942,6 +1007,8 @@ LogicalResult convertPad(NodeContext& n) {
       high(pads.begin() + rank, pads.end()), in = dimsOf(b, loc, x), out;
   for (int64_t d = 0; d < rank; ++d)
     out.push_back(addIndex(b, loc, addIndex(b, loc, in[d], low[d]), high[d]));
+  // tensor.pad's result is allocated from these: checked like any other result.
+  if (failed(checkDims(b, loc, out, "the padded result", false))) return failure();
   if (mode == "constant") {
     Value value;
     if (n.opset() < 11) {
@@ -1028,6 +1095,9 @@ LogicalResult convertTile(NodeContext& n) {
     wide.append({r, in[d]});
     out.push_back(mulIndex(b, loc, r, in[d]));
   }
+  // The repeats come from the model or its inputs: the result's count is checked here, where
+  // the error names the node.
+  if (failed(checkDims(b, loc, out, "the tiled result's", true))) return failure();
   Value y = broadcastTo(b, loc, reshape(b, loc, x, split), wide);
   n.setOutput(0, reshape(b, loc, y, out));
   return success();
@@ -1070,9 +1140,13 @@ LogicalResult convertDepthSpace(NodeContext& n) {
   if (n.rank(0) != 4) return n.error("input must be 4-D");
   const int64_t bs = n.i("blocksize", 0);
   if (bs < 1) return n.error("blocksize must be positive");
+  // Channels hold blocksize^2 elements per output pixel: both must be sizes.
+  const CheckedInt square = CheckedInt(bs) * bs;
+  if (!square.isSize())
+    return n.error("blocksize " + std::to_string(bs) + " is too large (its square exceeds 2^48)");
   Value x = n.value(0);
   SmallVector<OpFoldResult> d = dimsOf(b, loc, x);
-  OpFoldResult bb = b.getIndexAttr(bs), sq = b.getIndexAttr(bs * bs);
+  OpFoldResult bb = b.getIndexAttr(bs), sq = b.getIndexAttr(square.value());
   auto check = [&](OpFoldResult v, OpFoldResult by, llvm::StringRef what) -> LogicalResult {
     if (auto c = constantIndex(v)) {
       if (*c % *constantIndex(by) != 0) return n.error(what + " is not divisible by the block");
@@ -1108,6 +1182,19 @@ LogicalResult convertDepthSpace(NodeContext& n) {
   Value t = transpose(b, loc, r, {0, 3, 5, 1, 2, 4});
   n.setOutput(0, reshape(b, loc, t, {d[0], mulIndex(b, loc, d[1], sq), h, w}));
   return success();
+}
+
+// floor(size * scale) (f64 operands) as an index, checked when the module runs to be a size: a
+// NaN, infinite or too large product would make the conversion undefined.
+OpFoldResult scaledSize(OpBuilder& b, Location loc, Value size, Value scale) {
+  Type f64 = b.getF64Type();
+  Value f = b.create<math::FloorOp>(loc, b.create<arith::MulFOp>(loc, size, scale));
+  Value fits = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLE, f,
+                                       scalarConstant(b, loc, f64, static_cast<double>(kMaxSize)));
+  runtimeCheck(b, loc, fits, "Resize: a scale makes a dim NaN, infinite or larger than 2^48");
+  f = b.create<arith::SelectOp>(loc, fits, f, scalarConstant(b, loc, f64, 0));
+  return fold(b.create<arith::IndexCastOp>(loc, b.getIndexType(),
+                                           b.create<arith::FPToSIOp>(loc, b.getI64Type(), f)));
 }
 
 // Resize (opset 10+) and Upsample: nearest and (n-)linear interpolation, every coordinate
@@ -1186,19 +1273,21 @@ LogicalResult convertResize(NodeContext& n) {
       Value positive = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OGT, s,
                                                scalarConstant(b, loc, f64, 0));
       runtimeCheck(b, loc, positive, "Resize: scales must be positive");
-      Value f = b.create<math::FloorOp>(loc, b.create<arith::MulFOp>(loc, toF64(in[d]), s));
-      o = fold(b.create<arith::IndexCastOp>(loc, b.getIndexType(),
-                                            b.create<arith::FPToSIOp>(loc, b.getI64Type(), f)));
+      o = scaledSize(b, loc, toF64(in[d]), s);
     } else {
-      if (scales[d] <= 0) return n.error("scales must be positive");
+      // NaN fails the first test.
+      if (!(scales[d] > 0) || std::isinf(scales[d]))
+        return n.error("scale " + std::to_string(scales[d]) + " of dim " + std::to_string(d) +
+                       " must be positive and finite");
       if (auto c = constantIndex(in[d])) {
-        o = b.getIndexAttr(static_cast<int64_t>(std::floor(static_cast<double>(*c) * scales[d])));
+        const CheckedInt size =
+            CheckedInt::fromDouble(std::floor(static_cast<double>(*c) * scales[d]));
+        if (!size.isSize())
+          return n.error("scale " + std::to_string(scales[d]) + " makes dim " + std::to_string(d) +
+                         " larger than 2^48");
+        o = b.getIndexAttr(size.value());
       } else {
-        Value f = b.create<math::FloorOp>(
-            loc,
-            b.create<arith::MulFOp>(loc, toF64(in[d]), scalarConstant(b, loc, f64, scales[d])));
-        o = fold(b.create<arith::IndexCastOp>(loc, b.getIndexType(),
-                                              b.create<arith::FPToSIOp>(loc, b.getI64Type(), f)));
+        o = scaledSize(b, loc, toF64(in[d]), scalarConstant(b, loc, f64, scales[d]));
       }
       s = scalarConstant(b, loc, f64, scales[d]);
     }
@@ -1263,6 +1352,10 @@ LogicalResult convertResize(NodeContext& n) {
             }
           }
           auto clampIndex = [&](Value fv) {
+            // Clamped as a float first (maxnumf takes 0 for a NaN): the conversion is then
+            // defined, and the index is inside the input whatever the coordinate was.
+            fv = nb.create<arith::MinNumFOp>(nl, nb.create<arith::MaxNumFOp>(nl, fv, c(0)),
+                                             nb.create<arith::SubFOp>(nl, in_f[d], c(1)));
             Value i = nb.create<arith::IndexCastOp>(
                 nl, nb.getIndexType(), nb.create<arith::FPToSIOp>(nl, nb.getI64Type(), fv));
             return nb.create<arith::MaxSIOp>(nl, nb.create<arith::MinSIOp>(nl, i, in_last[d]),
@@ -1343,16 +1436,29 @@ LogicalResult convertOneHot(NodeContext& n) {
   if (auto e = n.shapeElems(1)) {
     depth = (*e)[0];
   } else if (auto s = n.constScalar(1)) {
-    depth = b.getIndexAttr(static_cast<int64_t>(*s));
+    const CheckedInt d = CheckedInt::fromDouble(std::trunc(*s));
+    if (!d.within(1, kMaxSize))
+      return n.error("depth " + std::to_string(*s) + " must be in [1, 2^48]");
+    depth = b.getIndexAttr(d.value());
   } else {
-    // A float depth read at run time (truncated, as the reference's int()).
+    // A float depth read at run time (truncated, as the reference's int()), in range before it
+    // is converted.
     Value v = n.value(1);
     SmallVector<Value> at(n.rank(1), b.create<arith::ConstantIndexOp>(loc, 0));
-    Value f = b.create<tensor::ExtractOp>(loc, v, at);
+    Value f = convertScalar(b, loc, b.create<tensor::ExtractOp>(loc, v, at), b.getF64Type());
+    Value fits = b.create<arith::AndIOp>(
+        loc,
+        b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OGE, f,
+                                scalarConstant(b, loc, b.getF64Type(), 1)),
+        b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLT, f,
+                                scalarConstant(b, loc, b.getF64Type(), kMaxSize + 1.0)));
+    runtimeCheck(b, loc, fits, "OneHot: depth must be in [1, 2^48]");
+    f = b.create<arith::SelectOp>(loc, fits, f, scalarConstant(b, loc, b.getF64Type(), 1));
     depth = fold(b.create<arith::IndexCastOp>(loc, b.getIndexType(),
                                               b.create<arith::FPToSIOp>(loc, b.getI64Type(), f)));
   }
-  if (auto c = constantIndex(depth); c && *c < 1) return n.error("depth must be positive");
+  if (auto c = constantIndex(depth); c && (*c < 1 || *c > kMaxSize))
+    return n.error("depth " + std::to_string(*c) + " must be in [1, 2^48]");
   if (!constantIndex(depth)) {
     Value ok = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, idx(b, loc, depth),
                                        b.create<arith::ConstantIndexOp>(loc, 1));
@@ -1376,8 +1482,9 @@ LogicalResult convertOneHot(NodeContext& n) {
       b, loc, empty, ValueRange{indices}, {AffineMap::get(rank, 0, ie, b.getContext())},
       [&](OpBuilder& nb, Location nl, ValueRange a) -> Value {
         Value i = a[0];
-        // Float indices are truncated, as the reference's astype(int64).
-        if (isFloat(it)) i = nb.create<arith::FPToSIOp>(nl, nb.getI64Type(), i);
+        // Float indices are truncated, as the reference's astype(int64) (NaN and values beyond
+        // int64 become INT64_MIN, as there).
+        if (isFloat(it)) i = convertScalar(nb, nl, i, nb.getI64Type());
         i = nb.create<arith::IndexCastOp>(nl, nb.getIndexType(), i);
         Value neg = nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::slt, i,
                                              nb.create<arith::ConstantIndexOp>(nl, 0));

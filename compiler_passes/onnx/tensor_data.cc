@@ -3,7 +3,9 @@
 #include <string>
 #include <vector>
 
+#include "compiler_passes/onnx/checked_int.h"
 #include "compiler_passes/onnx/node_context.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/BuiltinAttributes.h"
 
 namespace mlir {
@@ -99,7 +101,7 @@ bool typedBytes(const ::onnx::TensorProto& t, Type element, int64_t count, std::
 }  // namespace
 
 FailureOr<DenseElementsAttr> constantOf(MLIRContext* ctx, const ::onnx::TensorProto& t,
-                                        std::string* error, bool* unsupported) {
+                                        int64_t max_bytes, std::string* error, bool* unsupported) {
   Type element = elementTypeOf(ctx, t.data_type());
   if (!element) {
     *unsupported = true;
@@ -112,14 +114,27 @@ FailureOr<DenseElementsAttr> constantOf(MLIRContext* ctx, const ::onnx::TensorPr
     return failure();
   }
   SmallVector<int64_t> shape;
-  int64_t count = 1;
+  CheckedInt checked_count = 1;
   for (int64_t d : t.dims()) {
     if (d < 0) {
       *error = "negative dim " + std::to_string(d);
       return failure();
     }
     shape.push_back(d);
-    count *= d;
+    checked_count *= d;
+  }
+  if (!checked_count.isSize()) {
+    *error = "dims whose element count is beyond the limit of 2^48";
+    return failure();
+  }
+  const int64_t count = checked_count.value();
+  // Checked before anything is copied: the data is already in memory once (in the protobuf).
+  const int64_t byte_count = count * static_cast<int64_t>(byteWidth(element));
+  if (byte_count > max_bytes) {
+    *error = std::to_string(byte_count) + " bytes of data exceed the " + std::to_string(max_bytes) +
+             " bytes of constants the compile may still hold (a module holds at most 1.94 GiB "
+             "of constants, and --max-memory may set less)";
+    return failure();
   }
   auto type = RankedTensorType::get(shape, element);
   std::vector<char> bytes;
@@ -157,6 +172,25 @@ Tensor tensorOfData(DenseElementsAttr data) {
       elems.push_back(b.getIndexAttr(v.getSExtValue()));
     t.elems = std::move(elems);
   }
+  return t;
+}
+
+Tensor elemsTensor(SmallVector<OpFoldResult> elems, Type element, bool scalar) {
+  Tensor t;
+  t.type = scalar ? RankedTensorType::get({}, element)
+                  : RankedTensorType::get({static_cast<int64_t>(elems.size())}, element);
+  // All constant: also its data, so every consumer sees a plain constant.
+  bool constant = true;
+  SmallVector<APInt> values;
+  for (OpFoldResult e : elems) {
+    auto c = getConstantIntValue(e);
+    constant &= c.has_value();
+    if (c)
+      values.push_back(
+          APInt(64, static_cast<uint64_t>(*c), true).trunc(element.getIntOrFloatBitWidth()));
+  }
+  if (constant) t.data = DenseElementsAttr::get(t.type, values);
+  t.elems = std::move(elems);
   return t;
 }
 

@@ -30,10 +30,13 @@ __version__ = "0.1.0"
 
 from ._module import RalModule, load, load_bytes  # noqa: E402  (needs the library)
 from ._compiler import CompileError, UnsupportedOperatorError  # noqa: E402
+from ._cache import CacheError  # noqa: E402
+from ._checks import MutationError, TracingError  # noqa: E402
 from ._compile import CompiledModule, FallbackWarning, compile  # noqa: E402
 
 __all__ = ["RalModule", "load", "load_bytes", "library_path", "compile", "CompiledModule",
-           "CompileError", "UnsupportedOperatorError", "FallbackWarning"]
+           "CompileError", "UnsupportedOperatorError", "TracingError", "MutationError",
+           "CacheError", "FallbackWarning"]
 
 
 def library_path() -> str:

@@ -6,15 +6,18 @@ run as a RAL module.
 
 The parts: torch.onnx.export (TorchScript-based) writes the module's ONNX graph to memory; the
 compiler library (_compiler.py, libral_compiler.so) turns it into a .ralm file kept in a module
-cache; ral_torch.load runs it. CompiledModule wraps the result so that it has the original
-module's calling convention, scripts with torch.jit.script and pickles.
+cache (_cache.py); ral_torch.load_bytes runs it. CompiledModule wraps the result so that it has the
+original module's calling convention, scripts with torch.jit.script and pickles. _checks.py holds
+what makes sure the result computes what the module does: the tracer's warnings, a comparison with
+eager PyTorch on a second input, and the refusal of modules that change their state.
 
-With fallback=True, a module using operators the compiler does not support is traced with
-torch.fx, and the maximal runs of nodes the compiler handles are compiled, each as a module of its
-own, while the rest stays in PyTorch (_Fallback).
+With fallback=True, a module the compiler cannot take whole is traced with torch.fx, and the
+maximal runs of nodes the compiler handles are compiled, each as a module of its own, while the
+rest stays in PyTorch (_Fallback).
 """
 
 import builtins
+import contextlib
 import copy
 import hashlib
 import inspect
@@ -26,6 +29,7 @@ import logging
 import operator
 import os
 import re
+import sys
 import tempfile
 import threading
 import warnings
@@ -35,9 +39,11 @@ from typing import Dict, List, Optional, Tuple
 import torch
 from torch import Tensor
 
-from . import _compiler
+from . import _cache, _checks, _compiler
+from ._cache import CacheError
+from ._checks import TracingError
 from ._compiler import CompileError, UnsupportedOperatorError
-from ._module import _GLOBAL_HOOKS, _INSTANCE_HOOKS, _tracing_state, load
+from ._module import _GLOBAL_HOOKS, _INSTANCE_HOOKS, _tracing_state, load_bytes
 
 __all__ = ["compile", "CompiledModule", "FallbackWarning", "cache_dir"]
 
@@ -51,6 +57,11 @@ _FASTPATH_OPS = ("aten::_transformer_encoder_layer_fwd", "aten::_native_multi_he
 _RESERVED_NAMES = frozenset(("self", "out", "torch", "Tensor", "List", "Tuple"))
 _COMPUTE_OPS = ("call_module", "call_function", "call_method")
 _log = logging.getLogger("ral_torch")
+# torch.onnx.export runs one at a time: the warning filters it is watched with and the attention
+# fast-path switch are process-wide.
+_export_lock = threading.RLock()
+# How many times fallback halves a run of nodes that failed as one part (each costs a compile).
+_MAX_SPLITS = 16
 
 
 class FallbackWarning(UserWarning):
@@ -59,9 +70,7 @@ class FallbackWarning(UserWarning):
 
 def cache_dir(path=None) -> str:
     """The module cache directory: `path`, else $RAL_CACHE_DIR, else ~/.cache/ral."""
-    if path is not None:
-        return os.fspath(path)
-    return os.environ.get("RAL_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "ral")
+    return _cache.resolve_dir(path)[0]
 
 
 def _cpu_fingerprint() -> str:
@@ -91,15 +100,37 @@ def compile(module: torch.nn.Module, example_inputs, dynamic_dims=None, fallback
     dynamic_dims: {input index or parameter name: [dim, ...]} (or {dim: symbol name}; inputs whose
         dims share a symbol have equal sizes); those dims may change size from call to call.
     fallback: without it, a module using an operator the compiler does not support raises
-        UnsupportedOperatorError naming each one; with it, those parts stay in PyTorch (the
-        module must be traceable by torch.fx.symbolic_trace), and .coverage says how much of the
-        graph was compiled.
+        UnsupportedOperatorError naming each one, and one tracing cannot capture raises
+        TracingError (below); with it, those parts stay in PyTorch, and .coverage says how much
+        of the graph was compiled. The module is traced with torch.fx; submodules it cannot
+        trace (Python control flow on tensors) are kept whole as single nodes, and when forward()
+        itself cannot be traced the whole module stays in PyTorch (coverage 0).
     opset: the ONNX opset to export with (None: torch's default).
     cache_dir: where compiled modules are kept (None: $RAL_CACHE_DIR, else ~/.cache/ral); a module
         exported to the same ONNX bytes for the same device and compiler is not compiled again.
 
-    The module is exported and compiled in eval mode (its training flag is restored afterwards);
-    the result is inference-only and does not follow later changes to the module's parameters.
+    What tracing cannot capture is refused, never compiled into a module that is right for the
+    example only: torch.onnx.export runs forward() once and records tensor operations, so Python
+    branches on a tensor's value or on a size and values read into Python (.item(), int(),
+    .tolist(), numpy) would be fixed to the example's. The exporter's TracerWarnings about them
+    raise TracingError (quoting each warning and its source line), and so does a compiled module
+    that differs from eager PyTorch on a second input built from the example inputs (other
+    floating-point values, every dynamic dim one larger; skipped with a logged note when eager
+    PyTorch fails on it or is not deterministic). A forward() that changes the module's
+    parameters or buffers (in place or by reassigning them) or its inputs raises MutationError,
+    even with fallback.
+
+    The module is exported and compiled in eval mode; its parameters, buffers and training flags
+    and the example inputs are left as they were. The result is inference-only and does not follow
+    later changes to the module's parameters.
+
+    The cache keeps beside each module what it was compiled from (the ONNX graph's SHA-256, the
+    device, the compiler's options and version, the CPU) and the module's SHA-256; an entry that
+    does not match the request or its hash is compiled again and replaced (logged). Entries are
+    written atomically, so processes and threads may share a cache. A cache directory that cannot
+    be created or written raises CacheError (a RuntimeError naming the path) when it was chosen
+    (cache_dir= or $RAL_CACHE_DIR); the default ~/.cache/ral being unusable only warns
+    (RuntimeWarning), and the module is compiled without being cached.
     """
     if not isinstance(module, torch.nn.Module):
         raise TypeError(f"ral_torch.compile: expected a torch.nn.Module, got "
@@ -109,14 +140,20 @@ def compile(module: torch.nn.Module, example_inputs, dynamic_dims=None, fallback
     params = _parameter_names(module, len(inputs))
     dynamic = _dynamic_dims(dynamic_dims, inputs, params, name)
     job = _CompileJob(device, opset, cache_dir)
-    was_training = module.training
-    module.eval()
+    with _module_lock(module):
+        return _compile_locked(module, inputs, name, params, dynamic, job, fallback)
+
+
+def _compile_locked(module, inputs, name, params, dynamic, job, fallback) -> "CompiledModule":
+    preserved = _checks.Preserved(module, inputs)
     try:
-        with torch.no_grad():
-            outputs = module(*inputs)
+        module.eval()
+        outputs = preserved.check_pure(module, inputs, name, params)
         structure = _structure(outputs, name)
+        second = _checks.SecondInput(module, inputs, dynamic, name)
         try:
             compiled = job.compile_whole(module, inputs, dynamic, name, structure, params)
+            second.verify(compiled)
         except CompileError as e:
             if not fallback:
                 if isinstance(e, UnsupportedOperatorError):
@@ -124,15 +161,30 @@ def compile(module: torch.nn.Module, example_inputs, dynamic_dims=None, fallback
                         f"{e}\nCompile with fallback=True to keep these operators in PyTorch "
                         f"and compile the rest.", e.operators, e.diagnostics) from None
                 raise
-            # Whatever failed (an operator, or the compiler on the whole graph) is narrowed
-            # down node by node, and the report says what stayed in PyTorch.
-            return _Fallback(job, module, inputs, dynamic, name, structure, params, e).run()
-        compiled.report = (f"ral_torch.compile: {name}: all of it compiled for {device} "
+            # Whatever failed (an operator, tracing, or the compiler on the whole graph) is
+            # narrowed down node by node, and the report says what stayed in PyTorch.
+            return _Fallback(job, module, inputs, dynamic, name, structure, params, e,
+                             second).run()
+        compiled.report = (f"ral_torch.compile: {name}: all of it compiled for {job.device} "
                            f"(module {compiled.source})")
         _log.info("%s", compiled.report)
         return compiled
     finally:
-        module.train(was_training)
+        preserved.restore()
+
+
+_module_locks = weakref.WeakKeyDictionary()  # module -> the lock its compiles hold
+_module_locks_guard = threading.Lock()
+
+
+def _module_lock(module) -> threading.RLock:
+    """One compile of a module object at a time: each switches it to eval mode and puts its
+    training flags and state back at the end, which concurrent compiles would interleave."""
+    with _module_locks_guard:
+        lock = _module_locks.get(module)
+        if lock is None:
+            lock = _module_locks[module] = threading.RLock()
+        return lock
 
 
 class CompiledModule(torch.nn.Module):
@@ -266,17 +318,27 @@ class _CompileJob:
             raise ValueError(f"ral_torch.compile: device {device!r} is not one PyTorch tensors "
                              f"live on for RAL: use 'cpu' or 'cuda' (ral-compile "
                              f"--device={device} builds modules for ral-run and the C API)")
+        if opset is not None:
+            constants = getattr(torch.onnx, "_constants", None)
+            low = getattr(constants, "ONNX_MIN_OPSET", 1)
+            high = getattr(constants, "ONNX_MAX_OPSET", 10**6)
+            if isinstance(opset, bool) or not isinstance(opset, int) or not low <= opset <= high:
+                raise ValueError(f"ral_torch.compile: opset must be None or an ONNX opset "
+                                 f"torch.onnx.export writes ({low}..{high}), not {opset!r}")
         self.device = device
         self.opset = opset
-        self.cache_dir = cache_dir(cache_dir_arg)
+        self.cache = _cache.Cache(*_cache.resolve_dir(cache_dir_arg))
+        self.cache_dir = self.cache.dir
         from . import __version__
         self.version = f"ral_torch {__version__}; {_compiler.version()}"
 
     # Export.
 
-    def export(self, module, inputs, dynamic, n_outputs, quiet=False) -> bytes:
-        """The ONNX bytes of `module` called on `inputs` (named input_0...; outputs output_0...),
-        with the dims of `dynamic` ({index: {dim: symbol}}) symbolic."""
+    def export(self, module, inputs, dynamic, n_outputs, what: str, quiet=False) -> bytes:
+        """The ONNX bytes of `module` called on copies of `inputs` (named input_0...; outputs
+        output_0...), with the dims of `dynamic` ({index: {dim: symbol}}) symbolic. Raises
+        TracingError when the tracer warned that it fixed Python values; `quiet` drops the
+        exporter's other warnings."""
         names = [f"input_{i}" for i in range(len(inputs))]
         kwargs = dict(input_names=names, output_names=[f"output_{i}" for i in range(n_outputs)],
                       do_constant_folding=True)
@@ -290,32 +352,33 @@ class _CompileJob:
         if "dynamo" in accepted:
             kwargs["dynamo"] = False  # torch 2.x: the TorchScript-based exporter
         try:
-            return self._export(module, inputs, kwargs, quiet, grad=False)
+            return self._export(module, inputs, kwargs, what, quiet, grad=False)
         except Exception as e:  # noqa: BLE001  (the exporter raises many kinds)
             if not any(op in str(e) for op in _FASTPATH_OPS):
                 raise
         # The fused fast path is only taken under no_grad (or with inputs and weights that do
         # not require grad): export again with grad-requiring inputs, which rules it out.
-        return self._export(module, inputs, kwargs, quiet, grad=True)
+        return self._export(module, inputs, kwargs, what, quiet, grad=True)
 
-    def _export(self, module, inputs, kwargs, quiet, grad) -> bytes:
+    def _export(self, module, inputs, kwargs, what, quiet, grad) -> bytes:
         f = io.BytesIO()
-        args = tuple(x.detach().clone().requires_grad_(x.is_floating_point()) if grad else x
+        # Copies: whatever the trace does to its arguments stays away from the caller's tensors.
+        args = tuple(x.detach().clone().requires_grad_(grad and x.is_floating_point())
                      for x in inputs)
-        with warnings.catch_warnings():
-            if quiet:
-                warnings.simplefilter("ignore")
-            else:
-                warnings.simplefilter("ignore", torch.jit.TracerWarning)
+        with _export_lock, _checks.tracer_warnings(quiet) as seen:
             with torch.set_grad_enabled(grad), _mha_fastpath_disabled():
                 torch.onnx.export(module, args, f, **kwargs)
+        if seen.found:
+            raise _checks.tracing_refusal(what, seen.found)
         return f.getvalue()
 
     def export_or_raise(self, module, inputs, dynamic, n_outputs, what) -> bytes:
         """export(), with the exporter's failures as CompileError (UnsupportedOperatorError when
         it names an operator it cannot export)."""
         try:
-            return self.export(module, inputs, dynamic, n_outputs)
+            return self.export(module, inputs, dynamic, n_outputs, what)
+        except CompileError:
+            raise
         except Exception as e:  # noqa: BLE001
             raise _export_error(e, what) from e
 
@@ -333,55 +396,53 @@ class _CompileJob:
             parts.append(f"--emit={emit}")
         return " ".join(parts)
 
-    def compile_onnx(self, onnx: bytes, name: str, what: str) -> Tuple[str, bool]:
-        """The cached .ralm path for these ONNX bytes (compiled on a miss) and whether it was a
-        hit. The key covers everything the module's code depends on."""
+    def compile_onnx(self, onnx: bytes, name: str, what: str):
+        """(the loaded RalModule, where it is cached, whether it was a cache hit) for these ONNX
+        bytes, compiled on a miss. The cache checks what it hands back (_cache.py)."""
         options = self.options(name)
-        key = hashlib.sha256()
-        for part in (onnx, self.device.encode(), options.encode(), self.version.encode(),
-                     _cpu_fingerprint().encode()):
-            key.update(len(part).to_bytes(8, "little"))
-            key.update(part)
-        path = os.path.join(self.cache_dir, key.hexdigest() + ".ralm")
-        if os.path.isfile(path):
-            return path, True
-        try:
-            os.makedirs(self.cache_dir, exist_ok=True)
-        except OSError as e:
-            raise CompileError(f"ral_torch: cannot create the module cache directory "
-                               f"{self.cache_dir} ({e.strerror}); pass cache_dir= or set "
-                               f"RAL_CACHE_DIR") from e
-        with tempfile.TemporaryDirectory(prefix="ral-compile-") as work:
-            model = os.path.join(work, name + ".onnx")
-            with open(model, "wb") as f:
-                f.write(onnx)
-            # Written beside its final name and renamed, so that a reader (another process
-            # sharing the cache) never sees half a module.
-            fd, tmp = tempfile.mkstemp(dir=self.cache_dir, prefix=".tmp-", suffix=".ralm")
-            os.close(fd)
+        request = _cache.Request(onnx, self.device, options, self.version, _cpu_fingerprint())
+        path = self.cache.paths(request)[0]
+        data = self.cache.lookup(request)
+        if data is not None:
             try:
-                _compiler.compile_or_raise(model, tmp, options, what)
-                os.replace(tmp, path)
-            finally:
-                if os.path.exists(tmp):
-                    os.unlink(tmp)
-        return path, False
+                return load_bytes(data), path, True
+            except RuntimeError as e:
+                _log.warning("ral_torch.compile: the cached module %s does not load (%s); "
+                             "compiling again", path, _first_line(str(e)))
+        data = self._compile_bytes(onnx, name, options, what)
+        try:
+            ral = load_bytes(data)
+        except RuntimeError as e:
+            raise CompileError(f"ral_torch: the module compiled from {what} does not load: "
+                               f"{_first_line(str(e))}") from e
+        try:
+            path = self.cache.store(request, data)
+        except CacheError as e:
+            if self.cache.chosen:
+                raise
+            _warn(f"{e}. The module is compiled without being cached.", RuntimeWarning)
+            path = "(not cached)"
+        return ral, path, False
+
+    def _compile_bytes(self, onnx: bytes, name: str, options: str, what: str) -> bytes:
+        with _private_dir("ral-compile-") as work:
+            model = os.path.join(work, name + ".onnx")
+            out = os.path.join(work, name + ".ralm")
+            _write_private(model, onnx)
+            _compiler.compile_or_raise(model, out, options, what)
+            try:
+                with open(out, "rb") as f:
+                    return f.read()
+            except OSError as e:
+                raise CompileError(f"ral_torch: the compiler wrote no readable module for {what} "
+                                   f"({out}: {e.strerror or e})") from e
 
     def compile_whole(self, module, inputs, dynamic, name, structure, params) -> CompiledModule:
         """`module` exported and compiled as one RAL module (no fallback)."""
         kind, count = structure
         what = f"{name}"
         onnx = self.export_or_raise(module, inputs, dynamic, count, what)
-        path, hit = self.compile_onnx(onnx, name, what)
-        try:
-            ral = load(path)
-        except RuntimeError:
-            if not hit:
-                raise
-            # A cached file this RAL cannot load (written by another version): compile again.
-            os.unlink(path)
-            path, hit = self.compile_onnx(onnx, name, what)
-            ral = load(path)
+        ral, path, hit = self.compile_onnx(onnx, name, what)
         uses = _used_inputs(ral, len(inputs), what)
         outputs = len(ral.output_signature())
         if outputs != count:
@@ -399,14 +460,17 @@ class _CompileJob:
             if full_key in self._support:
                 return self._support[full_key]
         try:
-            onnx = self.export(module, inputs, dynamic, 1, quiet=True)
+            onnx = self.export(module, inputs, dynamic, 1, "the node", quiet=True)
+        except TracingError as e:
+            where = e.warnings[0] if e.warnings else None
+            reason = ("tracing it fixes Python values to the example's"
+                      + (f" ({where[3]} at {where[0]}:{where[1]})" if where else ""))
         except Exception as e:  # noqa: BLE001
             reason = _first_line(str(_export_error(e, "the node")))
         else:
-            with tempfile.TemporaryDirectory(prefix="ral-node-") as work:
+            with _private_dir("ral-node-") as work:
                 model = os.path.join(work, "node.onnx")
-                with open(model, "wb") as f:
-                    f.write(onnx)
+                _write_private(model, onnx)
                 rc, diagnostics = _compiler.compile_file(
                     model, os.path.join(work, "node.mlir"), self.options(emit="import"))
             if rc == _compiler.OK:
@@ -422,27 +486,73 @@ class _CompileJob:
         return reason
 
 
+@contextlib.contextmanager
+def _private_dir(prefix: str):
+    """A temporary directory for the compiler's input and output, removed afterwards."""
+    try:
+        work = tempfile.TemporaryDirectory(prefix=prefix)
+    except OSError as e:
+        raise RuntimeError(f"ral_torch.compile: cannot create a temporary directory in "
+                           f"{tempfile.gettempdir()} ({e.strerror or e}); set TMPDIR to a "
+                           f"writable directory") from None
+    with work as path:
+        yield path
+
+
+def _write_private(path: str, data: bytes):
+    try:
+        with open(path, "wb") as f:
+            f.write(data)
+    except OSError as e:
+        raise RuntimeError(f"ral_torch.compile: cannot write {path} ({e.strerror or e}); set "
+                           f"TMPDIR to a directory with space") from None
+
+
 class _Fallback:
     """Compiles the parts of a module the compiler supports and keeps the rest in PyTorch.
 
     torch.fx traces the module; running the traced graph on the example inputs gives every node's
     value (and, with dynamic dims, running it again with those dims grown by one tells which dims
     of each value follow them). A node is compiled when its value and inputs are tensors and the
-    compiler imports it exported alone; maximal runs of such nodes in the graph's order become
-    parts, each compiled as one module and called from the traced graph in place of its nodes.
-    Runs are contiguous in a topological order, so the result stays acyclic.
+    compiler imports it exported alone, without a TracerWarning; maximal runs of such nodes in the
+    graph's order become parts, each compiled as one module and called from the traced graph in
+    place of its nodes. Runs are contiguous in a topological order, so the result stays acyclic.
+
+    An fx graph has no Python control flow, but a part's ONNX export may still fix what its
+    example fixes (a size read by an operator's symbolic function, say), so each compiled part is
+    also run on the values the graph computes from the second input (_checks.SecondInput) and
+    compared with them; a part that differs stays in PyTorch. The assembled module is compared
+    once more as a whole, and when even that differs (torch.fx fixed something itself), or
+    forward() cannot be traced, the whole module stays in PyTorch.
     """
 
-    def __init__(self, job, module, inputs, dynamic, name, structure, params, whole_error):
+    def __init__(self, job, module, inputs, dynamic, name, structure, params, whole_error,
+                 second):
         self.job, self.inputs, self.dynamic = job, inputs, dynamic
         self.name, self.structure, self.params = name, structure, params
         self.whole_error = whole_error
-        self.model = copy.deepcopy(module).eval()
+        self.second = second
+        self._part_count = 0
+        self._splits_left = _MAX_SPLITS
+        try:
+            self.model = copy.deepcopy(module).eval()
+        except Exception as e:  # noqa: BLE001  (whatever the module's __deepcopy__ raises)
+            raise self._failure(f"fallback=True works on a copy of {name}, and copy.deepcopy "
+                                f"failed: {type(e).__name__}: {_first_line(str(e))}") from e
 
     def run(self) -> CompiledModule:
-        gm = self._trace()
-        values = _record(gm, self.inputs)
+        gm, opaque = self._trace()
+        if gm is None:
+            return self._keep_all(opaque)
+        try:
+            values = _record(gm, self.inputs)
+        except Exception as e:  # noqa: BLE001  (the traced graph raised where eager did not)
+            return self._keep_all(f"its torch.fx graph fails on the example inputs: "
+                                  f"{type(e).__name__}: {_first_line(str(e))}")
         grown = _record(gm, self._grown_inputs(), self._growth_failed) if self.dynamic else None
+        check = None
+        if self.second.inputs is not None:
+            check = _record(gm, self.second.inputs, lambda e: None) or None
         compute = [n for n in gm.graph.nodes if _is_compute(n)]
         kept = {}  # node -> why it stays in PyTorch
         for n in compute:
@@ -461,25 +571,48 @@ class _Fallback:
                     current = []
                     parts.append(current)
                 current.append(n)
-        compiled_parts = {}
-        for k, nodes in enumerate(parts):
-            part = self._compile_part(gm, k, nodes, values, grown)
-            if isinstance(part, str):
-                for n in nodes:
-                    kept[n] = part
-            else:
-                compiled_parts[k] = part
+        done_parts = []  # (nodes, compiled part)
+        self._splits_left = _MAX_SPLITS
+        for nodes in parts:
+            self._compile_run(gm, nodes, values, grown, check, kept, done_parts)
+        parts = [nodes for nodes, _ in done_parts]
+        compiled_parts = {k: part for k, (_, part) in enumerate(done_parts)}
         result = self._assemble(gm, parts, compiled_parts)
         done = sum(len(parts[k]) for k in compiled_parts)
         coverage = done / len(compute) if compute else 1.0
-        report = self._report(compute, kept, len(compiled_parts), coverage)
+        report = self._report(compute, kept, len(compiled_parts), coverage, opaque)
+        spec = _Spec(self.params, range(len(self.params)), "graph", *self.structure)
+        compiled = _make(result, spec, coverage, report)
+        why = self.second.mismatch(compiled)
+        if why is not None:
+            return self._keep_all(f"its compiled parts together differ from eager PyTorch on "
+                                  f"another input: {why}")
         _log.info("%s", report)
         if kept:
-            warnings.warn(report, FallbackWarning, stacklevel=3)
+            _warn(report, FallbackWarning)
+        return compiled
+
+    def _keep_all(self, why: str) -> CompiledModule:
+        report = (f"ral_torch.compile: {self.name}: nothing compiled for {self.job.device}; the "
+                  f"whole module stays in PyTorch: {why}\n(the whole module did not compile: "
+                  f"{_summary(self.whole_error)})")
+        _log.info("%s", report)
+        _warn(report, FallbackWarning)
         spec = _Spec(self.params, range(len(self.params)), "graph", *self.structure)
-        return _make(result, spec, coverage, report)
+        return _make(self.model, spec, 0.0, report)
+
+    def _failure(self, message: str) -> CompileError:
+        whole = self.whole_error
+        text = f"{whole}\n{message}"
+        if isinstance(whole, UnsupportedOperatorError):
+            return UnsupportedOperatorError(text, whole.operators, whole.diagnostics)
+        if isinstance(whole, TracingError):
+            return TracingError(text, whole.warnings)
+        return CompileError(text, whole.returncode, whole.diagnostics)
 
     def _trace(self):
+        """(the GraphModule, {submodule: why torch.fx traced it as one node}), or (None, why
+        forward() cannot be traced)."""
         try:
             sig = inspect.signature(self.model.forward)
             later = list(sig.parameters.values())[len(self.inputs):]
@@ -488,16 +621,15 @@ class _Fallback:
                         and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
         except (TypeError, ValueError):
             concrete = {}
+        tracer = _OpaqueOnFailureTracer()
         try:
-            return torch.fx.symbolic_trace(self.model, concrete_args=concrete or None)
+            graph = tracer.trace(self.model, concrete_args=concrete or None)
         except Exception as e:  # noqa: BLE001  (tracing raises whatever the module does)
-            message = (f"{self.whole_error}\nfallback=True keeps unsupported operators in PyTorch "
-                       f"by tracing {self.name} with torch.fx.symbolic_trace, which failed: "
-                       f"{type(e).__name__}: {e}")
-            whole = self.whole_error
-            if isinstance(whole, UnsupportedOperatorError):
-                raise UnsupportedOperatorError(message, whole.operators, whole.diagnostics) from e
-            raise CompileError(message, whole.returncode, whole.diagnostics) from e
+            return None, (f"torch.fx cannot trace its forward(): {type(e).__name__}: "
+                          f"{_first_line(str(e))}")
+        targets = {n.target for n in graph.nodes if n.op == "call_module"}
+        opaque = {p: why for p, why in tracer.opaque.items() if p in targets}
+        return torch.fx.GraphModule(tracer.root, graph, self.name), opaque
 
     def _grown_inputs(self):
         grown = []
@@ -559,7 +691,25 @@ class _Fallback:
                      for i, x in enumerate(inputs)))
         return self.job.node_supported(key, tiny, inputs, dynamic)
 
-    def _compile_part(self, gm, k, nodes, values, grown):
+    def _compile_run(self, gm, nodes, values, grown, check, kept, done):
+        """Compiles the run of nodes as one part, or, when it does not compile or differs from
+        eager PyTorch, each half of it (while the split budget lasts), down to single nodes that
+        stay in PyTorch."""
+        part = self._compile_part(gm, self._part_count, nodes, values, grown, check)
+        self._part_count += 1
+        if not isinstance(part, str):
+            done.append((nodes, part))
+            return
+        if len(nodes) == 1 or self._splits_left <= 0:
+            for n in nodes:
+                kept[n] = part
+            return
+        self._splits_left -= 1
+        half = len(nodes) // 2
+        self._compile_run(gm, nodes[:half], values, grown, check, kept, done)
+        self._compile_run(gm, nodes[half:], values, grown, check, kept, done)
+
+    def _compile_part(self, gm, k, nodes, values, grown, check):
         """The part's CompiledModule, or why it stays in PyTorch."""
         inside = set(nodes)
         inputs, outputs = [], []
@@ -582,11 +732,16 @@ class _Fallback:
         dynamic = self._dynamic_inputs(inputs, values, grown)
         structure = ("tensor", 1) if len(outputs) == 1 else ("tuple", len(outputs))
         params = [f"input_{i}" for i in range(len(inputs))]
+        size = "1 node" if len(nodes) == 1 else f"{len(nodes)} nodes"
         try:
             compiled = self.job.compile_whole(part, example, dynamic, f"{self.name}_part{k}",
                                                   structure, params)
         except CompileError as e:
-            return f"its part ({len(nodes)} nodes) did not compile: {_first_line(str(e))}"
+            return f"its part ({size}) did not compile: {_first_line(str(e))}"
+        why = _part_mismatch(compiled, inputs, outputs, check)
+        if why is not None:
+            return (f"its part ({size}) compiled, but differs from eager PyTorch on another "
+                    f"input: {why}")
         object.__setattr__(compiled, "_fx_io", (inputs, outputs))
         return compiled
 
@@ -631,7 +786,7 @@ class _Fallback:
         g.lint()
         return torch.fx.GraphModule(gm, g, class_name=self.name)
 
-    def _report(self, compute, kept, n_parts, coverage) -> str:
+    def _report(self, compute, kept, n_parts, coverage, opaque) -> str:
         done = len(compute) - len(kept)
         lines = [f"ral_torch.compile: {self.name}: {done} of {len(compute)} graph nodes compiled "
                  f"({coverage:.1%}) in {n_parts} part(s) for {self.job.device}"]
@@ -639,8 +794,55 @@ class _Fallback:
             lines.append("kept in PyTorch:")
             for n, why in kept.items():
                 lines.append(f"  {n.name} ({_describe_target(n)}): {why}")
-        lines.append(f"(the whole module did not compile: {_first_line(str(self.whole_error))})")
+        if opaque:
+            lines.append("traced as one node each (torch.fx cannot trace into them):")
+            for path, why in opaque.items():
+                lines.append(f"  module {path}: {why}")
+        lines.append(f"(the whole module did not compile: {_summary(self.whole_error)})")
         return "\n".join(lines)
+
+
+class _OpaqueOnFailureTracer(torch.fx.Tracer):
+    """torch.fx's tracer, but a submodule it cannot trace into (Python control flow on a
+    tensor, len() of a proxy, ...) becomes one call_module node instead of failing the trace;
+    `opaque` says which and why. The nodes the failed attempt recorded are removed."""
+
+    def __init__(self):
+        super().__init__()
+        self.opaque: Dict[str, str] = {}
+
+    def call_module(self, m, forward, args, kwargs):
+        path = self.path_of_module(m)
+        if self.is_leaf_module(m, path) or path in self.opaque:
+            return self.create_proxy("call_module", path, args, kwargs)
+        before = set(self.graph.nodes)
+        try:
+            return super().call_module(m, forward, args, kwargs)
+        except Exception as e:  # noqa: BLE001  (whatever tracing into it raised)
+            for n in reversed(list(self.graph.nodes)):
+                # get_attr nodes may be cached by the tracer for later uses: left, and removed
+                # with the other unused ones when the graph is assembled.
+                if n not in before and n.op != "get_attr" and not n.users:
+                    self.graph.erase_node(n)
+            self.opaque[path] = f"{type(e).__name__}: {_first_line(str(e))}"
+            return self.create_proxy("call_module", path, args, kwargs)
+
+
+def _part_mismatch(compiled, inputs, outputs, check) -> Optional[str]:
+    """What differs between a compiled part and eager PyTorch's values for its nodes on the
+    second input (None: nothing, or nothing to compare with)."""
+    if check is None:
+        return None
+    args = [check.get(a) for a in inputs]
+    want = [check.get(o) for o in outputs]
+    if not all(isinstance(v, Tensor) for v in args + want):
+        return None
+    try:
+        with torch.no_grad():
+            got = _checks.as_list(compiled(*[a.detach().clone() for a in args]))
+    except Exception as e:  # noqa: BLE001
+        return f"it fails where eager PyTorch does not: {_first_line(str(e))}"
+    return _checks.compare([w.detach() for w in want], got)
 
 
 # Helpers.
@@ -756,6 +958,25 @@ def _export_error(e: Exception, what: str) -> CompileError:
                         f"{_first_line(text)}")
 
 
+def _warn(message: str, category):
+    """warnings.warn, attributed to the first caller outside this package."""
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "")
+    level, frame = 2, sys._getframe(1)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(here):
+        frame = frame.f_back
+        level += 1
+    warnings.warn(message, category, stacklevel=level)
+
+
+def _summary(e: Exception) -> str:
+    """The first line of e's message, with the first place a TracingError quotes."""
+    text = _first_line(str(e))
+    if isinstance(e, TracingError) and e.warnings:
+        filename, lineno, source, _ = e.warnings[0]
+        text = f"{text} {filename}:{lineno}: {source}"
+    return text
+
+
 def _first_line(text: str) -> str:
     for line in str(text).splitlines():
         if line.strip():
@@ -785,13 +1006,14 @@ def _is_compute(n) -> bool:
 
 
 def _record(gm, inputs, on_error=None) -> dict:
-    """Every node's value from running gm on inputs."""
+    """Every node's value from running gm on inputs (copies of tensors: a later in-place node,
+    such as nn.ReLU(inplace=True), would change the recorded value)."""
     values = {}
 
     class Recorder(torch.fx.Interpreter):
         def run_node(self, n):
             v = super().run_node(n)
-            values[n] = v
+            values[n] = v.detach().clone() if isinstance(v, Tensor) else v
             return v
 
     try:
