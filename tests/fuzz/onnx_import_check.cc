@@ -54,6 +54,12 @@ void importAndCheck(const uint8_t* data, size_t size) {
   mlir::OwningOpRef<mlir::ModuleOp> module = mlir::disc_ral::onnx::importModel(
       llvm::StringRef(reinterpret_cast<const char*>(data), size), options, &context, &status);
 
+  // For triage (onnx_reduce.py show): what the importer answered.
+  static const bool show = std::getenv("RAL_FUZZ_SHOW_ERRORS") != nullptr;
+  if (show) {
+    std::fprintf(stderr, "import %s\n", module ? "succeeded" : "failed");
+    for (const std::string& e : status.errors) std::fprintf(stderr, "  error: %s\n", e.c_str());
+  }
   if (!module) {
     if (status.errors.empty()) broken("the import failed without an error", {}, diagnostics);
     for (const std::string& e : status.errors) {

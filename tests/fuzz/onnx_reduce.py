@@ -40,8 +40,11 @@ def signature(binary, path):
     kind = "crash"
     if m := re.search(r"ONNX importer contract broken: (.*)", out):
         kind = "contract: " + m.group(1)
-        d = re.search(r"diagnostic: (.*?) \(at ", out)
-        if d:  # which op failed to verify, numbers left out
+        # Which op failed to verify (the importer's message names it, or MLIR's diagnostic),
+        # numbers left out.
+        d = (re.search(r"please report\): node '.*?' (.*)", out) or
+             re.search(r"diagnostic: (.*?) \(at ", out))
+        if d:
             kind += " [" + re.sub(r"\d+", "N", d.group(1))[:120] + "]"
     elif m := re.search(r"terminate called after throwing an instance of '(.*)'\n\s*what\(\): *(.*)", out):
         kind = f"uncaught {m.group(1)} ({m.group(2)})"
