@@ -9,8 +9,11 @@
 #include "compiler_passes/dialect.h"
 #include "compiler_passes/gpu_kernels.h"
 #include "compiler_passes/passes.h"
+#include "llvm/IR/DiagnosticInfo.h"
+#include "llvm/IR/DiagnosticPrinter.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Support/raw_ostream.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -32,6 +35,18 @@ DictionaryAttr variant(MLIRContext* ctx, StringRef target, StringRef data) {
   v.append("target", StringAttr::get(ctx, target));
   v.append("data", StringAttr::get(ctx, data));
   return v.getDictionary(ctx);
+}
+
+// An LLVMContext's error diagnostics (a kernel over its processor's local memory, ...) kept for
+// the pass to report: without a handler LLVM prints them and calls exit(1), ending the host.
+void keepLlvmErrors(const llvm::DiagnosticInfo* info, void* errors) {
+  if (info->getSeverity() != llvm::DS_Error) return;
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  llvm::DiagnosticPrinterRawOStream printer(os);
+  info->print(printer);
+  auto* all = static_cast<std::string*>(errors);
+  *all += (all->empty() ? "" : "; ") + os.str();
 }
 
 DictionaryAttr kernelEntry(MLIRContext* ctx, StringRef name, StringRef format,
@@ -117,11 +132,16 @@ class SerializeGpuKernelsPass : public impl::SerializeGpuKernelsPassBase<Seriali
         auto target = dyn_cast<ROCDL::ROCDLTargetAttr>(a);
         if (!target) return m.emitError("a kernel module mixes NVVM and ROCDL targets");
         llvm::LLVMContext llvm_context;
+        std::string llvm_errors;
+        llvm_context.setDiagnosticHandlerCallBack(&keepLlvmErrors, &llvm_errors);
         std::unique_ptr<llvm::Module> ir = translateModuleToLLVMIR(m, llvm_context, m.getName());
         if (!ir) return m.emitError("translation of the kernel to LLVM IR failed");
         std::vector<char> hsaco;
         std::string error;
-        if (!compileHsaco(*ir, target.getChip(), &hsaco, &error))
+        const bool compiled = compileHsaco(*ir, target.getChip(), &hsaco, &error);
+        if (!llvm_errors.empty())
+          return m.emitError() << "compiling for " << target.getChip() << ": " << llvm_errors;
+        if (!compiled)
           return m.emitError() << "compiling for " << target.getChip() << ": " << error;
         variants.push_back(variant(ctx, target.getChip(), StringRef(hsaco.data(), hsaco.size())));
       }

@@ -1,13 +1,11 @@
 #include "ral/module_builder.h"
 
-#include <cerrno>
-#include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <string_view>
 #include <utility>
 
 #include "module_generated.h"
+#include "ral/file_writer.h"
 #include "ral/manifest_checksum.h"
 #include "ral/module_checks.h"
 
@@ -161,22 +159,10 @@ std::vector<uint8_t> ModuleBuilder::buildUnchecked() const {
 }
 
 Status ModuleBuilder::writeFile(const std::string& path) const {
+  // Checked before building: a refused path costs nothing (ral/file_writer.h has the rules).
+  RAL_RETURN_IF_ERROR(checkOutputFile(path));
   RAL_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, build());
-  const std::string tmp = path + ".partial";
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (f == nullptr) return unavailable("cannot write '", tmp, "': ", std::strerror(errno));
-  const bool written = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
-  const int err = errno;
-  if (std::fclose(f) != 0 || !written) {
-    std::remove(tmp.c_str());
-    return unavailable("cannot write '", tmp, "': ", std::strerror(written ? errno : err));
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int e = errno;
-    std::remove(tmp.c_str());
-    return unavailable("cannot rename '", tmp, "' to '", path, "': ", std::strerror(e));
-  }
-  return Status();
+  return writeFileAtomically(path, bytes.data(), bytes.size());
 }
 
 }  // namespace ral

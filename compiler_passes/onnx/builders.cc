@@ -331,8 +331,40 @@ std::optional<std::string> broadcastError(ValueRange inputs) {
   return std::nullopt;
 }
 
+// Why `inputs` do not broadcast to `dims` (numpy's rule, one way: no input may grow the result),
+// or nullopt when they may; dims known only at run time are checked then.
+std::optional<std::string> broadcastToError(ValueRange inputs, ArrayRef<OpFoldResult> dims) {
+  const int64_t rank = static_cast<int64_t>(dims.size());
+  for (Value v : inputs) {
+    auto type = cast<RankedTensorType>(v.getType());
+    if (type.getRank() > rank)
+      return "an operand of rank " + std::to_string(type.getRank()) +
+             " does not broadcast to a result of rank " + std::to_string(rank);
+    for (int64_t j = 0; j < type.getRank(); ++j) {
+      const int64_t d = j + rank - type.getRank();
+      std::optional<int64_t> out = constantIndex(dims[d]);
+      if (type.isDynamicDim(j) || type.getDimSize(j) == 1 || !out) continue;
+      if (type.getDimSize(j) != *out)
+        return "shapes do not broadcast: " + std::to_string(type.getDimSize(j)) +
+               " vs the result's " + std::to_string(*out) + " in dim " + std::to_string(d);
+    }
+  }
+  return std::nullopt;
+}
+
 Value elementwise(OpBuilder& b, Location loc, ValueRange inputs, Type result,
                   const ScalarBody& body, std::optional<ArrayRef<OpFoldResult>> given) {
+  // Shapes that cannot broadcast fail the node here, whatever its converter checked: the
+  // generic below would not verify.
+  std::optional<std::string> why =
+      given ? broadcastToError(inputs, *given) : broadcastError(inputs);
+  if (why) {
+    emitError(loc) << *why;
+    size_t rank = given ? given->size() : 0;
+    for (Value v : inputs)
+      rank = std::max(rank, static_cast<size_t>(cast<RankedTensorType>(v.getType()).getRank()));
+    return emptyTensor(b, loc, SmallVector<OpFoldResult>(rank, b.getIndexAttr(0)), result);
+  }
   SmallVector<OpFoldResult> dims =
       given ? SmallVector<OpFoldResult>(*given) : broadcastDims(b, loc, inputs);
   const int64_t rank = static_cast<int64_t>(dims.size());

@@ -1,6 +1,7 @@
 // importModel: ModelProto -> func.func on tensors, one converter call per node (node_context.h).
 #include "compiler_passes/onnx/importer.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
@@ -73,6 +74,7 @@ class Importer {
   bool checkNodes(const ::onnx::GraphProto& graph, const Registry& registry);
   bool checkAgainstSchema(const ::onnx::NodeProto& node, const std::string& where);
   bool checkSingleAssignment(const ::onnx::GraphProto& graph);
+  bool checkInputTypes(const ::onnx::NodeProto& node);
   bool convertNodes(const ::onnx::GraphProto& graph, const Registry& registry, Block* body);
 
   MLIRContext* ctx_;
@@ -374,6 +376,67 @@ bool Importer::checkSingleAssignment(const ::onnx::GraphProto& graph) {
   return ok;
 }
 
+namespace {
+
+// The ONNX type string of an element type the importer handles: what a schema's allowed types
+// hold ("tensor(float)").
+std::string onnxTypeString(Type t) {
+  if (t.isF32()) return "tensor(float)";
+  if (t.isF64()) return "tensor(double)";
+  if (t.isF16()) return "tensor(float16)";
+  if (t.isBF16()) return "tensor(bfloat16)";
+  if (t.isInteger(1)) return "tensor(bool)";
+  return "tensor(int" + std::to_string(t.getIntOrFloatBitWidth()) + ")";
+}
+
+std::string typeName(Type t) {
+  std::string s = onnxTypeString(t);
+  return s.substr(7, s.size() - 8);  // "float" of "tensor(float)"
+}
+
+}  // namespace
+
+// Each input against its operator's type constraints at the model's opset: a type its formal
+// parameter allows, and one type for the inputs sharing a type parameter ("T"). Converters read
+// an input's data as what the schema says it is (a float BatchNormalization scale, an int64
+// Reshape shape), so a model that breaks them is refused here, naming the input.
+bool Importer::checkInputTypes(const ::onnx::NodeProto& node) {
+  const ::onnx::OpSchema* schema =
+      ::onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(opset_), "");
+  if (!schema || schema->inputs().empty()) return true;
+  const auto& formal = schema->inputs();
+  std::map<std::string, std::pair<Type, int>> bound;  // type parameter -> type, input binding it
+  for (int i = 0; i < node.input_size(); ++i) {
+    if (node.input(i).empty()) continue;
+    const auto& f = formal[std::min<size_t>(static_cast<size_t>(i), formal.size() - 1)];
+    Type t = lookup(node.input(i)).type.getElementType();
+    const std::string type = onnxTypeString(t);
+    const std::string what = current_label_ + ": input " + std::to_string(i) + " ('" + f.GetName() +
+                             "') is " + typeName(t);
+    const auto& allowed = f.GetTypes();
+    if (!allowed.empty() &&
+        llvm::none_of(allowed, [&](::onnx::DataType d) { return d && *d == type; })) {
+      std::vector<std::string> names;
+      for (::onnx::DataType d : allowed)
+        if (d && d->size() > 8 && d->compare(0, 7, "tensor(") == 0)
+          names.push_back(d->substr(7, d->size() - 8));
+      std::sort(names.begin(), names.end());
+      fail(what + ", which opset " + std::to_string(opset_) + "'s " + node.op_type() +
+               " does not take (it takes " + llvm::join(names, ", ") + ")",
+           false);
+      return false;
+    }
+    auto [it, inserted] = bound.emplace(f.GetTypeStr(), std::make_pair(t, i));
+    if (!inserted && it->second.first != t) {
+      fail(what + " where input " + std::to_string(it->second.second) + " made " + f.GetTypeStr() +
+               " " + typeName(it->second.first) + " (they must be one type)",
+           false);
+      return false;
+    }
+  }
+  return true;
+}
+
 bool Importer::convertNodes(const ::onnx::GraphProto& graph, const Registry& registry,
                             Block* body) {
   // Errors the converters and the size arithmetic they call emit at a node's location fail that
@@ -397,6 +460,7 @@ bool Importer::convertNodes(const ::onnx::GraphProto& graph, const Registry& reg
              false);
         return false;
       }
+    if (!checkInputTypes(node)) return false;
     // The converter's ops carry the node's label as their location, so a later error names it.
     b.setInsertionPointToEnd(body);
     NodeContext node_context(*this, node, b, opset_);

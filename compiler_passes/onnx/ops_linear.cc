@@ -452,6 +452,9 @@ LogicalResult convertConvTranspose(NodeContext& n) {
   if (!output_shape.empty() || auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
     if (!output_shape.empty() && static_cast<int64_t>(output_shape.size()) == rank)
       output_shape.erase(output_shape.begin(), output_shape.begin() + 2);
+    if (!output_shape.empty() && static_cast<int64_t>(output_shape.size()) != spatial)
+      return n.error("output_shape has " + std::to_string(output_shape.size()) +
+                     " entries; it takes one per spatial dim (or per dim)");
     for (int64_t i = 0; i < spatial; ++i) {
       if (tx.isDynamicDim(2 + i))
         return n.unsupported("output_shape or auto_pad with a dynamic spatial dim");
@@ -770,6 +773,11 @@ LogicalResult convertBatchNorm(NodeContext& n) {
   const double eps = n.f("epsilon", 1e-5f);
   Value x = n.value(0);
   OpFoldResult channels = dimOf(b, loc, n.value(1), 0);
+  // One value per channel of X (dim 1), each of the four.
+  for (size_t i = 1; i <= 4; ++i)
+    if (failed(checkSameDim(n, dimOf(b, loc, n.value(i), 0), dimOf(b, loc, x, 1),
+                            "a parameter's size and X's channels")))
+      return failure();
   SmallVector<OpFoldResult> cd = {channels};
   for (int64_t d = 2; d < rank; ++d) cd.push_back(b.getIndexAttr(1));
   Value a, c;

@@ -174,7 +174,8 @@ LogicalResult convertArgReduce(NodeContext& n) {
   Type t = n.elementType(0);
   if (t.isInteger(1)) return n.unsupported("element type for " + n.node().op_type());
   const int64_t rank = n.rank(0);
-  FailureOr<int64_t> axis = n.axis(n.i("axis", 0), std::max<int64_t>(rank, 1));
+  if (rank == 0) return n.error("a scalar has no axis to reduce");
+  FailureOr<int64_t> axis = n.axis(n.i("axis", 0), rank);
   if (failed(axis)) return failure();
   const bool keep = n.i("keepdims", 1) != 0, last = n.i("select_last_index", 0) != 0;
   Value x = n.value(0);
@@ -358,11 +359,16 @@ LogicalResult convertLayerNorm(NodeContext& n) {
   SmallVector<Value> inputs = {norm.centred, norm.inv_std, convertTensor(b, loc, n.value(1), ct)};
   const bool bias = n.hasInput(2);
   if (bias) inputs.push_back(convertTensor(b, loc, n.value(2), ct));
-  Value y = elementwise(b, loc, inputs, t, [&](OpBuilder& nb, Location nl, ValueRange a) -> Value {
-    Value v = nb.create<arith::MulFOp>(nl, nb.create<arith::MulFOp>(nl, a[0], a[1]), a[2]);
-    if (bias) v = nb.create<arith::AddFOp>(nl, v, a[3]);
-    return convertScalar(nb, nl, v, t);
-  });
+  // Scale and B broadcast to X's shape, one way (ONNX): they never grow the result.
+  SmallVector<OpFoldResult> xd = dimsOf(b, loc, n.value(0));
+  Value y = elementwise(
+      b, loc, inputs, t,
+      [&](OpBuilder& nb, Location nl, ValueRange a) -> Value {
+        Value v = nb.create<arith::MulFOp>(nl, nb.create<arith::MulFOp>(nl, a[0], a[1]), a[2]);
+        if (bias) v = nb.create<arith::AddFOp>(nl, v, a[3]);
+        return convertScalar(nb, nl, v, t);
+      },
+      ArrayRef<OpFoldResult>(xd));
   n.setOutput(0, y);
   if (n.wantsOutput(1)) n.setOutput(1, norm.mean);
   if (n.wantsOutput(2)) n.setOutput(2, norm.inv_std);
@@ -385,6 +391,11 @@ LogicalResult convertInstanceNorm(NodeContext& n) {
   for (int64_t d = 2; d < rank; ++d) axes.push_back(d);
   Normalized norm = normalize(b, loc, convertTensor(b, loc, n.value(0), ct), axes, eps);
   // Scale and B per channel: [C] as [C, 1, ...] against [N, C, S...].
+  OpFoldResult channels = dimOf(b, loc, n.value(0), 1);
+  if (failed(
+          checkSameDim(n, dimOf(b, loc, n.value(1), 0), channels, "scale's size and channels")) ||
+      failed(checkSameDim(n, dimOf(b, loc, n.value(2), 0), channels, "B's size and channels")))
+    return failure();
   SmallVector<OpFoldResult> cd = {dimOf(b, loc, n.value(1), 0)};
   for (int64_t k = 2; k < rank; ++k) cd.push_back(b.getIndexAttr(1));
   Value scale = convertTensor(b, loc, reshape(b, loc, n.value(1), cd), ct);
@@ -423,6 +434,10 @@ FailureOr<Value> nllLoss(NodeContext& n, Value input, Value target, Value weight
   for (int64_t d = 1; d < rank; ++d)
     if (failed(checkSameDim(n, id[d + 1], td[d], "input and target dims"))) return failure();
   OpFoldResult classes = id[1];
+  // One weight per class: each target reads its own.
+  if (weight && failed(checkSameDim(n, dimOf(b, loc, weight, 0), classes,
+                                    "the weights' size and the number of classes")))
+    return failure();
   // Every target that is not ignored lies in [0, C): checked before anything reads it.
   {
     Value masked = target;

@@ -485,11 +485,14 @@ LogicalResult convertRange(NodeContext& n) {
     fs = n.constScalar(0), fl = n.constScalar(1), fd = n.constScalar(2);
     if (fs && fl && fd) {
       if (*fd == 0) return n.error("delta is 0");
-      const double steps = std::max(std::ceil((*fl - *fs) / *fd), 0.0);
-      if (std::isnan(steps) || steps > static_cast<double>(kMaxSize))
+      // numpy refuses a NaN or infinite length even where the count would be 0.
+      const double raw = std::ceil((*fl - *fs) / *fd);
+      const double steps = std::max(raw, 0.0);
+      if (!std::isfinite(raw) || steps > static_cast<double>(kMaxSize))
         return n.error("start " + std::to_string(*fs) + ", limit " + std::to_string(*fl) +
-                       " and delta " + std::to_string(*fd) + " give " + std::to_string(steps) +
-                       " elements (at most 2^48)");
+                       " and delta " + std::to_string(*fd) +
+                       (std::isfinite(raw) ? " give more than 2^48 elements"
+                                           : " give a NaN or infinite element count"));
       known_count = static_cast<int64_t>(steps);
     }
   } else {
@@ -549,11 +552,15 @@ LogicalResult convertRange(NodeContext& n) {
             d = convertScalar(b, loc, d0, f64);
       Value steps = b.create<math::CeilOp>(
           loc, b.create<arith::DivFOp>(loc, b.create<arith::SubFOp>(loc, l, s), d));
-      steps = b.create<arith::MaximumFOp>(loc, steps, scalarConstant(b, loc, f64, 0));
-      // Ordered: false for NaN (an infinite or NaN input) as for a count beyond the limit.
-      Value fits =
+      // Ordered comparisons: false for NaN. An infinite length is refused even where the count
+      // would be 0 (numpy refuses it too), a finite one beyond the limit too.
+      Value fits = b.create<arith::AndIOp>(
+          loc,
           b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLE, steps,
-                                  scalarConstant(b, loc, f64, static_cast<double>(kMaxSize)));
+                                  scalarConstant(b, loc, f64, static_cast<double>(kMaxSize))),
+          b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OGT, steps,
+                                  scalarConstant(b, loc, f64, -HUGE_VAL)));
+      steps = b.create<arith::MaximumFOp>(loc, steps, scalarConstant(b, loc, f64, 0));
       runtimeCheck(b, loc, fits,
                    "Range: start, limit and delta give a NaN, infinite or larger than 2^48 "
                    "element count");
@@ -596,8 +603,9 @@ LogicalResult convertConcat(NodeContext& n) {
   Location loc = n.loc();
   if (n.numInputs() == 0) return n.error("needs inputs");
   const int64_t rank = n.rank(0);
+  if (rank == 0) return n.error("scalars (rank 0) cannot be concatenated");
   // Concat's axis was optional (default 1) before opset 4.
-  FailureOr<int64_t> axis = n.axis(n.i("axis", n.opset() < 4 ? 1 : 0), std::max<int64_t>(rank, 1));
+  FailureOr<int64_t> axis = n.axis(n.i("axis", n.opset() < 4 ? 1 : 0), rank);
   if (failed(axis)) return failure();
   Type t = n.elementType(0);
   for (size_t i = 1; i < n.numInputs(); ++i)

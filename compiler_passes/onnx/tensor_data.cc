@@ -56,18 +56,22 @@ size_t byteWidth(Type t) { return t.isInteger(1) ? 1 : t.getIntOrFloatBitWidth()
 bool typedBytes(const ::onnx::TensorProto& t, Type element, int64_t count, std::vector<char>* bytes,
                 std::string* error) {
   const size_t width = byteWidth(element);
+  // The element count is checked against the typed field before anything is allocated for it.
+  const int have =
+      t.data_type() == TensorProto_DataType::TensorProto_DataType_FLOAT    ? t.float_data_size()
+      : t.data_type() == TensorProto_DataType::TensorProto_DataType_DOUBLE ? t.double_data_size()
+      : t.data_type() == TensorProto_DataType::TensorProto_DataType_INT64  ? t.int64_data_size()
+                                                                           : t.int32_data_size();
+  if (have != count) {
+    *error = "has " + std::to_string(have) + " elements for a shape of " + std::to_string(count);
+    return false;
+  }
   bytes->resize(static_cast<size_t>(count) * width);
   auto put = [&](int64_t i, uint64_t bits) {
     std::memcpy(bytes->data() + i * width, &bits, width);  // little-endian host
   };
-  auto need = [&](int have) {
-    if (have == count) return true;
-    *error = "has " + std::to_string(have) + " elements for a shape of " + std::to_string(count);
-    return false;
-  };
   switch (t.data_type()) {
     case TensorProto_DataType::TensorProto_DataType_FLOAT:
-      if (!need(t.float_data_size())) return false;
       for (int64_t i = 0; i < count; ++i) {
         float v = t.float_data(static_cast<int>(i));
         uint32_t bits;
@@ -76,7 +80,6 @@ bool typedBytes(const ::onnx::TensorProto& t, Type element, int64_t count, std::
       }
       return true;
     case TensorProto_DataType::TensorProto_DataType_DOUBLE:
-      if (!need(t.double_data_size())) return false;
       for (int64_t i = 0; i < count; ++i) {
         double v = t.double_data(static_cast<int>(i));
         uint64_t bits;
@@ -85,13 +88,11 @@ bool typedBytes(const ::onnx::TensorProto& t, Type element, int64_t count, std::
       }
       return true;
     case TensorProto_DataType::TensorProto_DataType_INT64:
-      if (!need(t.int64_data_size())) return false;
       for (int64_t i = 0; i < count; ++i)
         put(i, static_cast<uint64_t>(t.int64_data(static_cast<int>(i))));
       return true;
     default:
       // int8/16/32, bool, float16 and bfloat16 (their bits) live in int32_data.
-      if (!need(t.int32_data_size())) return false;
       for (int64_t i = 0; i < count; ++i)
         put(i, static_cast<uint64_t>(static_cast<int64_t>(t.int32_data(static_cast<int>(i)))));
       return true;

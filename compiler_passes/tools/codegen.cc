@@ -1,8 +1,12 @@
 #include "compiler_passes/tools/codegen.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <memory>
 
+#include "compiler_passes/tools/compile_options.h"
+#include "compiler_passes/tools/llvm_errors.h"
+#include "compiler_passes/tools/memory_budget.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Analysis/LoopInfo.h"
 #include "llvm/IR/Dominators.h"
@@ -22,6 +26,7 @@
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/Triple.h"
 
 namespace ral {
 namespace compiler {
@@ -51,24 +56,42 @@ llvm::OptimizationLevel optLevel(int level) {
   }
 }
 
-void optimize(llvm::Module& module, llvm::TargetMachine* tm, int level) {
+// The new pass manager's state for one run of the IR pipeline, in one object that can be leaked as
+// a whole (llvm_errors.h); members are destroyed in the reverse order of the analyses' needs.
+struct Optimizer {
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
   llvm::ModuleAnalysisManager mam;
-  // The standard instrumentations include the one that skips optnone functions.
   llvm::PassInstrumentationCallbacks instrumentation;
-  llvm::StandardInstrumentations standard(module.getContext(), /*DebugLogging=*/false);
-  standard.registerCallbacks(instrumentation, &mam);
-  llvm::PassBuilder pb(tm, llvm::PipelineTuningOptions(), std::nullopt, &instrumentation);
-  pb.registerModuleAnalyses(mam);
-  pb.registerCGSCCAnalyses(cgam);
-  pb.registerFunctionAnalyses(fam);
-  pb.registerLoopAnalyses(lam);
-  pb.crossRegisterProxies(lam, fam, cgam, mam);
-  llvm::ModulePassManager mpm = level == 0 ? pb.buildO0DefaultPipeline(llvm::OptimizationLevel::O0)
-                                           : pb.buildPerModuleDefaultPipeline(optLevel(level));
-  mpm.run(module, mam);
+  std::unique_ptr<llvm::StandardInstrumentations> standard;
+  llvm::ModulePassManager mpm;
+};
+
+void optimize(llvm::Module& module, llvm::TargetMachine* tm, int level, MemoryBudget* budget) {
+  LeakOnUnwind<Optimizer> o(std::make_unique<Optimizer>());
+  // The standard instrumentations include the one that skips optnone functions.
+  o->standard =
+      std::make_unique<llvm::StandardInstrumentations>(module.getContext(), /*DebugLogging=*/false);
+  o->standard->registerCallbacks(o->instrumentation, &o->mam);
+  if (budget != nullptr && budget->limited()) {
+    // Once over the limit the optional passes left are skipped; the caller reports the excess.
+    o->instrumentation.registerShouldRunOptionalPassCallback(
+        [budget](llvm::StringRef, llvm::Any) { return !budget->exceeded(); });
+    o->instrumentation.registerAfterPassCallback(
+        [budget](llvm::StringRef pass, llvm::Any, const llvm::PreservedAnalyses&) {
+          budget->check("after LLVM pass '" + pass.str() + "'");
+        });
+  }
+  llvm::PassBuilder pb(tm, llvm::PipelineTuningOptions(), std::nullopt, &o->instrumentation);
+  pb.registerModuleAnalyses(o->mam);
+  pb.registerCGSCCAnalyses(o->cgam);
+  pb.registerFunctionAnalyses(o->fam);
+  pb.registerLoopAnalyses(o->lam);
+  pb.crossRegisterProxies(o->lam, o->fam, o->cgam, o->mam);
+  o->mpm = level == 0 ? pb.buildO0DefaultPipeline(llvm::OptimizationLevel::O0)
+                      : pb.buildPerModuleDefaultPipeline(optLevel(level));
+  o->mpm.run(module, o->mam);
 }
 
 // Compile time must stay near-linear in the input: a generated or hostile model can put 100k ops
@@ -122,6 +145,44 @@ struct TempDir {
 
 }  // namespace
 
+bool checkTargetCpu(const std::string& cpu, std::string* error) {
+  if (cpu == "generic" || cpu == "native") return true;
+  llvm::InitializeNativeTarget();
+  const std::string triple = llvm::sys::getDefaultTargetTriple();
+  std::string lookup_error;
+  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(triple, lookup_error);
+  if (!target) {
+    *error = "no LLVM target for " + triple + ": " + lookup_error;
+    return false;
+  }
+  // Asked of the generic CPU's subtarget: one made for an unknown CPU prints a warning.
+  std::unique_ptr<llvm::MCSubtargetInfo> generic(
+      target->createMCSubtargetInfo(triple, "generic", ""));
+  if (!generic) {
+    *error = "LLVM's target for " + triple + " has no subtarget information";
+    return false;
+  }
+  const bool known = generic->isCPUStringValid(cpu);
+  if (known) {
+    std::unique_ptr<llvm::MCSubtargetInfo> chosen(target->createMCSubtargetInfo(triple, cpu, ""));
+    // LLVM ends the process (report_fatal_error) on x86-64 code for a CPU without 64-bit mode.
+    const bool x86_64 = llvm::Triple(triple).getArch() == llvm::Triple::x86_64;
+    if (chosen && (!x86_64 || chosen->checkFeatures("+64bit"))) return true;
+  }
+  static constexpr const char* kExamples[] = {"x86-64-v2",   "x86-64-v3", "x86-64-v4",
+                                              "skylake",     "znver4",    "neoverse-n1",
+                                              "neoverse-v2", "apple-m1"};
+  std::string examples;
+  for (const char* example : kExamples)
+    if (generic->isCPUStringValid(example)) examples += std::string(", ") + example;
+  *error = "--mcpu=" + quoted(cpu) +
+           (known ? " cannot run the 64-bit code of " : " is not a CPU that LLVM knows for ") +
+           triple + ": use generic (portable), native (this machine's CPU, " +
+           llvm::sys::getHostCPUName().str() + ") or a CPU name" +
+           (examples.empty() ? std::string() : " such as " + examples.substr(2));
+  return false;
+}
+
 bool compileToSharedObject(llvm::Module& module, const CodegenOptions& options,
                            std::vector<uint8_t>* shared_object, std::string* error) {
   llvm::InitializeNativeTarget();
@@ -133,14 +194,17 @@ bool compileToSharedObject(llvm::Module& module, const CodegenOptions& options,
     *error = "no LLVM target for " + triple + ": " + lookup_error;
     return false;
   }
+  if (!checkTargetCpu(options.cpu, error)) return false;
   const bool native = options.cpu == "native";
   const std::string cpu = native ? llvm::sys::getHostCPUName().str() : options.cpu;
   const std::string features = native ? hostFeatures() : "";
   llvm::TargetOptions target_options;
-  std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
-      triple, cpu, features, target_options, llvm::Reloc::PIC_, std::nullopt,
-      options.opt_level == 0 ? llvm::CodeGenOptLevel::None : llvm::CodeGenOptLevel::Aggressive));
-  if (!tm) {
+  LeakOnUnwind<llvm::TargetMachine> tm(
+      std::unique_ptr<llvm::TargetMachine>(target->createTargetMachine(
+          triple, cpu, features, target_options, llvm::Reloc::PIC_, std::nullopt,
+          options.opt_level == 0 ? llvm::CodeGenOptLevel::None
+                                 : llvm::CodeGenOptLevel::Aggressive)));
+  if (!tm.get()) {
     *error = "cannot create a target machine for " + triple + " (cpu '" + cpu + "')";
     return false;
   }
@@ -152,13 +216,21 @@ bool compileToSharedObject(llvm::Module& module, const CodegenOptions& options,
     *error = "invalid LLVM IR: " + verify_os.str();
     return false;
   }
+  // Saturating: the limit is the user's, ten times it may not fit.
+  const size_t unoptimized_size = options.max_optimized_function_size > SIZE_MAX / 10
+                                      ? SIZE_MAX
+                                      : 10 * options.max_optimized_function_size;
   if (options.opt_level > 0) {
     for (llvm::Function& f : module)
       if (maxLoopDepth(f) > options.max_optimized_loop_depth ||
-          f.getInstructionCount() > 10 * options.max_optimized_function_size)
+          f.getInstructionCount() > unoptimized_size)
         skipOptimization(f);
   }
-  optimize(module, tm.get(), options.opt_level);
+  optimize(module, tm.get(), options.opt_level, options.budget);
+  if (options.budget != nullptr && !options.budget->check("after LLVM's optimisation")) {
+    *error = options.budget->error();
+    return false;
+  }
   if (options.opt_level > 0) {
     for (llvm::Function& f : module)
       if (!f.isDeclaration() && f.getInstructionCount() > options.max_optimized_function_size)
@@ -174,17 +246,29 @@ bool compileToSharedObject(llvm::Module& module, const CodegenOptions& options,
   const std::string library_path = dir.file("module.so");
   {
     std::error_code ec;
-    llvm::raw_fd_ostream out(object_path, ec, llvm::sys::fs::OF_None);
+    LeakOnUnwind<llvm::raw_fd_ostream> out(
+        std::make_unique<llvm::raw_fd_ostream>(object_path, ec, llvm::sys::fs::OF_None));
     if (ec) {
       *error = "cannot write " + object_path + ": " + ec.message();
       return false;
     }
-    llvm::legacy::PassManager codegen;
-    if (tm->addPassesToEmitFile(codegen, out, nullptr, llvm::CodeGenFileType::ObjectFile)) {
+    LeakOnUnwind<llvm::legacy::PassManager> codegen(std::make_unique<llvm::legacy::PassManager>());
+    if (tm->addPassesToEmitFile(*codegen, *out, nullptr, llvm::CodeGenFileType::ObjectFile)) {
       *error = "the target cannot emit object files";
       return false;
     }
-    codegen.run(module);
+    codegen->run(module);
+    out->close();
+    // Checked and cleared here: a stream destroyed with an error calls report_fatal_error.
+    if (out->has_error()) {
+      *error = "cannot write " + object_path + ": " + out->error().message();
+      out->clear_error();
+      return false;
+    }
+  }
+  if (options.budget != nullptr && !options.budget->check("after code generation")) {
+    *error = options.budget->error();
+    return false;
   }
 
   // The module must stay free of link-time dependencies on RAL: only libc/libm are linked;

@@ -14,6 +14,8 @@ class Module;
 namespace ral {
 namespace compiler {
 
+class MemoryBudget;
+
 struct CodegenOptions {
   int opt_level = 3;            // 0..3
   std::string cpu = "generic";  // "native": the build machine's CPU and features
@@ -24,7 +26,14 @@ struct CodegenOptions {
   // instruction selector.
   unsigned max_optimized_loop_depth = 32;
   size_t max_optimized_function_size = 10000;
+  // Checked after each LLVM optimisation pass and after code generation (null: no limit).
+  MemoryBudget* budget = nullptr;
 };
+
+// Whether LLVM's target for this machine accepts `cpu` as -mcpu: generic, native, or a CPU it
+// knows that runs this machine's (64-bit) code. False with `error` naming the value and a few
+// accepted ones. LLVM itself ends the process on a CPU without 64-bit mode.
+bool checkTargetCpu(const std::string& cpu, std::string* error);
 
 // Optimises `module` in place (it gets the target's triple and data layout), emits an object
 // file and links it into a shared object. False with `error` set on failure.

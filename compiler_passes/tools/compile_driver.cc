@@ -1,29 +1,35 @@
 // compileModel: ral-compile's pipeline from an input file to what --emit asks for.
 #include "compiler_passes/tools/compile_driver.h"
 
-#include <memory>
-#include <string>
+#include <pthread.h>
 
-#include "compiler_passes/gpu_targets.h"
+#include <cstring>
+#include <memory>
+#include <new>
+#include <string>
+#include <vector>
+
 #include "compiler_passes/limits.h"
 #include "compiler_passes/passes.h"
 #include "compiler_passes/tools/codegen.h"
+#include "compiler_passes/tools/compile_options.h"
 #include "compiler_passes/tools/host_symbols.h"
+#include "compiler_passes/tools/llvm_errors.h"
+#include "compiler_passes/tools/memory_budget.h"
 #include "compiler_passes/tools/module_writer.h"
 #include "compiler_passes/type_codes.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
-#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
-#include "llvm/Support/thread.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
@@ -31,6 +37,7 @@
 #include "mlir/Target/LLVMIR/Export.h"
 #include "ral/driver.h"
 #include "ral/file_reader.h"
+#include "ral/file_writer.h"
 
 #if RAL_HAVE_ONNX
 #include "compiler_passes/onnx/importer.h"
@@ -62,6 +69,11 @@ ral::ConstantDef constantOf(mlir::StringAttr name, mlir::DenseElementsAttr value
     for (const llvm::APInt& v : value.getValues<llvm::APInt>()) append(v);
   }
   return c;
+}
+
+// `bytes` in MiB, rounded up.
+std::string mebibytes(uint64_t bytes) {
+  return std::to_string((bytes >> 20) + ((bytes & ((uint64_t{1} << 20) - 1)) != 0));
 }
 
 // Exit codes as every RAL tool (plugins/standalone/tool_main.h): 1 the compile failed, 2 bad
@@ -136,34 +148,106 @@ bool checkHostSymbols(llvm::raw_ostream& os, bool by_name, const std::vector<uin
   return ok;
 }
 
+// What one compile builds that MLIR and LLVM code change: leaked rather than destroyed when an
+// exception unwinds the compile (llvm_errors.h). Members are destroyed in reverse order.
+struct CompileState {
+  CompileState(const mlir::DialectRegistry& registry, llvm::raw_ostream& os)
+      // Single-threaded, so every pass runs on this thread's large stack, not on a pool thread's
+      // (only convert-linalg-to-loops ran per function in parallel).
+      : context(registry, mlir::MLIRContext::Threading::DISABLED),
+        diagnostics(source_mgr, &context, os) {}
+
+  mlir::MLIRContext context;
+  llvm::SourceMgr source_mgr;
+  mlir::SourceMgrDiagnosticHandler diagnostics;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  llvm::LLVMContext llvm_context;
+  std::vector<std::string> llvm_errors;  // LLVM's error diagnostics (routeLlvmDiagnostics)
+  std::unique_ptr<llvm::Module> llvm_module;
+};
+
+// Writes what `print` prints to `path` ("-": stdout) as every RAL output is written: a temporary
+// file renamed into place (ral/file_writer.h).
+int writeText(llvm::raw_ostream& os, const std::string& path,
+              llvm::function_ref<void(llvm::raw_ostream&)> print) {
+  if (path == "-") {
+    print(llvm::outs());
+    llvm::outs().flush();
+    return kCompileOk;
+  }
+  ral::OutputFile file;
+  ral::Status opened = file.open(path);
+  if (!opened.ok()) return fail(os, opened.message());
+  {
+    llvm::raw_fd_ostream out(file.fd(), /*shouldClose=*/false);
+    print(out);
+    out.flush();
+    // Cleared here: a stream destroyed with an error calls report_fatal_error.
+    if (out.has_error()) {
+      const std::string message = out.error().message();
+      out.clear_error();
+      return fail(os, "cannot write '" + path + "': " + message);
+    }
+  }
+  ral::Status committed = file.commit();
+  if (!committed.ok()) return fail(os, committed.message());
+  return kCompileOk;
+}
+
+// Splats are a few bytes in the IR, and every constant is copied when it is written out: those
+// of the constants section into the module file, those left in the code (splats among them) into
+// LLVM globals. With --max-memory they are refused by size before that, naming the largest.
+int checkConstantBytes(mlir::ModuleOp module, uint64_t max_memory, llvm::raw_ostream& os) {
+  if (max_memory == 0) return kCompileOk;
+  uint64_t total = 0, largest = 0;
+  std::string largest_name;
+  auto add = [&](llvm::StringRef name, mlir::Attribute value) {
+    auto elements = mlir::dyn_cast_or_null<mlir::ElementsAttr>(value);
+    if (!elements) return;
+    auto type = mlir::cast<mlir::ShapedType>(elements.getType());
+    if (!type.hasStaticShape() || !type.getElementType().isIntOrIndexOrFloat()) return;
+    const uint64_t bytes =
+        static_cast<uint64_t>(type.getNumElements()) * ((type.getElementTypeBitWidth() + 7) / 8);
+    total += bytes;
+    if (bytes > largest) {
+      largest = bytes;
+      largest_name = name.str();
+    }
+  };
+  if (auto constants = module->getAttrOfType<mlir::ArrayAttr>(mlir::disc_ral::kConstantsAttr))
+    for (mlir::Attribute a : constants) {
+      auto entry = mlir::cast<mlir::DictionaryAttr>(a);
+      add(entry.getAs<mlir::StringAttr>("name").getValue(), entry.get("value"));
+    }
+  for (auto global : module.getOps<mlir::LLVM::GlobalOp>())
+    add(global.getSymName(), global.getValueOrNull());
+  if (total <= max_memory) return kCompileOk;
+  return fail(os, "the module's constants take " + mebibytes(total) +
+                      " MiB, more than --max-memory (" + mebibytes(max_memory) +
+                      " MiB); the largest is @" + largest_name + " (" + mebibytes(largest) +
+                      " MiB): raise --max-memory, or make the model's weights smaller");
+}
+
+// Inline assembly in host code would do what RAL checks a host library cannot (system calls,
+// code outside RAL and libc/libm; checkHostSymbols), and this code generator has no assembler
+// for it. Device kernels are serialized by now and not looked at.
+mlir::LogicalResult refuseInlineAssembly(mlir::ModuleOp module) {
+  mlir::LogicalResult result = mlir::success();
+  for (auto f : module.getOps<mlir::LLVM::LLVMFuncOp>())
+    f.walk([&](mlir::LLVM::InlineAsmOp op) {
+      op.emitError(
+          "inline assembly is not supported: a module's host code may only call RAL and "
+          "libc/libm, which is checked when the module is built");
+      result = mlir::failure();
+    });
+  return result;
+}
+
 int compile(const CompileRequest& r, llvm::raw_ostream& os) {
   const std::string& device = r.device;
   const std::string& emit = r.emit;
   const std::string& input_path = r.input_path;
-  if (device != "cpu" && device != "vulkan" && device != "cuda" && device != "hsa")
-    return fail(os,
-                "--device=" + device +
-                    " is not supported: this build generates code for cpu, vulkan, cuda and hsa",
-                kCompileUsage);
-  const bool gpu = device == "cuda" || device == "hsa";
-  if (!gpu && !r.gpu_arch.empty())
-    return fail(os, "--gpu-arch goes with --device=cuda or --device=hsa", kCompileUsage);
-  if (gpu) {
-    std::vector<std::string> archs;
-    std::string arch_error;
-    if (!mlir::disc_ral::parseGpuArchs(device, r.gpu_arch, &archs, &arch_error))
-      return fail(os, "--gpu-arch: " + arch_error, kCompileUsage);
-  }
-  if (device != "cpu" && !r.kernels)
-    return fail(os,
-                "--device=" + device + " runs every loop as a kernel; --kernels=false is cpu only",
-                kCompileUsage);
-  if (emit != "ralm" && emit != "mlir" && emit != "llvm" && emit != "import")
-    return fail(os, "--emit must be ralm, mlir, llvm or import, got '" + emit + "'", kCompileUsage);
-  if (r.input_format != "auto" && r.input_format != "mlir" && r.input_format != "onnx")
-    return fail(os, "--input-format must be auto, mlir or onnx, got '" + r.input_format + "'",
-                kCompileUsage);
-  if (r.opt_level < 0 || r.opt_level > 3) return fail(os, "-O must be 0..3", kCompileUsage);
+  if (std::string error = checkRequest(r); !error.empty()) return fail(os, error, kCompileUsage);
   std::string out_path = r.output_path;
   if (out_path.empty()) {
     llvm::SmallString<128> p(input_path);
@@ -172,18 +256,40 @@ int compile(const CompileRequest& r, llvm::raw_ostream& os) {
     if (emit == "import" && p == input_path) p += ".import.mlir";
     out_path = std::string(p);
   }
+  // Before any work: a device node, FIFO, directory or another user's file is never an output.
+  if (out_path == "-") {
+    if (emit == "ralm")
+      return fail(os, "-o - (stdout) takes --emit=mlir, llvm or import; a .ralm needs a file",
+                  kCompileUsage);
+  } else if (ral::Status writable = ral::checkOutputFile(out_path); !writable.ok()) {
+    return fail(os, "-o: " + std::string(writable.message()), kCompileUsage);
+  }
+  MemoryBudget budget(r.max_memory);
+  if (!budget.unavailable().empty()) return fail(os, budget.unavailable(), kCompileUsage);
 
   mlir::DialectRegistry registry;
   mlir::disc_ral::registerDialects(registry);
-  // Single-threaded, so every pass runs on this thread's large stack, not on a pool thread's
-  // (only convert-linalg-to-loops ran per function in parallel).
-  mlir::MLIRContext context(registry, mlir::MLIRContext::Threading::DISABLED);
+  LeakOnUnwind<CompileState> state(std::make_unique<CompileState>(registry, os));
+  mlir::MLIRContext& context = state->context;
   // Diagnostics carry file:line:col; a dump of the failing op would only bury them.
   context.printOpOnDiagnostic(false);
   mlir::registerBuiltinDialectTranslation(context);
   mlir::registerLLVMDialectTranslation(context);
-  llvm::SourceMgr source_mgr;
-  mlir::SourceMgrDiagnosticHandler diagnostics(source_mgr, &context, os);
+  routeLlvmDiagnostics(state->llvm_context, &state->llvm_errors, &os);
+  if (budget.limited()) {
+    // Checked after every pass (nested ones included). Once over the limit, the passes left are
+    // skipped (not run: the IR stays as the last pass left it) and the excess is reported below.
+    context.registerActionHandler(
+        [&budget](llvm::function_ref<void()> transform, const mlir::tracing::Action& action) {
+          auto* pass = llvm::dyn_cast<mlir::PassExecutionAction>(&action);
+          if (pass == nullptr) return transform();
+          if (budget.exceeded()) return;
+          transform();
+          llvm::StringRef name = pass->getPass().getArgument();
+          if (name.empty()) name = pass->getPass().getName();
+          budget.check("after pass '" + name.str() + "'");
+        });
+  }
 
   std::string open_error;
   // A directory, FIFO or device is refused before it is read ("-" is stdin, read as given).
@@ -195,7 +301,7 @@ int compile(const CompileRequest& r, llvm::raw_ostream& os) {
   if (!file) return fail(os, open_error, kCompileUsage);
   const bool onnx = r.input_format == "onnx" ||
                     (r.input_format == "auto" && llvm::StringRef(input_path).ends_with(".onnx"));
-  mlir::OwningOpRef<mlir::ModuleOp> module;
+  mlir::OwningOpRef<mlir::ModuleOp>& module = state->module;
   if (onnx) {
 #if !RAL_HAVE_ONNX
     return fail(os,
@@ -207,6 +313,14 @@ int compile(const CompileRequest& r, llvm::raw_ostream& os) {
     mlir::disc_ral::onnx::ImportOptions import;
     import.entry = r.entry;
     import.source_name = input_path;
+    if (budget.limited()) {
+      // No constant may take more than the whole budget; the budget is asked after each node.
+      if (r.max_memory < static_cast<uint64_t>(import.max_constant_bytes))
+        import.max_constant_bytes = static_cast<int64_t>(r.max_memory);
+      import.check_budget = [&budget]() -> std::string {
+        return budget.check("while importing the ONNX model") ? std::string() : budget.error();
+      };
+    }
     mlir::disc_ral::onnx::ImportStatus status;
     module = mlir::disc_ral::onnx::importModel(file->getBuffer(), import, &context, &status);
     if (!module) {
@@ -215,24 +329,19 @@ int compile(const CompileRequest& r, llvm::raw_ostream& os) {
     }
 #endif
   } else {
-    const unsigned buffer_id = source_mgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+    const unsigned buffer_id = state->source_mgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
     // Before the parser recurses into the text.
-    if (mlir::failed(mlir::disc_ral::checkTextNesting(source_mgr, buffer_id, &context)))
+    if (mlir::failed(mlir::disc_ral::checkTextNesting(state->source_mgr, buffer_id, &context)))
       return kCompileFailed;
-    module = mlir::parseSourceFile<mlir::ModuleOp>(source_mgr, mlir::ParserConfig(&context));
+    module = mlir::parseSourceFile<mlir::ModuleOp>(state->source_mgr, mlir::ParserConfig(&context));
     if (!module) return kCompileFailed;  // the diagnostic (file:line:col) is already printed
   }
-  if (emit == "import") {
-    std::string error;
-    auto out = mlir::openOutputFile(out_path, &error);
-    if (!out) return fail(os, error);
-    module->print(out->os());
-    out->keep();
-    return kCompileOk;
-  }
+  if (!budget.check("after reading the model")) return fail(os, budget.error());
+  if (emit == "import")
+    return writeText(os, out_path, [&](llvm::raw_ostream& out) { module->print(out); });
 
   ral::compiler::CompiledModule compiled;
-  compiled.name = r.module_name.empty() ? llvm::sys::path::stem(input_path).str() : r.module_name;
+  compiled.name = r.module_name.empty() ? defaultModuleName(input_path) : r.module_name;
   compiled.entry_symbol = "ral_entry";
   // Inputs and outputs live where the code runs; a host copies its tensors there.
   const ral::DeviceKind data_device = device == "vulkan" ? ral::DeviceKind::kVulkan
@@ -252,7 +361,7 @@ int compile(const CompileRequest& r, llvm::raw_ostream& os) {
     }
   }
 
-  mlir::PassManager pm(&context);
+  LeakOnUnwind<mlir::PassManager> pm(std::make_unique<mlir::PassManager>(&context));
   mlir::disc_ral::PipelineOptions options;
   options.entry = r.entry;
   options.entry_symbol = compiled.entry_symbol;
@@ -271,8 +380,13 @@ int compile(const CompileRequest& r, llvm::raw_ostream& os) {
     options.inline_f32_math = "";
   else
     options.inline_f32_math = r.inline_f32_math;
-  mlir::disc_ral::buildCompilePipeline(pm, options);
-  if (mlir::failed(pm.run(*module))) return kCompileFailed;
+  mlir::disc_ral::buildCompilePipeline(*pm, options);
+  const bool ran = mlir::succeeded(pm->run(*module));
+  if (budget.exceeded()) return fail(os, budget.error());
+  if (!ran) return kCompileFailed;
+  if (mlir::failed(refuseInlineAssembly(*module))) return kCompileFailed;
+
+  if (int rc = checkConstantBytes(*module, r.max_memory, os); rc != kCompileOk) return rc;
 
   if (auto imports = (*module)->getAttrOfType<mlir::ArrayAttr>(mlir::disc_ral::kImportsAttr)) {
     for (mlir::Attribute a : imports)
@@ -319,22 +433,17 @@ int compile(const CompileRequest& r, llvm::raw_ostream& os) {
                                               entry.getAs<mlir::DenseElementsAttr>("value")));
     }
     (*module)->removeAttr(mlir::disc_ral::kConstantsAttr);
+    if (!budget.check("after collecting the module's constants")) return fail(os, budget.error());
   }
 
-  if (emit == "mlir") {
-    std::string error;
-    auto out = mlir::openOutputFile(out_path, &error);
-    if (!out) return fail(os, error);
-    module->print(out->os());
-    out->keep();
-    return 0;
-  }
+  if (emit == "mlir")
+    return writeText(os, out_path, [&](llvm::raw_ostream& out) { module->print(out); });
 
   const llvm::StringMap<mlir::Location> call_sites = declaredCallSites(*module);
-  llvm::LLVMContext llvm_context;
-  std::unique_ptr<llvm::Module> llvm_module =
-      mlir::translateModuleToLLVMIR(*module, llvm_context, compiled.name);
+  std::unique_ptr<llvm::Module>& llvm_module = state->llvm_module;
+  llvm_module = mlir::translateModuleToLLVMIR(*module, state->llvm_context, compiled.name);
   if (!llvm_module) return fail(os, "translation to LLVM IR failed");
+  if (!budget.check("after translation to LLVM IR")) return fail(os, budget.error());
 
   ral::compiler::CodegenOptions codegen;
   codegen.opt_level = r.opt_level;
@@ -342,37 +451,90 @@ int compile(const CompileRequest& r, llvm::raw_ostream& os) {
   codegen.linker = RAL_LINKER_DRIVER;
   codegen.max_optimized_loop_depth = r.max_optimized_loop_depth;
   codegen.max_optimized_function_size = r.max_optimized_function_size;
+  codegen.budget = &budget;
   std::string error;
-  if (!ral::compiler::compileToSharedObject(*llvm_module, codegen, &compiled.host_library, &error))
-    return fail(os, error);
-  if (!checkHostSymbols(os, r.by_name, compiled.host_library, call_sites)) return kCompileFailed;
-  if (emit == "llvm") {
-    auto out = mlir::openOutputFile(out_path, &error);
-    if (!out) return fail(os, error);
-    llvm_module->print(out->os(), nullptr);
-    out->keep();
-    return 0;
+  const bool generated =
+      ral::compiler::compileToSharedObject(*llvm_module, codegen, &compiled.host_library, &error);
+  // LLVM's error diagnostics first: code generation goes on after one, and what fails later (the
+  // link) is only a consequence.
+  if (!state->llvm_errors.empty()) {
+    for (const std::string& e : state->llvm_errors) fail(os, e);
+    return kCompileFailed;
   }
+  if (!generated) return fail(os, error);
+  if (!checkHostSymbols(os, r.by_name, compiled.host_library, call_sites)) return kCompileFailed;
+  if (emit == "llvm")
+    return writeText(os, out_path,
+                     [&](llvm::raw_ostream& out) { llvm_module->print(out, nullptr); });
 
   ral::Status status = ral::compiler::writeModuleFile(compiled, out_path);
   if (!status.ok()) return fail(os, "cannot write " + out_path + ": " + status.toString());
   return 0;
 }
 
+// What an exception that reached compileModel means for the caller. The compile's state was
+// leaked, not destroyed (llvm_errors.h).
+int reportFatalError(const LlvmFatalError& e, llvm::raw_ostream& os) {
+  return fail(os,
+              llvm::Twine("LLVM could not compile this module: ") + e.what() +
+                  " (an internal error: please report it with the model; the process can go on "
+                  "compiling)",
+              kCompileInternal);
+}
+
+int reportOutOfMemory(const CompileRequest& r, llvm::raw_ostream& os) {
+  if (r.max_memory == 0) return fail(os, "out of memory");
+  return fail(os, "out of memory (with --max-memory=" + mebibytes(r.max_memory) +
+                      "M; ral-compile limits its address space to a little more than that)");
+}
+
 }  // namespace
 
 int compileModel(const CompileRequest& request, llvm::raw_ostream& diagnostics) {
-  return compile(request, diagnostics);
+  installLlvmErrorHandlers();
+  CompileThreadScope scope;
+  try {
+    return compile(request, diagnostics);
+  } catch (const LlvmFatalError& e) {
+    return reportFatalError(e, diagnostics);
+  } catch (const std::bad_alloc&) {
+    return reportOutOfMemory(request, diagnostics);
+  }
 }
 
-void runOnCompileThread(const std::function<void()>& body) {
+namespace {
+
+void* runBody(void* body) {
+  (*static_cast<const std::function<void()>*>(body))();
+  return nullptr;
+}
+
+}  // namespace
+
+bool runOnCompileThread(const std::function<void()>& body, std::string* error) {
   // The parser, the verifier, the printer and many passes recurse once per level of nesting, and
   // LLVM's optimizers on long use-def chains and deep loop nests. Text beyond kMaxNestingDepth is
   // refused before parsing, but MLIR bytecode can only be checked once parsed, and recursion in
   // LLVM has no limit of ours: the compile runs on a thread with this much stack, reserved rather
-  // than committed (only the pages touched count), where the main thread has 8 MiB.
-  llvm::thread worker(std::optional<unsigned>(kCompileStackBytes), body);
-  worker.join();
+  // than committed (only the pages touched count), where the main thread has 8 MiB. Started with
+  // pthreads directly: llvm::thread ends the process when the thread cannot be created.
+  pthread_attr_t attributes;
+  int rc = pthread_attr_init(&attributes);
+  if (rc == 0) {
+    rc = pthread_attr_setstacksize(&attributes, kCompileStackBytes);
+    pthread_t thread;
+    if (rc == 0)
+      rc =
+          pthread_create(&thread, &attributes, &runBody, const_cast<std::function<void()>*>(&body));
+    pthread_attr_destroy(&attributes);
+    if (rc == 0) {
+      pthread_join(thread, nullptr);
+      return true;
+    }
+  }
+  *error = "cannot start a compile thread with " + std::to_string(kCompileStackBytes >> 20) +
+           " MiB of stack: " + std::strerror(rc);
+  return false;
 }
 
 }  // namespace compiler

@@ -40,6 +40,9 @@ struct CompileRequest {
   unsigned max_optimized_loop_depth = 32;
   size_t max_optimized_function_size = 10000;
   std::string mcpu = "generic";
+  // Bytes the compile's memory may grow by (memory_budget.h has what is measured and how
+  // coarsely); 0: no limit. ral-compile also limits its address space by it.
+  uint64_t max_memory = 0;
 };
 
 // Exit codes, as every RAL tool's (plugins/standalone/tool_main.h) plus one of the compiler's.
@@ -52,12 +55,18 @@ inline constexpr int kCompileInternal = 4;
 inline constexpr int kCompileUnsupported = 5;
 
 // Compiles per `request`, writing every diagnostic (file:line:col or ONNX node names) to
-// `diagnostics`. Returns one of the exit codes above.
+// `diagnostics`. Returns one of the exit codes above. Option values are checked before anything
+// else (kCompileUsage), and so is the output path: only a regular file or a new path is written
+// (ral/file_writer.h). Nothing that happens inside ends the calling process: LLVM's fatal errors
+// are kCompileInternal and a failed allocation kCompileFailed ("out of memory"), after which the
+// compile's IR is leaked rather than destroyed (llvm_errors.h).
 int compileModel(const CompileRequest& request, llvm::raw_ostream& diagnostics);
 
 // Runs `body` on a thread with kCompileStackBytes of stack (reserved, not committed) and waits.
+// False, with `error` set, when the thread cannot be started (`body` did not run). `body` must
+// not throw.
 inline constexpr unsigned kCompileStackBytes = 256u << 20;
-void runOnCompileThread(const std::function<void()>& body);
+bool runOnCompileThread(const std::function<void()>& body, std::string* error);
 
 }  // namespace compiler
 }  // namespace ral

@@ -9,6 +9,8 @@
 #include <string>
 
 #include "compiler_passes/tools/compile_driver.h"
+#include "compiler_passes/tools/compile_options.h"
+#include "compiler_passes/tools/memory_budget.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -22,14 +24,6 @@ bool parseBool(llvm::StringRef value, bool* out) {
   return false;
 }
 
-template <typename T>
-bool parseInt(llvm::StringRef value, T* out) {
-  long long v;
-  if (value.getAsInteger(10, v)) return false;
-  *out = static_cast<T>(v);
-  return true;
-}
-
 // Applies one --name[=value] flag; false with `error` set for an unknown flag or a bad value.
 bool applyFlag(llvm::StringRef flag, CompileRequest* r, std::string* error) {
   if (!flag.consume_front("--") && !flag.consume_front("-")) {
@@ -38,6 +32,11 @@ bool applyFlag(llvm::StringRef flag, CompileRequest* r, std::string* error) {
   }
   auto [name, value] = flag.split('=');
   bool ok = true;
+  // Decimal, within the field's range: "-O=4294967299" is an error, not -O3.
+  auto integer = [&](auto* field) {
+    return ral::compiler::parseIntegerOption((name.size() == 1 ? "-" : "--") + name.str(), value,
+                                             field, error);
+  };
   if (name == "device")
     r->device = value.str();
   else if (name == "gpu-arch")
@@ -49,7 +48,7 @@ bool applyFlag(llvm::StringRef flag, CompileRequest* r, std::string* error) {
   else if (name == "kernels")
     ok = parseBool(value, &r->kernels);
   else if (name == "constant-min-bytes")
-    ok = parseInt(value, &r->constant_min_bytes);
+    return integer(&r->constant_min_bytes);
   else if (name == "entry")
     r->entry = value.str();
   else if (name == "name")
@@ -59,20 +58,28 @@ bool applyFlag(llvm::StringRef flag, CompileRequest* r, std::string* error) {
   else if (name == "input-format")
     r->input_format = value.str();
   else if (name == "O")
-    ok = parseInt(value, &r->opt_level);
+    return integer(&r->opt_level);
   else if (name.starts_with("O") && name.size() == 2)
-    ok = parseInt(name.drop_front(), &r->opt_level);
+    return ral::compiler::parseIntegerOption("-O", name.drop_front(), &r->opt_level, error);
   else if (name == "max-optimized-loop-depth")
-    ok = parseInt(value, &r->max_optimized_loop_depth);
+    return integer(&r->max_optimized_loop_depth);
   else if (name == "max-optimized-function-size")
-    ok = parseInt(value, &r->max_optimized_function_size);
+    return integer(&r->max_optimized_function_size);
   else if (name == "mcpu")
     r->mcpu = value.str();
-  else {
+  else if (name == "max-memory") {
+    std::string size_error;
+    if (!ral::compiler::parseByteSize(value.str(), &r->max_memory, &size_error)) {
+      *error = "--max-memory: " + size_error;
+      return false;
+    }
+  } else {
     *error = "unknown option '--" + name.str() + "'";
     return false;
   }
-  if (!ok) *error = "bad value '" + value.str() + "' for --" + name.str();
+  if (!ok)
+    *error = "bad value " + ral::compiler::quoted(value) + " for --" + name.str() +
+             " (see ral-compile --help)";
   return ok;
 }
 
@@ -112,17 +119,27 @@ extern "C" int ral_compiler_compile(const char* input_path, const char* output_p
       }
     }
     if (rc == ral::compiler::kCompileOk) {
-      ral::compiler::runOnCompileThread([&] {
-        try {
-          rc = ral::compiler::compileModel(request, os);
-        } catch (const std::bad_alloc&) {
-          os << "ral-compile: error: out of memory\n";
-          rc = ral::compiler::kCompileFailed;
-        } catch (const std::exception& e) {
-          os << "ral-compile: error: internal error (please report): " << e.what() << "\n";
-          rc = ral::compiler::kCompileInternal;
-        }
-      });
+      std::string thread_error;
+      const bool started = ral::compiler::runOnCompileThread(
+          [&] {
+            try {
+              rc = ral::compiler::compileModel(request, os);
+            } catch (const std::bad_alloc&) {
+              os << "ral-compile: error: out of memory\n";
+              rc = ral::compiler::kCompileFailed;
+            } catch (const std::exception& e) {
+              os << "ral-compile: error: internal error (please report): " << e.what() << "\n";
+              rc = ral::compiler::kCompileInternal;
+            } catch (...) {
+              os << "ral-compile: error: internal error (please report): unknown exception\n";
+              rc = ral::compiler::kCompileInternal;
+            }
+          },
+          &thread_error);
+      if (!started) {
+        os << "ral-compile: error: " << thread_error << "\n";
+        rc = ral::compiler::kCompileFailed;
+      }
     }
     os.flush();
   } catch (...) {

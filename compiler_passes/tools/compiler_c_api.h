@@ -11,10 +11,18 @@ extern "C" {
 
 /* Compiles like `ral-compile <input_path> -o <output_path> <options>`. `options` is a
  * space-separated list of ral-compile's flags, each --name=value or --name (a boolean), NULL for
- * none: "--device=cpu --name=mlp --emit=import". Returns ral-compile's exit code (0 compiled, 1
- * failed, 2 bad usage or unreadable input, 4 internal error, 5 an ONNX operator, attribute or
- * type the importer does not handle). *diagnostics, when diagnostics is not NULL, receives every
- * message as one malloc'ed NUL-terminated text (NULL when there is none). */
+ * none: "--device=cpu --name=mlp --emit=import --max-memory=2G". Integers are decimal and must fit
+ * the option's range. Returns ral-compile's exit code (0 compiled, 1 failed, out of memory or over
+ * --max-memory, 2 bad usage, an unreadable input or an output that is not a regular file, 4
+ * internal error, LLVM's fatal errors included, 5 an ONNX operator, attribute or type the importer
+ * does not handle). *diagnostics, when diagnostics is not NULL, receives every message as one
+ * malloc'ed NUL-terminated text (NULL when there is none).
+ *
+ * No input or option ends the calling process: LLVM's fatal errors and out-of-memory reports on
+ * the compile's thread become the error results above (that compile's IR is then leaked, not
+ * freed), and the process can compile again. --max-memory bounds the compile by the growth of
+ * the whole process's resident memory, checked between passes (see ral-compile --help); it does
+ * not limit the address space, as ral-compile does. */
 int ral_compiler_compile(const char* input_path, const char* output_path, const char* options,
                          char** diagnostics);
 

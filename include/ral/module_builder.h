@@ -39,8 +39,10 @@ class ModuleBuilder {
 
   // Checks the spec with the loader's rules (except the ABI version) and serialises it.
   StatusOr<std::vector<uint8_t>> build() const;
-  // build(), then writes `path` (via a sibling file renamed into place, so readers never see a
-  // half-written module).
+  // build(), then writes `path` (via a new sibling file renamed into place, so readers never see
+  // a half-written module). Only a regular file, a new path or a link to the user's own regular
+  // file is written: a device, FIFO, directory or another user's file is refused
+  // (InvalidArgument) before anything is built.
   Status writeFile(const std::string& path) const;
 
   // Serialises without any check: for tests that need files the loader must refuse.

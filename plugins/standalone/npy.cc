@@ -1,13 +1,13 @@
 #include "plugins/standalone/npy.h"
 
 #include <cctype>
-#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <string>
 #include <string_view>
 
 #include "ral/file_reader.h"
+#include "ral/file_writer.h"
 #include "ral/memref.h"
 
 namespace ral::cli {
@@ -280,11 +280,7 @@ StatusOr<std::vector<uint8_t>> encodeNpy(const HostTensor& t) {
 
 Status writeNpy(const std::string& path, const HostTensor& t) {
   RAL_ASSIGN_OR_RETURN(auto bytes, encodeNpy(t));
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (f == nullptr) return unavailable("cannot write '", path, "': ", std::strerror(errno));
-  const bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
-  if (std::fclose(f) != 0 || !ok) return unavailable("cannot write '", path, "'");
-  return Status();
+  return writeFileAtomically(path, bytes.data(), bytes.size());
 }
 
 }  // namespace ral::cli

@@ -18,6 +18,7 @@ StatusOr<HostTensor> readNpy(const std::string& path);
 
 // Writes a dense row-major .npy (version 1.0). bf16 has no NumPy type: Unsupported.
 StatusOr<std::vector<uint8_t>> encodeNpy(const HostTensor& t);
+// Writes it to `path` as ral/file_writer.h writes outputs: only a regular file or a new path.
 Status writeNpy(const std::string& path, const HostTensor& t);
 
 }  // namespace ral::cli

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "plugins/standalone/tool_main.h"
+#include "ral/file_writer.h"
 #include "ral/module.h"
 #include "ral/registry.h"
 #include "ral/standalone_context.h"
@@ -40,12 +41,15 @@ int extractExecutable(const ral::Module& m, const std::string& name, const std::
                  name.c_str(), target.c_str(), targets.c_str());
     return 2;
   }
-  std::FILE* f = std::fopen(output.c_str(), "wb");
-  const bool written =
-      f != nullptr && std::fwrite(chosen->data, 1, chosen->size, f) == chosen->size;
-  if (f != nullptr && std::fclose(f) != 0) f = nullptr;
-  if (!written || f == nullptr) {
-    std::fprintf(stderr, "ral-inspect: error: cannot write %s\n", output.c_str());
+  // A device, FIFO, directory or another user's file is refused as a usage error.
+  const ral::Status writable = ral::checkOutputFile(output);
+  if (!writable.ok()) {
+    std::fprintf(stderr, "ral-inspect: error: --output %s\n", writable.toString().c_str());
+    return 2;
+  }
+  const ral::Status written = ral::writeFileAtomically(output, chosen->data, chosen->size);
+  if (!written.ok()) {
+    std::fprintf(stderr, "ral-inspect: error: %s\n", written.toString().c_str());
     return 1;
   }
   return 0;

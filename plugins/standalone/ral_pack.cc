@@ -15,6 +15,7 @@
 #include "plugins/standalone/npy.h"
 #include "plugins/standalone/tool_main.h"
 #include "ral/file_reader.h"
+#include "ral/file_writer.h"
 #include "ral/host_library.h"
 #include "ral/module_builder.h"
 
@@ -122,6 +123,10 @@ int runMain(int argc, char** argv) {
     std::fprintf(stderr, "ral-pack: error: %s (see --help)\n", e.what());
     return 2;
   }
+
+  // Before any input is read: a device, FIFO, directory or another user's file is not an output.
+  Status writable = ral::checkOutputFile(out);
+  if (!writable.ok()) return fail(writable);
 
   ral::ModuleBuilder b(name);
   b.setEntry(entry).setAbiVersion(abi);

@@ -35,6 +35,7 @@
 #include "ral/context.h"
 #include "ral/device_uri.h"
 #include "ral/driver.h"
+#include "ral/file_writer.h"
 #include "ral/standalone_context.h"
 
 namespace {
@@ -270,9 +271,13 @@ int runMain(int argc, char** argv) {
     return fail(kExitUsage, "module '" + module.name() + "' has " +
                                 std::to_string(module.outputs().size()) +
                                 " output(s); too many --output or --expected_output");
-  for (const auto& o : outputs)
+  for (const auto& o : outputs) {
     if (o.size() < 2 || o[0] != '@')
       return fail(kExitUsage, "bad --output '" + o + "': expected @file.npy");
+    // Before running: a device, FIFO or another user's file is refused (ral/file_writer.h).
+    Status writable = ral::checkOutputFile(o.substr(1));
+    if (!writable.ok()) return fail(kExitUsage, "--output " + writable.toString());
+  }
 
   std::vector<HostTensor> values;
   for (size_t i = 0; i < inputs.size(); ++i) {

@@ -12,6 +12,7 @@ import os
 import resource
 import subprocess
 import sys
+import time
 
 # compiler_passes/limits.h
 MAX_NESTING = 256
@@ -311,6 +312,73 @@ func.func @main(%a: memref<4xf32>) -> memref<4xf32> {
 """, "'memref.alloca' op allocates 'memref<1048576xf32>' on the stack, more than 65536 bytes")
 
 
+def case_options(r):
+    """ral-compile's own command line: option values LLVM aborted on and integers that wrapped
+    are usage errors (exit 2, one line); --max-memory bounds the compile, and also limits the
+    address space of the process (RLIMIT_AS). The same checks in process: in_process_test.py."""
+    source = r.write("options.mlir", simple_main())
+    module = r.path("options.ralm")
+    for flags, message in [
+            (["-O=4294967299"], "-O='4294967299' is not a decimal integer"),
+            (["-O5"], "-O must be 0..3, got 5"),
+            (["--max-optimized-loop-depth=-1"], "--max-optimized-loop-depth='-1' is not"),
+            (["--max-optimized-function-size=99999999999999999999"], "is not a decimal integer"),
+            (["--constant-min-bytes=-7"], "--constant-min-bytes must be 0 or more"),
+            (["--mcpu=bogus"], "--mcpu='bogus' is not a CPU that LLVM knows"),
+            (["--mcpu=i686"], "--mcpu='i686' cannot run the 64-bit code"),
+            (["--max-memory=lots"], "--max-memory: 'lots' is not a size in bytes"),
+            (["--entry=a b"], "--entry='a b' is not a function name"),
+            (["--inline-f32-math=exp,sqrt"], "unknown op 'sqrt'"),
+            (["--no-such-flag"], "Unknown command line argument '--no-such-flag'"),
+            # LLVM's own options: --stop-after=<unknown pass> was a report_fatal_error.
+            (["--stop-after=no-such-pass"], "--stop-after is one of LLVM's own options"),
+            (["--print-after-all"], "--print-after-all is one of LLVM's own options")]:
+        if os.path.exists(module):
+            os.remove(module)
+        rc, out = r.run([r.args.ral_compile, source, "-o", module] + flags)
+        lines = [l for l in out.splitlines() if l.strip()]
+        r.check(rc == 2 and message in out and len(lines) == 1 and
+                lines[0].startswith("ral-compile: error: ") and "LLVM ERROR" not in out and
+                not os.path.exists(module),
+                "ral-compile %s: exit 2, one line with '%s'" % (" ".join(flags), message), out)
+    r.expect_compile_error("options_budget.mlir", simple_main(),
+                           "the compile exceeded its memory limit of 1 MiB", "--max-memory=1K")
+    r.expect_compile_error("options_splat.mlir", """memref.global "private" constant @w : memref<100000000xf32> = dense<2.0>
+func.func @main(%a: memref<4xf32>) -> memref<4xf32> {
+  %g = memref.get_global @w : memref<100000000xf32>
+  %c0 = arith.constant 0 : index
+  %v = memref.load %g[%c0] : memref<100000000xf32>
+  %m = memref.alloc() : memref<4xf32>
+  memref.copy %a, %m : memref<4xf32> to memref<4xf32>
+  memref.store %v, %m[%c0] : memref<4xf32>
+  return %m : memref<4xf32>
+}
+""", "the module's constants take 382 MiB, more than --max-memory (64 MiB); the largest is @w",
+                           "--max-memory=64M")
+    r.expect_run("options_ok.mlir", simple_main(), ["4xf32=1,2,3,4"], "output 0: 4xf32=1,2,3,4",
+                 "--max-memory=2G", "--mcpu=x86-64-v2", "-O=2")
+    # The hard bound: read from /proc while a long compile runs.
+    source = r.write("options_long.mlir", straight_line(20000))
+    p = subprocess.Popen([r.args.ral_compile, source, "-o", r.path("options_long.ralm"),
+                          "--max-memory=2G"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    limit = None
+    while p.poll() is None and limit is None:
+        try:
+            with open("/proc/%d/limits" % p.pid) as f:
+                for line in f:
+                    if line.startswith("Max address space"):
+                        soft = line.split()[3]
+                        if soft != "unlimited" and int(soft) > (2 << 30):
+                            limit = int(soft)
+        except (OSError, ValueError):
+            pass
+        time.sleep(0.01)
+    err = p.communicate()[1].decode(errors="replace")
+    r.check(p.returncode == 0, "a compile within --max-memory=2G succeeds", err)
+    r.check(limit is not None and limit < (8 << 30),
+            "--max-memory=2G limits ral-compile's address space (%s bytes)" % limit)
+
+
 CASES = {
     "nesting_if": lambda r: case_nesting(r, "if"),
     "nesting_for": lambda r: case_nesting(r, "for"),
@@ -319,6 +387,7 @@ CASES = {
     "long_function": case_long_function,
     "sizes": case_sizes,
     "unusual": case_unusual,
+    "options": case_options,
 }
 
 

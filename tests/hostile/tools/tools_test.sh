@@ -91,7 +91,7 @@ pack_files)
   expect 2 "is not defined" "$PACK" --host-library="$M/add_r2.so" --name=x --entry=nope \
     --input=?x?xf32 --input=?x?xf32 --output=?x?xf32 -o x.ralm
   [ ! -e x.ralm ] || fail "a refused pack left a module file"
-  expect 1 "cannot rename" "$PACK" --host-library="$M/add_r2.so" --name=x \
+  expect 2 "is a directory" "$PACK" --host-library="$M/add_r2.so" --name=x \
     --input=?x?xf32 --input=?x?xf32 --output=?x?xf32 -o dir
   ;;
 compile_files)
@@ -101,6 +101,77 @@ compile_files)
   done
   expect 2 "is a directory" "$COMPILE" dir -o x.ralm
   expect 2 "is a character device" "$COMPILE" /dev/zero -o x.ralm
+  ;;
+output_files)
+  # Every tool's output (ral-compile for each --emit, ral-pack, ral-run --output, ral-inspect
+  # --output) as a FIFO, a directory, a dangling link, a link to a FIFO, and as root a device
+  # node with /dev/null's numbers and a link planted to another user's file, all made here (never
+  # the machine's own): each refused before any work (exit 2) and left exactly as it was, with no
+  # temporary file behind. A link to one's own regular file is written through, the link kept.
+  printf '%s\n' 'func.func @main(%a: memref<4xf32>) -> memref<4xf32> {' \
+    '  %m = memref.alloc() : memref<4xf32>' \
+    '  memref.copy %a, %m : memref<4xf32> to memref<4xf32>' \
+    '  return %m : memref<4xf32>' '}' >model.mlir
+  head -c 64 /dev/urandom >k.bin
+  "$PACK" --host-library="$M/add_r2.so" --name=k --input=?x?xf32 --input=?x?xf32 \
+    --output=?x?xf32 --executable=k:spirv:@k.bin:main=1x1x1 -o k.ralm 2>err.txt || fail "pack: $(cat err.txt)"
+  ln -s missing-target dangling
+  ln -s fifo link-to-fifo
+  OUTS=(fifo dir dangling link-to-fifo)
+  declare -A WHY=([fifo]="is a FIFO" [dir]="is a directory" [dangling]="symbolic link to a missing file"
+                  [link-to-fifo]="which is a FIFO" [null]="is a character device"
+                  [planted]="belongs to user 65534")
+  if [ "$(id -u)" -eq 0 ]; then
+    read -r major minor < <(stat -c '%t %T' /dev/null)
+    if mknod null c $((16#$major)) $((16#$minor)) 2>/dev/null; then OUTS+=(null)
+    else echo "mknod refused here (no CAP_MKNOD): the device node case is skipped"; fi
+    echo precious >theirs && chown 65534:65534 theirs && ln -s "$PWD/theirs" planted && OUTS+=(planted)
+  else
+    echo "not root: the device node and other-user cases are skipped (mknod and chown need root)"
+  fi
+  for o in "${OUTS[@]}"; do
+    expect 2 "${WHY[$o]}" "$PACK" --host-library="$M/add_r2.so" --name=x --input=?x?xf32 \
+      --input=?x?xf32 --output=?x?xf32 -o "$o"
+    expect 2 "${WHY[$o]}" "$RUN" "$M/add_r2.ralm" "${ADD[@]}" --output=@"$o"
+    expect 2 "${WHY[$o]}" "$INSPECT" k.ralm --extract k --output "$o"
+    if [ "$COMPILE" != "-" ]; then
+      for emit in ralm mlir llvm import; do
+        expect 2 "${WHY[$o]}" "$COMPILE" model.mlir --emit=$emit -o "$o"
+      done
+    fi
+  done
+  [ -p fifo ] && [ -d dir ] && [ -L dangling ] && [ ! -e missing-target ] && [ -L link-to-fifo ] ||
+    fail "a refused output was changed: $(ls -la)"
+  if [ -e null ]; then
+    [ -c null ] && [ "$(stat -c '%t %T' null)" = "$major $minor" ] || fail "the device node was replaced"
+  fi
+  if [ -e theirs ]; then
+    [ "$(cat theirs)" = precious ] && [ "$(stat -c %u theirs)" = 65534 ] || fail "another user's file was written"
+  fi
+  ! ls -A | grep -q '\.tmp$\|\.partial$' || fail "a temporary file was left: $(ls -A)"
+  # Written through a link to one's own file; a planted <out>.partial link is neither followed nor
+  # in the way.
+  echo old >mine && ln -s mine mylink
+  echo intact >victim && ln -s victim x.ralm.partial
+  ok() { timeout 120 "$@" >out.txt 2>err.txt || fail "exit $?: $*; $(cat err.txt)"; }
+  ok "$PACK" --host-library="$M/add_r2.so" --name=x --input=?x?xf32 --input=?x?xf32 \
+    --output=?x?xf32 -o x.ralm
+  [ "$(cat victim)" = intact ] || fail "the write followed a planted .partial link"
+  ok "$PACK" --host-library="$M/add_r2.so" --name=x --input=?x?xf32 --input=?x?xf32 \
+    --output=?x?xf32 -o mylink
+  [ -L mylink ] && cmp -s mine x.ralm || fail "ral-pack did not write through the link to mine"
+  ok "$RUN" "$M/add_r2.ralm" "${ADD[@]}" --output=@mylink
+  [ -L mylink ] && [ "$(head -c 6 mine | tail -c 5)" = NUMPY ] || fail "ral-run did not write through the link"
+  ok "$INSPECT" k.ralm --extract k --output mylink
+  [ -L mylink ] && cmp -s mine k.bin || fail "ral-inspect did not write through the link"
+  if [ "$COMPILE" != "-" ]; then
+    ok "$COMPILE" model.mlir --emit=import -o mylink
+    [ -L mylink ] && grep -q "func.func @main" mine || fail "ral-compile did not write through the link"
+    ok "$COMPILE" model.mlir -o mylink
+    [ -L mylink ] && ok "$RUN" mine --input=4xf32=1,2,3,4
+    grep -q "4xf32=1,2,3,4" out.txt || fail "the module written through the link does not run: $(cat out.txt)"
+  fi
+  ! ls -A | grep -q '\.tmp$' || fail "a temporary file was left: $(ls -A)"
   ;;
 limits)
   # Benchmarks of any length keep bounded memory; threads the system refuses end cleanly.
@@ -112,6 +183,20 @@ limits)
   expect 2 "--threads must be in 1..1024" "$RUN" "$M/add_r2.ralm" "${ADD[@]}" --benchmark=1 --threads=5000
   expect 2 "--benchmark must be >= 0" "$RUN" "$M/add_r2.ralm" "${ADD[@]}" --benchmark=-1
   expect 2 "see --help" "$RUN" "$M/add_r2.ralm" "${ADD[@]}" --benchmark=99999999999999999999
+  # ral-compile out of memory: 1.6 GB of one constant (LLVM materializes splats) under a 1.5 GB
+  # address space, which used to end in LLVM's out-of-memory handler and abort (134).
+  if [ "$COMPILE" != "-" ]; then
+    printf '%s\n' 'memref.global "private" constant @w : memref<400000000xf32> = dense<2.0>' \
+      'func.func @main(%a: memref<4xf32>) -> memref<4xf32> {' \
+      '  %g = memref.get_global @w : memref<400000000xf32>' '  %c0 = arith.constant 0 : index' \
+      '  %v = memref.load %g[%c0] : memref<400000000xf32>' '  %m = memref.alloc() : memref<4xf32>' \
+      '  memref.copy %a, %m : memref<4xf32> to memref<4xf32>' \
+      '  memref.store %v, %m[%c0] : memref<4xf32>' '  return %m : memref<4xf32>' '}' >splat.mlir
+    ! limited || ( ulimit -v 1500000; expect 1 "out of memory" "$COMPILE" splat.mlir -o x.ralm ) || exit 1
+    expect 1 "the module's constants take 1526 MiB, more than --max-memory (256 MiB)" \
+      "$COMPILE" splat.mlir --max-memory=256M -o x.ralm
+    [ ! -e x.ralm ] || fail "a failed compile left a module file"
+  fi
   ;;
 *) fail "unknown case" ;;
 esac
