@@ -114,3 +114,28 @@ def test_model_raising_on_its_example_keeps_its_exception(cache, still_works):
     with pytest.raises(KeyError, match="the model's own error"):
         ral_torch.compile(Raises(), torch.randn(2, 2), cache_dir=cache)
     still_works()
+
+
+class Wide(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(1024, 1024)  # 4 MiB of weights
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+def test_max_memory_bounds_the_compile(tmp_path, still_works):
+    model = Wide().eval()
+    x = torch.randn(2, 1024)
+    with pytest.raises(ral_torch.CompileError) as info:
+        ral_torch.compile(model, x, cache_dir=str(tmp_path), max_memory="1M")
+    assert "bytes" in str(info.value) and "Wide" in str(info.value)
+    compiled = ral_torch.compile(model, x, cache_dir=str(tmp_path), max_memory=1 << 30)
+    assert torch.allclose(compiled(x), model(x), rtol=1e-4, atol=1e-4)
+    for bad in (-5, "4 G", "", True, 1.5):
+        with pytest.raises(ValueError, match="max_memory"):
+            ral_torch.compile(model, x, cache_dir=str(tmp_path), max_memory=bad)
+    with pytest.raises(ral_torch.CompileError, match="max-memory"):
+        ral_torch.compile(model, x, cache_dir=str(tmp_path), max_memory="lots")
+    still_works()

@@ -92,7 +92,8 @@ def _cpu_fingerprint() -> str:
 
 
 def compile(module: torch.nn.Module, example_inputs, dynamic_dims=None, fallback: bool = False,
-            device: str = "cpu", opset: Optional[int] = None, cache_dir=None) -> "CompiledModule":
+            device: str = "cpu", opset: Optional[int] = None, cache_dir=None,
+            max_memory=None) -> "CompiledModule":
     """Compiles `module` for `device` with RAL and returns a CompiledModule computing the same.
 
     example_inputs: a tensor or a tuple of tensors, the leading positional arguments of forward()
@@ -108,6 +109,11 @@ def compile(module: torch.nn.Module, example_inputs, dynamic_dims=None, fallback
     opset: the ONNX opset to export with (None: torch's default).
     cache_dir: where compiled modules are kept (None: $RAL_CACHE_DIR, else ~/.cache/ral); a module
         exported to the same ONNX bytes for the same device and compiler is not compiled again.
+    max_memory: bounds what the compiler (which runs in this process) may use: bytes (an int) or
+        ral-compile's --max-memory text ("512M", "4G"); None for no limit. Constants beyond it
+        are refused by size before they are copied, and the process's resident memory growth is
+        checked after every pass (a coarse bound: other threads' allocations count too). Going
+        over it is a CompileError; the process goes on.
 
     What tracing cannot capture is refused, never compiled into a module that is right for the
     example only: torch.onnx.export runs forward() once and records tensor operations, so Python
@@ -139,7 +145,7 @@ def compile(module: torch.nn.Module, example_inputs, dynamic_dims=None, fallback
     name = _symbol(type(module).__name__)
     params = _parameter_names(module, len(inputs))
     dynamic = _dynamic_dims(dynamic_dims, inputs, params, name)
-    job = _CompileJob(device, opset, cache_dir)
+    job = _CompileJob(device, opset, cache_dir, max_memory)
     with _module_lock(module):
         return _compile_locked(module, inputs, name, params, dynamic, job, fallback)
 
@@ -309,7 +315,7 @@ class _CompileJob:
     _support: Dict[tuple, Optional[str]] = {}
     _support_lock = threading.Lock()
 
-    def __init__(self, device: str, opset: Optional[int], cache_dir_arg):
+    def __init__(self, device: str, opset: Optional[int], cache_dir_arg, max_memory=None):
         if not isinstance(device, str) or not device or any(c.isspace() for c in device):
             raise ValueError(f"ral_torch.compile: device must be a device kind such as 'cpu', "
                              f"not {device!r}")
@@ -325,6 +331,14 @@ class _CompileJob:
             if isinstance(opset, bool) or not isinstance(opset, int) or not low <= opset <= high:
                 raise ValueError(f"ral_torch.compile: opset must be None or an ONNX opset "
                                  f"torch.onnx.export writes ({low}..{high}), not {opset!r}")
+        if max_memory is not None:
+            text = str(max_memory) if isinstance(max_memory, (int, str)) else None
+            if (isinstance(max_memory, bool) or text is None or not text.strip()
+                    or any(c.isspace() for c in text) or text.startswith("-")):
+                raise ValueError(f"ral_torch.compile: max_memory must be None, a number of "
+                                 f"bytes or a size such as '4G', not {max_memory!r}")
+            max_memory = text  # the compiler checks its value (a CompileError if it refuses it)
+        self.max_memory = max_memory
         self.device = device
         self.opset = opset
         self.cache = _cache.Cache(*_cache.resolve_dir(cache_dir_arg))
@@ -394,6 +408,8 @@ class _CompileJob:
             parts.append(f"--name={name}")
         if emit:
             parts.append(f"--emit={emit}")
+        if self.max_memory is not None:
+            parts.append(f"--max-memory={self.max_memory}")
         return " ".join(parts)
 
     def compile_onnx(self, onnx: bytes, name: str, what: str):
