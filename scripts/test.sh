@@ -3,8 +3,8 @@
 #   1. the full build (warnings as errors) and its CTest suite;
 #   2. the core, drivers and kernels again under AddressSanitizer + UndefinedBehaviorSanitizer;
 #   3. the concurrency tests under ThreadSanitizer;
-#   4. the fuzzers (module loader, .npy readers, ral_torch.load_bytes) for 60 s each (clang-19;
-#      scripts/fuzz.sh runs them longer).
+#   4. the fuzzers (module loader, .npy readers, ral_torch.load_bytes, the ONNX importer) for 60 s
+#      each (clang-19; scripts/fuzz.sh runs them longer).
 # Any test failure or sanitizer report fails the script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -54,7 +54,7 @@ TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 RAL_VULKAN_PIPELINE_CACHE_DIR=off \
   build-tsan/tests/cts/ral_driver_cts --gtest_filter='*Concurrency*:*Thread*'
 
-step "libFuzzer: module loader, .npy readers, ral_torch.load_bytes (60 s each, clang-19, ASan + UBSan)"
+step "libFuzzer: module loader, .npy readers, ral_torch.load_bytes, ONNX importer (60 s each, clang-19, ASan + UBSan)"
 bash scripts/fuzz.sh 60 build-fuzz
 
 step "all tests passed"
