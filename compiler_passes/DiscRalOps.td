@@ -8,6 +8,7 @@ include "mlir/IR/AttrTypeBase.td"
 include "mlir/IR/CommonAttrConstraints.td"
 include "mlir/IR/CommonTypeConstraints.td"
 include "mlir/IR/OpBase.td"
+include "mlir/Interfaces/DestinationStyleOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
 def DiscRal_Dialect : Dialect {
@@ -180,6 +181,49 @@ def DiscRal_ConstantOp : DiscRal_Op<"constant", [Pure]> {
   let arguments = (ins DiscRal_ContextType:$ctx, ConfinedAttr<I64Attr, [IntNonNegative]>:$index);
   let results = (outs AnyStaticShapeMemRef:$result);
   let assemblyFormat = "$ctx `,` $index attr-dict `:` type($result)";
+}
+
+def DiscRal_TensorOrMemRef : AnyTypeOf<[AnyRankedTensor, AnyMemRef]>;
+
+def DiscRal_ConvOp : DiscRal_Op<"conv", [DestinationStyleOpInterface,
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "a convolution with its epilogue, run by the ral_conv library kernel";
+  let description = [{
+    ```mlir
+    %y = disc_ral.conv ins(%x, %w, %b : tensor<?x64x56x56xf32>, tensor<64x64x3x3xf32>,
+        tensor<64xf32>) outs(%init : tensor<?x64x56x56xf32>) {activation = "relu", ...}
+        -> tensor<?x64x56x56xf32>
+    ```
+    y = activation(conv(input, filter) + bias [+ init when `residual`]), ONNX's Conv (or
+    ConvTranspose when `transposed`) with `groups`, per-spatial-dim `strides`, `dilations`,
+    `pad_begin` and `pad_end`. input is [N, C, D...] and init / the result [N, F, O...], or
+    [N, D..., C] and [N, O..., F] when `channels_last`; filter is [F, C/groups, K...]
+    ([C, F/groups, K...] when transposed); bias is [F] or [0] (none). `activation` is one of
+    none, relu, clip (to [alpha, beta]), sigmoid, silu, hardswish, gelu_erf, gelu_tanh.
+    On tensors it returns the result; on buffers it writes init. Destination style: init is
+    read only when `residual` is set. disc-ral-lower-to-library-calls turns it into a
+    `ral_conv` dispatch (kernels/conv/conv.h); devices without that kernel never get one.
+  }];
+  let arguments = (ins DiscRal_TensorOrMemRef:$input, DiscRal_TensorOrMemRef:$filter,
+                       DiscRal_TensorOrMemRef:$bias, DiscRal_TensorOrMemRef:$init,
+                       DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$dilations,
+                       DenseI64ArrayAttr:$pad_begin, DenseI64ArrayAttr:$pad_end,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$groups,
+                       DefaultValuedAttr<StrAttr, "\"none\"">:$activation,
+                       DefaultValuedAttr<F32Attr, "0.0f">:$alpha,
+                       DefaultValuedAttr<F32Attr, "0.0f">:$beta,
+                       UnitAttr:$residual, UnitAttr:$channels_last, UnitAttr:$transposed);
+  let results = (outs Variadic<AnyRankedTensor>:$result);
+  let assemblyFormat = [{
+    `ins` `(` $input `,` $filter `,` $bias `:` type($input) `,` type($filter) `,` type($bias) `)`
+    `outs` `(` $init `:` type($init) `)` attr-dict (`->` type($result)^)?
+  }];
+  let extraClassDeclaration = [{
+    MutableOperandRange getDpsInitsMutable() { return getInitMutable(); }
+    // The activation's code in kernels/conv/conv.h, or -1 for an unknown name.
+    static int64_t activationCode(StringRef name);
+  }];
+  let hasVerifier = 1;
 }
 
 #endif  // RAL_COMPILER_PASSES_DISC_RAL_OPS_TD_

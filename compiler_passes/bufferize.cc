@@ -1,11 +1,13 @@
 // disc-ral-bufferize: tensor-level programs to buffers, ahead of the RAL passes.
 //
-// TOSA goes to linalg first, and chains of elementwise linalg ops are fused; one-shot
+// Convolutions go channels-last, with the transposes that implies cancelled across the graph
+// (conv_layout.h). TOSA goes to linalg first, and chains of elementwise linalg ops are fused; one-shot
 // bufferization then rewrites whole functions, boundaries included, with identity-layout memrefs
 // (what a buffer-level program written by hand uses); ownership-based deallocation frees every
 // temporary. An entry result is the buffer its producer allocated, so
 // disc-ral-lower-to-library-calls turns that allocation into ral_alloc and the host receives it
 // without a copy.
+#include "compiler_passes/conv_layout.h"
 #include "compiler_passes/fuse_elementwise.h"
 #include "compiler_passes/passes.h"
 #include "compiler_passes/reshape_views.h"
@@ -105,6 +107,8 @@ class BufferizePass : public impl::BufferizePassBase<BufferizePass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     if (!hasTensors(module)) return;
+    // Convolutions decide the layout of the activations around them first.
+    if (failed(convsToChannelsLast(module))) return signalPassFailure();
     OpPassManager pm(ModuleOp::getOperationName());
     buildTensorPipeline(pm, hasTosa(module));
     if (failed(runPipeline(pm, module))) return signalPassFailure();

@@ -30,6 +30,7 @@ void DiscRalDialect::initialize() {
 #define GET_OP_LIST
 #include "compiler_passes/DiscRalOps.cpp.inc"
       >();
+  registerConvBufferization(getContext());
 }
 
 namespace {

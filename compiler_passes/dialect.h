@@ -10,6 +10,7 @@
 //   disc_ral.dealloc %ctx, %m : memref<?x8xf32>
 //   disc_ral.launch %ctx, @ral_kernel_0 grid(%g, %c1, %c1) block(%r, %c1, %c1) args(%x) : ...
 //   %w = disc_ral.constant %ctx, 0 : memref<784x128xf32>
+//   %y = disc_ral.conv ins(%x, %w, %b : ...) outs(%init : ...) {strides = ..., ...} -> ...
 //
 // Thread-safety: as for any MLIR dialect; ops are built and verified under their MLIRContext.
 #ifndef RAL_COMPILER_PASSES_DIALECT_H_
@@ -20,6 +21,7 @@
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 // Generated declarations (mlir-tblgen, DiscRalOps.td).
@@ -53,6 +55,10 @@ inline constexpr const char kDeviceKernelsAttr[] = "disc_ral.device_kernels";
 // Module attribute set by disc-ral-to-llvm: the kernel symbols of the module's host executable,
 // in entry order. The host executable follows the device kernels' executables.
 inline constexpr const char kHostKernelsAttr[] = "disc_ral.host_kernels";
+
+// Attaches the bufferization model of disc_ral.conv (destination style: its init becomes the
+// output buffer). Called by the dialect's initialize().
+void registerConvBufferization(MLIRContext* context);
 
 }  // namespace disc_ral
 }  // namespace mlir

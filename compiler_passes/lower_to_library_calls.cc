@@ -5,6 +5,9 @@
 //   linalg.batch_matmul                            -> "ral_batch_gemm"(a, b, c, false, false)
 //   (device vulkan: f32 only; the others stay linalg and become kernels)
 //   call @f where @f has {disc_ral.custom_call = "target"} -> "target"(args...)
+//   disc_ral.conv       (memrefs, device cpu)      -> "ral_conv"(x, w, bias, y, config, alpha,
+//                                                     beta), config a constant global laid out
+//                                                     as kernels/conv/conv.h says
 // and memref.alloc / memref.dealloc become disc_ral.alloc / disc_ral.dealloc, so buffers come
 // from the host context (an output buffer is handed to the host without a copy). memref.copy
 // between strided buffers becomes linalg.copy: MLIR lowers it to a call of `memrefCopy` from its
@@ -110,13 +113,15 @@ class LowerToLibraryCallsPass : public impl::LowerToLibraryCallsPassBase<LowerTo
     // Library calls first: the matmul fallback allocates a temporary the second walk converts.
     SmallVector<Operation*> calls;
     module.walk([&](Operation* op) {
-      if (isa<linalg::MatmulOp, linalg::BatchMatmulOp, CallOp>(op)) calls.push_back(op);
+      if (isa<linalg::MatmulOp, linalg::BatchMatmulOp, CallOp, ConvOp>(op)) calls.push_back(op);
     });
     for (Operation* op : calls) {
       LogicalResult result = success();
       if (auto call = dyn_cast<CallOp>(op)) {
         auto callee = symbols.lookup<FuncOp>(call.getCallee());
         if (callee && callee->hasAttr(kCustomCallAttr)) result = lowerCustomCall(call, callee);
+      } else if (auto conv = dyn_cast<ConvOp>(op)) {
+        result = lowerConv(conv, symbols);
       } else {
         result = lowerMatmul(cast<linalg::LinalgOp>(op),
                              isa<linalg::MatmulOp>(op) ? "ral_gemm" : "ral_batch_gemm");
@@ -249,6 +254,59 @@ class LowerToLibraryCallsPass : public impl::LowerToLibraryCallsPassBase<LowerTo
                                         b.create<linalg::YieldOp>(l, sum);
                                       });
     builder.create<memref::DeallocOp>(loc, tmp);
+    op->erase();
+    return success();
+  }
+
+  // disc_ral.conv -> ral_conv. Its attributes travel as one i64 vector, a constant global.
+  LogicalResult lowerConv(ConvOp op, SymbolTable& symbols) {
+    if (device != "cpu")
+      return op.emitOpError() << "has no kernel on device '" << device.getValue()
+                              << "' (ral_conv runs on the cpu; import convolutions for other "
+                                 "devices as im2col and GEMM)";
+    if (!isa<MemRefType>(op.getInput().getType()))
+      return op.emitOpError("is still on tensors: run disc-ral-bufferize first");
+    if (!cast<MemRefType>(op.getInput().getType()).getElementType().isF32())
+      return op.emitOpError("ral_conv takes f32 only");
+    Value ctx = contextOf(op);
+    if (!ctx) return missingContext(op);
+    // A filter read from a constant global (a module constant later) never changes while the
+    // module is loaded: the kernel may keep its reordered copy.
+    Value filter_root = rootBuffer(op.getFilter());
+    bool constant_filter = false;
+    if (auto get = filter_root.getDefiningOp<memref::GetGlobalOp>()) {
+      auto global = symbols.lookup<memref::GlobalOp>(get.getName());
+      constant_filter = global && global.getConstant();
+    }
+    const int64_t flags = (op.getResidual() ? 1 : 0) | (constant_filter ? 2 : 0) |
+                          (op.getChannelsLast() ? 4 : 0) | (op.getTransposed() ? 8 : 0);
+    SmallVector<int64_t> config = {static_cast<int64_t>(op.getStrides().size()),
+                                   static_cast<int64_t>(op.getGroups()),
+                                   ConvOp::activationCode(op.getActivation()), flags};
+    for (ArrayRef<int64_t> part :
+         {op.getStrides(), op.getDilations(), op.getPadBegin(), op.getPadEnd()})
+      config.append(part.begin(), part.end());
+
+    Location loc = op.getLoc();
+    OpBuilder builder(op);
+    auto config_type =
+        MemRefType::get({static_cast<int64_t>(config.size())}, builder.getI64Type());
+    auto module = op->getParentOfType<ModuleOp>();
+    OpBuilder module_builder(module.getBodyRegion());
+    auto global = module_builder.create<memref::GlobalOp>(
+        loc, "ral_conv_config", module_builder.getStringAttr("private"), config_type,
+        DenseElementsAttr::get(RankedTensorType::get(config_type.getShape(),
+                                                     builder.getI64Type()),
+                               ArrayRef<int64_t>(config)),
+        /*constant=*/true, /*alignment=*/nullptr);
+    symbols.insert(global);  // renames it when the name is taken
+    Value config_buffer =
+        builder.create<memref::GetGlobalOp>(loc, config_type, global.getSymName());
+    Value alpha = builder.create<arith::ConstantOp>(loc, op.getAlphaAttr());
+    Value beta = builder.create<arith::ConstantOp>(loc, op.getBetaAttr());
+    builder.create<DispatchOp>(loc, TypeRange{}, ctx, "ral_conv", device,
+                               ValueRange{op.getInput(), op.getFilter(), op.getBias(),
+                                          op.getInit(), config_buffer, alpha, beta});
     op->erase();
     return success();
   }

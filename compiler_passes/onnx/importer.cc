@@ -6,8 +6,10 @@
 #include <set>
 #include <string>
 
+#include "compiler_passes/dialect.h"
 #include "compiler_passes/onnx/builders.h"
 #include "compiler_passes/onnx/checked_int.h"
+#include "compiler_passes/onnx/conv_fusion.h"
 #include "compiler_passes/onnx/node_context.h"
 #include "compiler_passes/onnx/proto_nesting.h"
 #include "llvm/ADT/StringExtras.h"
@@ -48,6 +50,7 @@ class Importer {
   bool defined(const std::string& name) const { return values_.count(name) != 0; }
   void define(const std::string& name, Tensor t) { values_[name] = std::move(t); }
   Value materialize(Tensor& t, OpBuilder& b, Location loc);
+  const ImportOptions& options() const { return options_; }
 
   void fail(const std::string& message, bool unsupported) {
     std::string line =
@@ -460,7 +463,8 @@ bool Importer::convertNodes(const ::onnx::GraphProto& graph, const Registry& reg
     return success();
   });
   OpBuilder b = OpBuilder::atBlockEnd(body);
-  for (int n = 0; n < graph.node_size(); ++n) {
+  // Converts node `n`; `epilogue` offers a Conv the nodes it may fold in (conv_fusion.h).
+  auto convert = [&](int n, ConvEpilogue* epilogue) {
     const ::onnx::NodeProto& node = graph.node(n);
     current_label_ = label(node, n);
     for (const std::string& in : node.input())
@@ -475,7 +479,9 @@ bool Importer::convertNodes(const ::onnx::GraphProto& graph, const Registry& reg
     // The converter's ops carry the node's label as their location, so a later error names it.
     b.setInsertionPointToEnd(body);
     NodeContext node_context(*this, node, b, opset_);
+    node_context.setEpilogue(epilogue);
     if (failed(registry.lookup(node.op_type()).convert(node_context)) || node_failed) return false;
+    if (epilogue && epilogue->fused) return defined(epilogue->output);
     for (int o = 0; o < node.output_size(); ++o)
       if (!node.output(o).empty() && !defined(node.output(o))) {
         fail(current_label_ + ": output " + std::to_string(o) + " ('" + node.output(o) +
@@ -490,6 +496,31 @@ bool Importer::convertNodes(const ::onnx::GraphProto& graph, const Registry& reg
         return false;
       }
     }
+    return true;
+  };
+  // A Conv with an epilogue converts where its last node is (the residual is defined by then);
+  // the nodes in between wait with it.
+  std::vector<ConvEpilogue> epilogues;
+  if (options_.library_conv) epilogues = planConvEpilogues(graph);
+  std::map<int, ConvEpilogue*> at_last;
+  std::set<int> waiting;
+  for (ConvEpilogue& e : epilogues) {
+    waiting.insert(e.conv);
+    waiting.insert(e.absorbed.begin(), e.absorbed.end() - 1);
+    at_last[e.absorbed.back()] = &e;
+  }
+  for (int n = 0; n < graph.node_size(); ++n) {
+    if (waiting.count(n)) continue;
+    auto planned = at_last.find(n);
+    if (planned == at_last.end()) {
+      if (!convert(n, nullptr)) return false;
+      continue;
+    }
+    ConvEpilogue* e = planned->second;
+    if (!convert(e->conv, e)) return false;
+    if (!e->fused)
+      for (int a : e->absorbed)
+        if (!convert(a, nullptr)) return false;
   }
   current_label_.clear();
   return true;
@@ -504,6 +535,21 @@ NodeContext::NodeContext(Importer& importer, const ::onnx::NodeProto& node, OpBu
       b_(builder),
       loc_(importer.locOf(importer.currentLabel())),
       opset_(opset) {}
+
+bool NodeContext::libraryConv() const { return importer_.options().library_conv; }
+
+Tensor* NodeContext::named(const std::string& name) {
+  return importer_.defined(name) ? &importer_.lookup(name) : nullptr;
+}
+
+Value NodeContext::materialize(Tensor& t) { return importer_.materialize(t, b_, loc_); }
+
+void NodeContext::defineNamed(const std::string& name, Value v) {
+  Tensor t;
+  t.type = cast<RankedTensorType>(v.getType());
+  t.value = v;
+  importer_.define(name, std::move(t));
+}
 
 bool NodeContext::hasInput(size_t i) const {
   return i < numInputs() && !node_.input(static_cast<int>(i)).empty();
@@ -675,7 +721,7 @@ OwningOpRef<ModuleOp> importModel(llvm::StringRef bytes, const ImportOptions& op
   }
   context->loadDialect<affine::AffineDialect, arith::ArithDialect, cf::ControlFlowDialect,
                        func::FuncDialect, linalg::LinalgDialect, math::MathDialect,
-                       tensor::TensorDialect>();
+                       tensor::TensorDialect, DiscRalDialect>();
   Importer importer(context, options, status);
   return importer.run(model);
 }

@@ -44,6 +44,7 @@ struct Tensor {
 };
 
 class Importer;
+struct ConvEpilogue;
 
 class NodeContext {
  public:
@@ -104,6 +105,17 @@ class NodeContext {
   FailureOr<int64_t> axis(int64_t axis, int64_t rank);
 
   Importer& importer() { return importer_; }
+  // Whether f32 convolutions become disc_ral.conv (ImportOptions::library_conv).
+  bool libraryConv() const;
+  // A Conv's planned epilogue (conv_fusion.h), or null; the converter sets `fused` when it
+  // folded the epilogue's nodes in and defined its output.
+  ConvEpilogue* epilogue() const { return epilogue_; }
+  void setEpilogue(ConvEpilogue* e) { epilogue_ = e; }
+  // Another node's value by name (an epilogue's residual or Clip bound), or null when undefined;
+  // and defining one (the epilogue's output).
+  Tensor* named(const std::string& name);
+  void defineNamed(const std::string& name, Value v);
+  Value materialize(Tensor& t);
 
  private:
   Importer& importer_;
@@ -111,6 +123,7 @@ class NodeContext {
   OpBuilder& b_;
   Location loc_;
   int64_t opset_;
+  ConvEpilogue* epilogue_ = nullptr;
 };
 
 // A TensorProto's data as a dense constant of at most `max_bytes` bytes (tensor_data.cc); fails

@@ -1,11 +1,14 @@
 // Linear algebra and windowed ONNX operators: MatMul and Gemm (linalg.matmul / batch_matmul,
 // which ral-compile turns into RAL's GEMM kernels), Conv (1d/2d/3d, groups, pads, strides,
 // dilations), MaxPool, AveragePool, the global pools, and BatchNormalization at inference.
+#include <cmath>
 #include <cstring>
 #include <vector>
 
+#include "compiler_passes/dialect.h"
 #include "compiler_passes/onnx/builders.h"
 #include "compiler_passes/onnx/checked_int.h"
+#include "compiler_passes/onnx/conv_fusion.h"
 #include "compiler_passes/onnx/node_context.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -326,6 +329,122 @@ Value im2colConvolution(OpBuilder& b, Location loc, Value xp, Value w3, Value bi
                   });
 }
 
+// disc_ral.conv of x and the filter into `init` (ral_conv, a library kernel: no padding or
+// im2col here). A missing bias is an empty one.
+Value libraryConvolution(OpBuilder& b, Location loc, Value x, Value filter, Value bias, Value init,
+                         const Window& w, int64_t group, bool transposed) {
+  Type t = cast<RankedTensorType>(x.getType()).getElementType();
+  if (!bias)
+    bias = b.create<arith::ConstantOp>(
+        loc, DenseElementsAttr::get(RankedTensorType::get({0}, t), ArrayRef<Attribute>{}));
+  SmallVector<NamedAttribute> attrs = {
+      b.getNamedAttr("strides", b.getDenseI64ArrayAttr(w.strides)),
+      b.getNamedAttr("dilations", b.getDenseI64ArrayAttr(w.dilations)),
+      b.getNamedAttr("pad_begin", b.getDenseI64ArrayAttr(w.pad_begin)),
+      b.getNamedAttr("pad_end", b.getDenseI64ArrayAttr(w.pad_end)),
+      b.getNamedAttr("groups", b.getI64IntegerAttr(group))};
+  if (transposed) attrs.push_back(b.getNamedAttr("transposed", b.getUnitAttr()));
+  return b
+      .create<ConvOp>(loc, TypeRange{init.getType()}, ValueRange{x, filter, bias, init}, attrs)
+      .getResult()[0];
+}
+
+struct EpilogueValues {
+  Value residual;  // null without a residual Add
+  float alpha = 0, beta = 0;
+  DenseElementsAttr filter, bias;  // with a BatchNormalization folded in
+};
+
+// W' = W * s and b' = (b - mean) * s + B per output channel f, s = scale / sqrt(var + epsilon),
+// computed in double; failure unless W, b and the four parameters are f32 constants of F values.
+LogicalResult foldBatchNorm(NodeContext& n, const ConvEpilogue& e, EpilogueValues& v) {
+  DenseElementsAttr w = n.input(1).data;
+  if (!w || !w.getElementType().isF32() || e.batch_norm.size() != 4) return failure();
+  const int64_t filters = w.getType().getDimSize(0);
+  const int64_t per_filter = filters ? w.getNumElements() / filters : 0;
+  std::vector<double> p[4];
+  for (int i = 0; i < 4; ++i) {
+    Tensor* t = n.named(e.batch_norm[i]);
+    if (!t || !t->data || !t->data.getElementType().isF32() ||
+        t->data.getNumElements() != filters)
+      return failure();
+    for (float f : t->data.getValues<float>()) p[i].push_back(f);
+  }
+  std::vector<double> b(filters, 0.0);
+  if (n.hasInput(2)) {
+    DenseElementsAttr bd = n.input(2).data;
+    if (!bd || !bd.getElementType().isF32() || bd.getNumElements() != filters) return failure();
+    int64_t f = 0;
+    for (float x : bd.getValues<float>()) b[f++] = x;
+  }
+  if (failed(n.chargeConstant((w.getNumElements() + filters) * 4, "the folded BatchNormalization")))
+    return failure();
+  std::vector<float> wf;
+  wf.reserve(w.getNumElements());
+  std::vector<float> bf(filters);
+  int64_t i = 0;
+  for (float x : w.getValues<float>()) {
+    const int64_t f = i++ / per_filter;
+    const double s = p[0][f] / std::sqrt(p[3][f] + e.epsilon);
+    wf.push_back(static_cast<float>(x * s));
+  }
+  for (int64_t f = 0; f < filters; ++f) {
+    const double s = p[0][f] / std::sqrt(p[3][f] + e.epsilon);
+    bf[f] = static_cast<float>((b[f] - p[2][f]) * s + p[1][f]);
+  }
+  v.filter = DenseElementsAttr::get(w.getType(), ArrayRef<float>(wf));
+  v.bias = DenseElementsAttr::get(RankedTensorType::get({filters}, w.getElementType()),
+                                  ArrayRef<float>(bf));
+  return success();
+}
+
+// What a Conv's planned epilogue needs, or failure when the fused form would not be exactly the
+// nodes' result: a residual of another type than the convolution's output (a broadcast), or Clip
+// bounds that are not constant f32 scalars. The nodes then convert one by one.
+FailureOr<EpilogueValues> epilogueValues(NodeContext& n, const ConvEpilogue& e, Value init) {
+  auto out = cast<RankedTensorType>(init.getType());
+  EpilogueValues v;
+  if (!e.batch_norm.empty() && failed(foldBatchNorm(n, e, v))) return failure();
+  if (!e.residual.empty()) {
+    Tensor* r = n.named(e.residual);
+    if (!r || r->type.getElementType() != out.getElementType() ||
+        r->type.getRank() != out.getRank())
+      return failure();
+    // Static dims must match exactly; dynamic ones (the batch) are checked at run time, and a
+    // size-1 residual dim against a dynamic one is a broadcast the kernel does not do.
+    for (int64_t d = 0; d < out.getRank(); ++d) {
+      const bool rs = !r->type.isDynamicDim(d), os = !out.isDynamicDim(d);
+      if (rs != os || (rs && r->type.getDimSize(d) != out.getDimSize(d))) return failure();
+    }
+    v.residual = n.materialize(*r);
+  }
+  if (e.activation == "clip") {
+    v.alpha = e.attr_min;
+    v.beta = e.attr_max;
+    for (auto [name, bound] : {std::make_pair(&e.clip_min, &v.alpha),
+                               std::make_pair(&e.clip_max, &v.beta)}) {
+      if (name->empty()) {
+        continue;  // unbounded on that side
+      }
+      Tensor* t = n.named(*name);
+      if (!t || !t->data || t->data.getNumElements() != 1 || !t->type.getElementType().isF32())
+        return failure();
+      *bound = t->data.getValues<float>()[0];
+    }
+    if (std::isnan(v.alpha) || std::isnan(v.beta)) return failure();
+  }
+  if (v.residual) {
+    OpBuilder& b = n.b();
+    Location loc = n.loc();
+    for (int64_t d = 0; d < out.getRank(); ++d)
+      if (out.isDynamicDim(d) &&
+          failed(checkSameDim(n, dimOf(b, loc, v.residual, d), dimOf(b, loc, init, d),
+                              "the residual Add's operands (dim " + std::to_string(d) + ")")))
+        return failure();
+  }
+  return v;
+}
+
 LogicalResult convertConv(NodeContext& n) {
   OpBuilder& b = n.b();
   Location loc = n.loc();
@@ -364,6 +483,43 @@ LogicalResult convertConv(NodeContext& n) {
   FailureOr<Window> w = windowOf(n, x, kernel, false);
   if (failed(w)) return failure();
 
+  Value bias;
+  if (n.hasInput(2)) {
+    if (n.rank(2) != 1 || (!n.type(2).isDynamicDim(0) && n.type(2).getDimSize(0) != filters))
+      return n.error("B must be 1-D with one value per output channel");
+    if (n.type(2).isDynamicDim(0)) return n.unsupported("a bias of dynamic size");
+    bias = n.value(2);
+  }
+  if (n.libraryConv() && t.isF32()) {
+    SmallVector<OpFoldResult> out = {dimOf(b, loc, x, 0), b.getIndexAttr(filters)};
+    out.append(w->out.begin(), w->out.end());
+    Value init = emptyTensor(b, loc, out, t);
+    ConvEpilogue* e = n.epilogue();
+    FailureOr<EpilogueValues> ev =
+        e ? epilogueValues(n, *e, init) : FailureOr<EpilogueValues>(failure());
+    Value filter = n.value(1);
+    if (succeeded(ev)) {
+      if (ev->residual) init = ev->residual;
+      if (ev->filter) {
+        filter = b.create<arith::ConstantOp>(loc, ev->filter);
+        bias = b.create<arith::ConstantOp>(loc, ev->bias);
+      }
+    }
+    Value y = libraryConvolution(b, loc, x, filter, bias, init, *w, group, /*transposed=*/false);
+    if (failed(ev)) {
+      n.setOutput(0, y);
+      return success();
+    }
+    auto conv = y.getDefiningOp<ConvOp>();
+    conv.setActivation(e->activation);
+    conv.setAlpha(APFloat(ev->alpha));
+    conv.setBeta(APFloat(ev->beta));
+    if (ev->residual) conv.setResidual(true);
+    n.defineNamed(e->output, y);
+    e->fused = true;
+    return success();
+  }
+
   SmallVector<int64_t> low(2, 0), high(2, 0);
   low.append(w->pad_begin);
   high.append(w->pad_end);
@@ -378,13 +534,6 @@ LogicalResult convertConv(NodeContext& n) {
                                      data.reshape(RankedTensorType::get({group, fg, depth}, t)));
   } else {
     w3 = reshape(b, loc, wt, {b.getIndexAttr(group), b.getIndexAttr(fg), b.getIndexAttr(depth)});
-  }
-  Value bias;
-  if (n.hasInput(2)) {
-    if (n.rank(2) != 1 || (!n.type(2).isDynamicDim(0) && n.type(2).getDimSize(0) != filters))
-      return n.error("B must be 1-D with one value per output channel");
-    if (n.type(2).isDynamicDim(0)) return n.unsupported("a bias of dynamic size");
-    bias = n.value(2);
   }
   n.setOutput(0, im2colConvolution(b, loc, xp, w3, bias, *w, kernel, group, filters, cg));
   return success();
@@ -476,6 +625,48 @@ LogicalResult convertConvTranspose(NodeContext& n) {
     pads.assign(2 * spatial, 0);
   } else if (auto_pad != "NOTSET") {
     return n.error("unknown auto_pad '" + auto_pad + "'");
+  }
+
+  // The library kernel takes the pads as they are (none negative: an output_shape larger than
+  // the input gives extends the end) and output_padding below max(stride, dilation), as ONNX
+  // requires of it.
+  bool library = n.libraryConv() && t.isF32();
+  for (int64_t i = 0; i < spatial; ++i)
+    library &= pads[i] >= 0 && pads[spatial + i] >= 0 &&
+               out_pad[i] < std::max(strides[i], dilations[i]);
+  if (library) {
+    SmallVector<OpFoldResult> out = {dimOf(b, loc, x, 0), b.getIndexAttr(filters)};
+    Window w;
+    for (int64_t i = 0; i < spatial; ++i) {
+      // (D - 1) * stride + dilation * (K - 1) + 1 + output_padding - pad_begin - pad_end.
+      const CheckedInt tail = (CheckedInt(kernel[i]) - 1) * dilations[i] + 1 + out_pad[i] -
+                              pads[i] - pads[spatial + i];
+      if (!tail.within(-kMaxSize, kMaxSize))
+        return n.error("dilations[" + std::to_string(i) + "] and the kernel give a window larger "
+                       "than 2^48");
+      OpFoldResult size = dimOf(b, loc, x, 2 + i);
+      if (auto cs = constantIndex(size); cs && *cs == 0)
+        return n.unsupported("ConvTranspose of an empty spatial dim");
+      OpFoldResult o = addIndex(b, loc,
+                                mulIndex(b, loc, subIndex(b, loc, size, b.getIndexAttr(1)),
+                                         b.getIndexAttr(strides[i])),
+                                b.getIndexAttr(tail.value()));
+      if (auto co = constantIndex(o); co && *co <= 0) return n.error("pads leave no output");
+      out.push_back(o);
+    }
+    w.strides = strides;
+    w.dilations = dilations;
+    w.pad_begin.assign(pads.begin(), pads.begin() + spatial);
+    w.pad_end.assign(pads.begin() + spatial, pads.end());
+    Value bias;
+    if (n.hasInput(2)) {
+      if (n.rank(2) != 1 || n.type(2).isDynamicDim(0) || n.type(2).getDimSize(0) != filters)
+        return n.error("B must be 1-D with one value per output channel");
+      bias = n.value(2);
+    }
+    n.setOutput(0, libraryConvolution(b, loc, x, n.value(1), bias, emptyTensor(b, loc, out, t), w,
+                                      group, /*transposed=*/true));
+    return success();
   }
 
   // Zeros between the elements: x into a [N, C, (S - 1) * s + 1] tensor with strides s.

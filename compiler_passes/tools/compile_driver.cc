@@ -313,6 +313,7 @@ int compile(const CompileRequest& r, llvm::raw_ostream& os) {
     mlir::disc_ral::onnx::ImportOptions import;
     import.entry = r.entry;
     import.source_name = input_path;
+    import.library_conv = r.library_conv && r.device == "cpu";
     if (budget.limited()) {
       // No constant may take more than the whole budget; the budget is asked after each node.
       if (r.max_memory < static_cast<uint64_t>(import.max_constant_bytes))

@@ -30,6 +30,8 @@ struct CompileRequest {
   bool by_name = false;
   std::string inline_f32_math = "auto";
   bool kernels = true;
+  // ONNX f32 convolutions as ral_conv library calls (kernels/conv/conv.h); cpu only.
+  bool library_conv = true;
   int64_t constant_min_bytes = 256;
   std::string entry = "main";
   std::string module_name;  // empty: the input file's stem

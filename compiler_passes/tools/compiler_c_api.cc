@@ -47,6 +47,8 @@ bool applyFlag(llvm::StringRef flag, CompileRequest* r, std::string* error) {
     r->inline_f32_math = value.str();
   else if (name == "kernels")
     ok = parseBool(value, &r->kernels);
+  else if (name == "library-conv")
+    ok = parseBool(value, &r->library_conv);
   else if (name == "constant-min-bytes")
     return integer(&r->constant_min_bytes);
   else if (name == "entry")

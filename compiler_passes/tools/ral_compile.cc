@@ -65,6 +65,11 @@ cl::opt<bool> kernels("kernels",
                       cl::desc("Run parallel loops as kernels on the device's workgroups "
                                "(default true; false keeps them sequential host loops)"),
                       cl::init(true), cl::cat(category));
+cl::opt<bool> library_conv(
+    "library-conv",
+    cl::desc("cpu: run ONNX f32 Conv and ConvTranspose, with their bias, activation and residual "
+             "add, as ral_conv library calls (oneDNN); false: im2col and GEMM (default true)"),
+    cl::init(true), cl::cat(category));
 // Integer options are taken as text and parsed with the C API's range checks
 // (parseIntegerOption): LLVM's own parsers print their errors themselves.
 cl::opt<std::string> constant_min_bytes(
@@ -192,6 +197,7 @@ int main(int argc, char** argv) {
   request.by_name = by_name;
   request.inline_f32_math = inline_f32_math;
   request.kernels = kernels;
+  request.library_conv = library_conv;
   request.entry = entry;
   request.module_name = module_name;
   request.emit = emit;

@@ -1,0 +1,239 @@
+"""Convolutions as ral_conv library calls (oneDNN on the CPU) with what follows them folded in:
+an inference BatchNormalization (into the weights), a residual Add and an activation; the
+activations between convolutions kept channels-last. Each model is checked against torch in
+float64 on dynamic batches (empty, 1, 3) and non-contiguous inputs, compiled three ways: as
+ral-compile does by default, with --library-conv=false (im2col and GEMM), and its tensor-level
+import inspected for what was fused. Patterns the fused kernel would compute differently (a
+broadcasting residual, Clip bounds known only at run time, an intermediate the graph returns)
+must stay unfused and still be right.
+
+CTest runs it with RAL_COMPILE at ral-compile and PYTHONPATH at the built ral_torch package.
+"""
+
+import os
+import subprocess
+
+import numpy as np
+import onnx
+import pytest
+import torch
+import torch.nn.functional as tf
+from onnx import TensorProto, helper, numpy_helper
+
+import ral_torch
+
+RAL_COMPILE = os.environ.get("RAL_COMPILE", "ral-compile")
+F = TensorProto.FLOAT
+RNG = np.random.default_rng(7)
+
+
+def model(nodes, inputs, outputs, initializers=(), opset=14):
+    graph = helper.make_graph(nodes, "g", inputs, outputs, initializer=list(initializers))
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 8
+    return m
+
+
+def const(name, array):
+    return numpy_helper.from_array(np.asarray(array, dtype=np.float32), name)
+
+
+def compile_to(tmp_path, m, name, *flags):
+    src = tmp_path / f"{name}.onnx"
+    onnx.save(m, str(src))
+    out = tmp_path / f"{name}.ralm"
+    r = subprocess.run([RAL_COMPILE, str(src), "-o", str(out), *flags], capture_output=True,
+                       text=True)
+    assert r.returncode == 0, r.stderr
+    return out
+
+
+def imported(tmp_path, m):
+    out = compile_to(tmp_path, m, "import", "--emit=import")
+    return out.read_text()
+
+
+def run_both(tmp_path, m, reference, shape_of_batch, batches=(0, 1, 3), outputs=1):
+    """Runs the library and the im2col compilation on each batch (and on a non-contiguous view)
+    and compares every output with reference(x) in float64."""
+    fused = ral_torch.load(str(compile_to(tmp_path, m, "fused")))
+    loops = ral_torch.load(str(compile_to(tmp_path, m, "loops", "--library-conv=false")))
+    for batch in batches:
+        x = torch.from_numpy(RNG.standard_normal((batch,) + shape_of_batch).astype(np.float32))
+        # The same values as a view with strides of a wider buffer.
+        wide = torch.zeros((batch,) + shape_of_batch[:-1] + (2 * shape_of_batch[-1],))
+        view = wide[..., ::2]
+        view.copy_(x)
+        assert batch == 0 or not view.is_contiguous()
+        want = reference(x.double())
+        want = want if isinstance(want, tuple) else (want,)
+        for module in (fused, loops):
+            for given in (x, view):
+                got = module(given)
+                got = got if isinstance(got, (tuple, list)) else (got,)
+                assert len(got) == outputs
+                for g, w in zip(got, want):
+                    assert g.shape == w.shape
+                    np.testing.assert_allclose(g.double().numpy(), w.numpy(), rtol=2e-4,
+                                               atol=2e-4)
+
+
+def conv_params(f, c, k, groups=1):
+    return (RNG.standard_normal((f, c // groups) + k).astype(np.float32) * 0.5,
+            RNG.standard_normal(f).astype(np.float32) * 0.1)
+
+
+def test_conv_batchnorm_residual_relu_is_one_call(tmp_path):
+    w, b = conv_params(6, 4, (3, 3))
+    scale, shift = RNG.uniform(0.5, 2, 6), RNG.standard_normal(6)
+    mean, var = RNG.standard_normal(6), RNG.uniform(0.2, 3, 6)
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("BatchNormalization", ["c", "s", "t", "m", "v"], ["n"],
+                              epsilon=1e-3),
+             helper.make_node("Conv", ["x", "w2"], ["r"]),
+             helper.make_node("Add", ["n", "r"], ["a"]),
+             helper.make_node("Relu", ["a"], ["y"])]
+    w2 = RNG.standard_normal((6, 4, 1, 1)).astype(np.float32)
+    m = model(nodes, [helper.make_tensor_value_info("x", F, ["N", 4, 7, 5])],
+              [helper.make_tensor_value_info("y", F, None)],
+              [const("w", w), const("b", b), const("s", scale), const("t", shift),
+               const("m", mean), const("v", var), const("w2", w2)])
+    ir = imported(tmp_path, m)
+    assert ir.count("disc_ral.conv") == 2
+    assert 'activation = "relu"' in ir and "residual" in ir
+    assert "linalg.generic" not in ir  # BatchNormalization, Add and Relu all folded
+
+    def reference(x):
+        c = tf.conv2d(x, torch.from_numpy(w).double(), torch.from_numpy(b).double(), padding=1)
+        n = (c - torch.tensor(mean)[:, None, None]) / torch.sqrt(
+            torch.tensor(var)[:, None, None] + 1e-3) * torch.tensor(scale)[:, None, None] + \
+            torch.tensor(shift)[:, None, None]
+        return torch.relu(n + tf.conv2d(x, torch.from_numpy(w2).double()))
+    run_both(tmp_path, m, reference, (4, 7, 5))
+
+
+@pytest.mark.parametrize("activation", ["clip", "silu", "hardswish", "sigmoid"])
+def test_activations_fold_into_the_convolution(tmp_path, activation):
+    w, b = conv_params(8, 8, (3, 3), groups=8)  # depthwise
+    inits = [const("w", w), const("b", b)]
+    conv = helper.make_node("Conv", ["x", "w", "b"], ["c"], group=8, strides=[2, 1],
+                            pads=[1, 0, 2, 1], dilations=[1, 2])
+    if activation == "clip":
+        nodes = [conv, helper.make_node("Clip", ["c", "lo", "hi"], ["y"])]
+        inits += [const("lo", 0.0), const("hi", 0.75)]
+        act = lambda c: c.clamp(0.0, 0.75)  # noqa: E731
+    elif activation == "silu":
+        nodes = [conv, helper.make_node("Sigmoid", ["c"], ["s"]),
+                 helper.make_node("Mul", ["s", "c"], ["y"])]
+        act = lambda c: c * torch.sigmoid(c)  # noqa: E731
+    elif activation == "hardswish":
+        nodes = [conv, helper.make_node("HardSwish", ["c"], ["y"])]
+        act = lambda c: c * (c + 3).clamp(0, 6) / 6  # noqa: E731
+    else:
+        nodes = [conv, helper.make_node("Sigmoid", ["c"], ["y"])]
+        act = torch.sigmoid
+    m = model(nodes, [helper.make_tensor_value_info("x", F, ["N", 8, 9, 6])],
+              [helper.make_tensor_value_info("y", F, None)], inits)
+    ir = imported(tmp_path, m)
+    assert f'activation = "{activation}"' in ir
+    assert "linalg.generic" not in ir
+
+    def reference(x):
+        c = tf.conv2d(tf.pad(x, (0, 1, 1, 2)), torch.from_numpy(w).double(),
+                      torch.from_numpy(b).double(), stride=(2, 1), dilation=(1, 2), groups=8)
+        return act(c)
+    run_both(tmp_path, m, reference, (8, 9, 6))
+
+
+def test_what_the_kernel_would_compute_differently_stays_unfused(tmp_path):
+    w, b = conv_params(3, 2, (1, 3))
+    bias4 = RNG.standard_normal((1, 3, 1, 1)).astype(np.float32)
+    nodes = [
+        # A residual that broadcasts: not the kernel's in-place add.
+        helper.make_node("Conv", ["x", "w", "b"], ["c1"], pads=[0, 1, 0, 1]),
+        helper.make_node("Add", ["c1", "bias4"], ["y1"]),
+        # Clip bounds known only at run time.
+        helper.make_node("Conv", ["x", "w"], ["c2"], pads=[0, 1, 0, 1]),
+        helper.make_node("Clip", ["c2", "lo", "hi"], ["y2"]),
+        # An intermediate the graph returns.
+        helper.make_node("Conv", ["x", "w"], ["c3"], pads=[0, 1, 0, 1]),
+        helper.make_node("Relu", ["c3"], ["y3"]),
+    ]
+    m = model(nodes, [helper.make_tensor_value_info("x", F, ["N", 2, 4, 5]),
+                      helper.make_tensor_value_info("lo", F, []),
+                      helper.make_tensor_value_info("hi", F, [])],
+              [helper.make_tensor_value_info(n, F, None) for n in ("y1", "y2", "y3", "c3")],
+              [const("w", w), const("b", b), const("bias4", bias4)])
+    ir = imported(tmp_path, m)
+    assert "residual" not in ir and "activation" not in ir
+    fused = ral_torch.load(str(compile_to(tmp_path, m, "fused")))
+    for batch in (0, 1, 2):
+        x = torch.from_numpy(RNG.standard_normal((batch, 2, 4, 5)).astype(np.float32))
+        lo, hi = torch.tensor(-0.25), torch.tensor(0.5)
+        y1, y2, y3, c3 = fused(x, lo, hi)
+        xd, wd = x.double(), torch.from_numpy(w).double()
+        c = tf.conv2d(xd, wd, padding=(0, 1))
+        np.testing.assert_allclose(y1.numpy(), (c + torch.from_numpy(b).double()[:, None, None]
+                                                + torch.from_numpy(bias4).double()).numpy(),
+                                   rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(y2.numpy(), c.clamp(-0.25, 0.5).numpy(), rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(y3.numpy(), torch.relu(c).numpy(), rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(c3.numpy(), c.numpy(), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("spatial", [1, 3])
+def test_one_and_three_dimensional_convolutions_and_transposed(tmp_path, spatial):
+    k = (3,) * spatial
+    w, b = conv_params(4, 2, k)
+    wt = RNG.standard_normal((4, 3) + (2,) * spatial).astype(np.float32)
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1] * (2 * spatial),
+                              strides=[2] * spatial),
+             helper.make_node("Relu", ["c"], ["r"]),
+             helper.make_node("ConvTranspose", ["r", "wt"], ["y"], strides=[2] * spatial,
+                              output_padding=[1] * spatial)]
+    shape = (2,) + (5,) * spatial
+    m = model(nodes, [helper.make_tensor_value_info("x", F, ["N"] + list(shape))],
+              [helper.make_tensor_value_info("y", F, None)],
+              [const("w", w), const("b", b), const("wt", wt)])
+    ir = imported(tmp_path, m)
+    assert ir.count("disc_ral.conv") == 2 and "transposed" in ir
+    conv = {1: tf.conv1d, 3: tf.conv3d}[spatial]
+    convt = {1: tf.conv_transpose1d, 3: tf.conv_transpose3d}[spatial]
+
+    def reference(x):
+        r = torch.relu(conv(x, torch.from_numpy(w).double(), torch.from_numpy(b).double(),
+                            stride=2, padding=1))
+        return convt(r, torch.from_numpy(wt).double(), stride=2, output_padding=1)
+    run_both(tmp_path, m, reference, shape, batches=(0, 2))
+
+
+def test_weights_given_at_run_time_are_read_every_call(tmp_path):
+    # Not a module constant: the kernel must not keep a prepared copy between calls.
+    nodes = [helper.make_node("Conv", ["x", "w"], ["y"], pads=[1, 1, 1, 1])]
+    m = model(nodes, [helper.make_tensor_value_info("x", F, [1, 2, 4, 4]),
+                      helper.make_tensor_value_info("w", F, [3, 2, 3, 3])],
+              [helper.make_tensor_value_info("y", F, None)])
+    fused = ral_torch.load(str(compile_to(tmp_path, m, "fused")))
+    x = torch.randn(1, 2, 4, 4)
+    w = torch.randn(3, 2, 3, 3)
+    for _ in range(3):
+        got = fused(x, w)
+        np.testing.assert_allclose(got.double().numpy(),
+                                   tf.conv2d(x.double(), w.double(), padding=1).numpy(),
+                                   rtol=1e-4, atol=1e-5)
+        w.mul_(-2.0)  # same buffer, new values
+
+
+def test_wrong_channel_count_fails_the_call_and_the_next_one_works(tmp_path):
+    w, b = conv_params(3, 2, (3, 3))
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"]),
+             helper.make_node("Relu", ["c"], ["y"])]
+    m = model(nodes, [helper.make_tensor_value_info("x", F, ["N", "C", 5, 5])],
+              [helper.make_tensor_value_info("y", F, None)], [const("w", w), const("b", b)])
+    fused = ral_torch.load(str(compile_to(tmp_path, m, "fused")))
+    with pytest.raises(RuntimeError, match="input channels"):
+        fused(torch.randn(1, 3, 5, 5))
+    x = torch.randn(2, 2, 5, 5)
+    want = torch.relu(tf.conv2d(x.double(), torch.from_numpy(w).double(),
+                                torch.from_numpy(b).double()))
+    np.testing.assert_allclose(fused(x).double().numpy(), want.numpy(), rtol=1e-4, atol=1e-5)
