@@ -34,8 +34,11 @@ function(ral_link_components)
   foreach(component ${components})
     target_sources(ral_static PRIVATE $<TARGET_OBJECTS:${component}>)
   endforeach()
-  # What the components link (they dlopen device runtimes and BLAS, so nothing else).
-  target_link_libraries(ral_static INTERFACE Threads::Threads dlpack::dlpack ${CMAKE_DL_LIBS})
+  # What the components link: they dlopen device runtimes and BLAS; the few libraries a component
+  # links directly (oneDNN for ral_conv) are listed in the global RAL_COMPONENT_LINK_LIBRARIES.
+  get_property(component_libs GLOBAL PROPERTY RAL_COMPONENT_LINK_LIBRARIES)
+  target_link_libraries(ral_static INTERFACE Threads::Threads dlpack::dlpack ${CMAKE_DL_LIBS}
+                                             ${component_libs})
   target_include_directories(ral_static PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
                                                $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
   target_compile_features(ral_static PUBLIC cxx_std_17)

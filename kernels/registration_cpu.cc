@@ -2,6 +2,9 @@
 // a static link keeps them. A new op's cpu file adds its anchor here.
 #include "ral/registration.h"
 
+#ifdef RAL_ENABLE_DNNL
+RAL_DECLARE_REGISTRATION_ANCHOR(kernels_conv_cpu);
+#endif
 RAL_DECLARE_REGISTRATION_ANCHOR(kernels_gemm_cpu);
 RAL_DECLARE_REGISTRATION_ANCHOR(kernels_memory_ops_cpu);
 RAL_DECLARE_REGISTRATION_ANCHOR(kernels_module_code_cpu);
@@ -12,6 +15,9 @@ RAL_DECLARE_REGISTRATION_ANCHOR(kernels_transpose_cpu);
 namespace ral {
 
 Status registerCpuKernels() {
+#ifdef RAL_ENABLE_DNNL
+  RAL_KEEP_LINKED(kernels_conv_cpu);
+#endif
   RAL_KEEP_LINKED(kernels_gemm_cpu);
   RAL_KEEP_LINKED(kernels_memory_ops_cpu);
   RAL_KEEP_LINKED(kernels_module_code_cpu);

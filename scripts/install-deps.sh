@@ -13,8 +13,8 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev python3-numpy
   # module file, standalone context and CLI
   libflatbuffers-dev flatbuffers-compiler libdlpack-dev libcli11-dev
-  # CPU kernels
-  libopenblas-dev
+  # CPU kernels: OpenBLAS for GEMM, oneDNN for convolutions
+  libopenblas-dev libdnnl-dev
   # compiler passes (MLIR 19: libraries, headers, mlir-tblgen) and ral-compile; PyTorch eager
   # as the benchmark baseline
   libmlir-19-dev mlir-19-tools python3-torch

@@ -1,0 +1,683 @@
+// ral_conv on the CPU (kernels/conv/conv.h has the contract): oneDNN's convolution and
+// deconvolution primitives, with bias, residual (a sum post-op, before the activation) and
+// activation (an eltwise post-op) fused.
+//
+// Layout: oneDNN 2.6 runs f32 convolutions on dense channels-last memory with its brgemm kernels
+// (brgconv, brdgmm_dw for depthwise) and on channels-first memory with gemm:jit. On one AVX-512
+// core (56x56, 3x3) gemm:jit is 2x slower for 64 -> 64 channels and 20x slower for a 96-channel
+// depthwise conv, and still 1.8x and 5x slower when channels-first operands are reordered to
+// channels-last and back around the fast kernel. So every primitive takes dense channels-last x
+// and y (nwc/nhwc/ndhwc) and weights in the layout oneDNN picks. An x or y stored otherwise is
+// reordered into scratch (and y back) by a oneDNN reorder over its real strides; operands with a
+// zero or negative stride, which oneDNN descriptors cannot express, go through the strided copy.
+//
+// Caching: one ConvCache per Context (its resource cache) maps everything a primitive depends on
+// (shapes, strides, config, clip bounds, thread count, aliasing) to an immutable Entry: the
+// primitive, the plan and reorders of each operand and, for constant filters, the weights in
+// the primitive's layout per filter address (their own mutex). Scratchpads are per call
+// (scratchpad_mode::user), so one Entry runs on many threads at once.
+//
+// Threads: oneDNN runs on OpenMP. Each call sets the calling thread's OpenMP thread count to the
+// CPU driver's (RAL_CPU_THREADS, else the usable CPUs) and restores it afterwards, so RAL never
+// runs more threads than it was given and a host's own OpenMP setting survives.
+//
+// oneDNN reports errors by throwing dnnl::error; every call into it is inside a try block here,
+// and a failure becomes a status naming the configuration.
+#include <algorithm>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <oneapi/dnnl/dnnl.hpp>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "drivers/cpu/cpu_info.h"
+#include "kernels/common/devices.h"
+#include "kernels/conv/conv.h"
+#include "kernels/copy/strided_copy.h"
+#include "ral/driver_services.h"
+#include "ral/registration.h"
+
+#if DNNL_CPU_THREADING_RUNTIME == DNNL_RUNTIME_OMP
+// OpenMP's thread-count calls, from the runtime oneDNN uses (libgomp). Declared here because
+// clang builds (the fuzzer's) have no <omp.h>.
+extern "C" {
+int omp_get_max_threads(void);
+void omp_set_num_threads(int);
+}
+#endif
+
+namespace ral::kernels::cpu {
+namespace {
+
+using dnnl::memory;
+using Dims = memory::dims;
+
+constexpr const char* kKernel = "ral_conv";
+
+// Sets the calling thread's OpenMP thread count for the scope of one call.
+class OmpThreads {
+ public:
+  explicit OmpThreads(int n) {
+#if DNNL_CPU_THREADING_RUNTIME == DNNL_RUNTIME_OMP
+    previous_ = omp_get_max_threads();
+    if (previous_ != n) omp_set_num_threads(n);
+#else
+    (void)n;
+#endif
+  }
+  ~OmpThreads() {
+#if DNNL_CPU_THREADING_RUNTIME == DNNL_RUNTIME_OMP
+    if (previous_ != omp_get_max_threads()) omp_set_num_threads(previous_);
+#endif
+  }
+  OmpThreads(const OmpThreads&) = delete;
+  OmpThreads& operator=(const OmpThreads&) = delete;
+
+ private:
+  int previous_ = 0;
+};
+
+// A strided view of runtime rank (channels-first for x and y, w's own dims for w).
+struct View {
+  int rank = 0;
+  float* data = nullptr;
+  int64_t sizes[5] = {};
+  int64_t strides[5] = {};
+};
+template <int R>
+View viewOf(const MemRef<float, R>& m) {
+  View v;
+  v.rank = R;
+  v.data = m.data();
+  // A size-1 dim's stride is never used: it becomes the outermost one (the span of the others),
+  // so descriptors and keys do not depend on it and a leading size-1 batch keeps NCHW / NHWC
+  // recognisable to oneDNN's reorders.
+  int64_t span = 1;
+  for (int d = 0; d < R; ++d)
+    if (m.sizes[d] > 1) span = std::max(span, std::abs(m.strides[d]) * m.sizes[d]);
+  for (int d = 0; d < R; ++d) {
+    v.sizes[d] = m.sizes[d];
+    v.strides[d] = m.sizes[d] == 1 ? span : m.strides[d];
+  }
+  return v;
+}
+
+bool positiveStrides(const View& v) {
+  for (int d = 0; d < v.rank; ++d)
+    if (v.strides[d] <= 0) return false;
+  return true;
+}
+
+// Dense channels-last strides of a channels-first shape [N, C, D...].
+void channelsLastStrides(const View& v, int64_t* strides) {
+  int64_t running = v.sizes[1];
+  strides[1] = 1;
+  for (int d = v.rank - 1; d >= 2; --d) {
+    strides[d] = running;
+    running *= v.sizes[d];
+  }
+  strides[0] = running;
+}
+
+bool isDenseChannelsLast(const View& v) {
+  int64_t want[5];
+  channelsLastStrides(v, want);
+  for (int d = 0; d < v.rank; ++d)
+    if (v.sizes[d] != 1 && v.strides[d] != want[d]) return false;
+  return true;
+}
+
+// Row-major dense strides.
+void rowMajorStrides(const View& v, int64_t* strides) {
+  int64_t running = 1;
+  for (int d = v.rank - 1; d >= 0; --d) {
+    strides[d] = running;
+    running *= v.sizes[d];
+  }
+}
+
+int64_t numel(const View& v) {
+  int64_t n = 1;
+  for (int d = 0; d < v.rank; ++d) n *= v.sizes[d];
+  return n;
+}
+
+memory::format_tag channelsLastTag(int rank) {
+  return rank == 3   ? memory::format_tag::nwc
+         : rank == 4 ? memory::format_tag::nhwc
+                     : memory::format_tag::ndhwc;
+}
+
+dnnl::algorithm eltwiseAlgorithm(ConvActivation a) {
+  switch (a) {
+    case ConvActivation::kRelu:
+      return dnnl::algorithm::eltwise_relu;
+    case ConvActivation::kClip:
+      return dnnl::algorithm::eltwise_clip;
+    case ConvActivation::kSigmoid:
+      return dnnl::algorithm::eltwise_logistic;
+    case ConvActivation::kSilu:
+      return dnnl::algorithm::eltwise_swish;
+    case ConvActivation::kHardSwish:
+      return dnnl::algorithm::eltwise_hardswish;
+    case ConvActivation::kGeluErf:
+      return dnnl::algorithm::eltwise_gelu_erf;
+    case ConvActivation::kGeluTanh:
+      return dnnl::algorithm::eltwise_gelu_tanh;
+    case ConvActivation::kNone:
+      break;
+  }
+  return dnnl::algorithm::undef;
+}
+
+// The weights as oneDNN's logical dims ([F, C, K...], or [G, F/G, C/G, K...] with groups) over
+// w's memory: the strides are w's, permuted. Transposed weights are stored [C, F/G, K...].
+struct WeightsLayout {
+  int rank = 0;
+  int64_t dims[6] = {};
+  int64_t strides[6] = {};
+};
+WeightsLayout weightsLayout(const ConvConfig& c, const View& w, const int64_t* w_strides) {
+  WeightsLayout l;
+  const int s = c.spatial;
+  const int64_t g = c.groups;
+  // Output-channel and input-channel (size, stride) in w's memory.
+  int64_t f = 0, f_stride = 0, ci = 0, ci_stride = 0;
+  if (c.transposed()) {
+    ci = w.sizes[0];  // C
+    ci_stride = w_strides[0];
+    f = w.sizes[1] * g;
+    f_stride = w_strides[1];
+  } else {
+    f = w.sizes[0];
+    f_stride = w_strides[0];
+    ci = w.sizes[1] * g;
+    ci_stride = w_strides[1];
+  }
+  int d = 0;
+  if (g > 1) {
+    // The group index steps over the channels of one group in the dim w groups by.
+    l.dims[d] = g;
+    l.strides[d++] = c.transposed() ? (ci / g) * ci_stride : (f / g) * f_stride;
+  }
+  l.dims[d] = f / g;
+  l.strides[d++] = f_stride;
+  l.dims[d] = ci / g;
+  l.strides[d++] = ci_stride;
+  for (int k = 0; k < s; ++k) {
+    l.dims[d] = w.sizes[2 + k];
+    l.strides[d++] = w_strides[2 + k];
+  }
+  // Size-1 dims outermost, as in viewOf.
+  int64_t span = 1;
+  for (int k = 0; k < d; ++k)
+    if (l.dims[k] > 1) span = std::max(span, std::abs(l.strides[k]) * l.dims[k]);
+  for (int k = 0; k < d; ++k)
+    if (l.dims[k] == 1) l.strides[k] = span;
+  l.rank = d;
+  return l;
+}
+
+// How one operand reaches the primitive's memory.
+enum class Path {
+  kDirect,   // the user's memory is in the primitive's layout
+  kReorder,  // a oneDNN reorder over the user's strides, into (and for y out of) scratch
+  kCopy,     // the strided copy into (and out of) scratch; for w, into dense w then a reorder
+};
+
+// Everything cached for one configuration. Immutable after construction except
+// `constant_weights`.
+struct Entry {
+  dnnl::primitive conv;
+  memory::desc src_md, weights_md, bias_md, dst_md;
+  bool has_bias = false;
+  Path x_path = Path::kDirect, y_path = Path::kDirect, w_path = Path::kDirect;
+  memory::desc x_user_md, y_user_md, w_user_md;  // real strides (kReorder; w: also kCopy)
+  dnnl::reorder x_in, y_in, y_out, w_in;         // as the paths need
+  size_t scratchpad_bytes = 0;                   // the largest of every primitive's
+  // Constant filters in the primitive's layout, by address.
+  std::mutex weights_mutex;
+  std::unordered_map<const void*, std::unique_ptr<memory>> constant_weights;
+};
+
+// Every Entry of one Context, by key; bounded (see kMaxEntries).
+class ConvCache {
+ public:
+  // Dynamic shapes could otherwise grow the map without end. When it is full it is emptied;
+  // entries in use stay alive through their shared_ptr.
+  static constexpr size_t kMaxEntries = 512;
+
+  ConvCache() : engine_(dnnl::engine::kind::cpu, 0) {}
+  const dnnl::engine& engine() const { return engine_; }
+
+  std::shared_ptr<Entry> find(const std::string& key) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = entries_.find(key);
+    return it == entries_.end() ? nullptr : it->second;
+  }
+  // Keeps the first Entry stored under `key` (two threads may build one at the same time).
+  std::shared_ptr<Entry> insert(const std::string& key, std::shared_ptr<Entry> entry) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (entries_.size() >= kMaxEntries) entries_.clear();
+    return entries_.emplace(key, std::move(entry)).first->second;
+  }
+
+ private:
+  dnnl::engine engine_;
+  std::mutex mutex_;
+  std::unordered_map<std::string, std::shared_ptr<Entry>> entries_;
+};
+
+// One call's operands and decisions.
+struct Call {
+  const ConvConfig* c;
+  View x, w, bias, y;
+  bool alias;  // y overlaps x, w or bias: computed into scratch, then copied
+  int threads;
+};
+
+std::string cacheKey(const Call& k) {
+  std::vector<int64_t> v;
+  auto add = [&](const View& m) {
+    v.push_back(m.rank);
+    v.insert(v.end(), m.sizes, m.sizes + m.rank);
+    v.insert(v.end(), m.strides, m.strides + m.rank);
+  };
+  add(k.x);
+  add(k.w);
+  add(k.bias);
+  add(k.y);
+  const ConvConfig& c = *k.c;
+  v.insert(v.end(), {c.groups, static_cast<int64_t>(c.activation), c.flags});
+  for (const int64_t* f : {c.strides, c.dilations, c.pad_begin, c.pad_end})
+    v.insert(v.end(), f, f + c.spatial);
+  if (c.activation == ConvActivation::kClip) {
+    uint32_t a, b;
+    std::memcpy(&a, &c.alpha, 4);
+    std::memcpy(&b, &c.beta, 4);
+    v.insert(v.end(), {a, b});
+  }
+  v.insert(v.end(), {k.threads, k.alias ? 1 : 0});
+  return std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(int64_t));
+}
+
+Dims dimsOf(const int64_t* p, int n) { return Dims(p, p + n); }
+
+size_t scratchpadBytes(const dnnl::primitive_desc_base& pd) {
+  return pd.scratchpad_desc().get_size();
+}
+
+dnnl::primitive_attr userScratchpad() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+// A reorder between two descriptors, or nothing (and false) when oneDNN has none.
+bool makeReorder(const dnnl::engine& eng, const memory::desc& from, const memory::desc& to,
+                 dnnl::reorder* out, size_t* scratchpad) {
+  try {
+    dnnl::reorder::primitive_desc pd(eng, from, eng, to, userScratchpad());
+    *out = dnnl::reorder(pd);
+    *scratchpad = std::max(*scratchpad, scratchpadBytes(pd));
+    return true;
+  } catch (const dnnl::error&) {
+    return false;
+  }
+}
+
+// Builds the Entry of `k` (throws dnnl::error when oneDNN refuses the convolution).
+std::shared_ptr<Entry> buildEntry(const dnnl::engine& eng, const Call& k) {
+  const ConvConfig& c = *k.c;
+  const int s = c.spatial, rank = s + 2;
+  auto e = std::make_shared<Entry>();
+  const auto f32 = memory::data_type::f32;
+  e->src_md = memory::desc(dimsOf(k.x.sizes, rank), f32, channelsLastTag(rank));
+  e->dst_md = memory::desc(dimsOf(k.y.sizes, rank), f32, channelsLastTag(rank));
+  const WeightsLayout wl = weightsLayout(c, k.w, k.w.strides);
+  const memory::desc w_any(dimsOf(wl.dims, wl.rank), f32, memory::format_tag::any);
+  e->has_bias = k.bias.sizes[0] > 0;
+  if (e->has_bias) e->bias_md = memory::desc({k.bias.sizes[0]}, f32, memory::format_tag::a);
+
+  Dims strides(c.strides, c.strides + s), dilates(s), pad_l(c.pad_begin, c.pad_begin + s),
+      pad_r(c.pad_end, c.pad_end + s);
+  for (int d = 0; d < s; ++d) {
+    dilates[d] = c.dilations[d] - 1;  // oneDNN counts the elements skipped
+    if (c.transposed()) {
+      // oneDNN derives the input size from the output one with a floor division by the stride,
+      // so output padding of a stride or more is expressed as less end padding.
+      const int64_t extent = c.dilations[d] * (k.w.sizes[2 + d] - 1) + 1;
+      const int64_t base =
+          (k.x.sizes[2 + d] - 1) * c.strides[d] - c.pad_begin[d] - c.pad_end[d] + extent;
+      const int64_t output_padding = k.y.sizes[2 + d] - base;
+      pad_r[d] -= output_padding / c.strides[d] * c.strides[d];
+    }
+  }
+
+  dnnl::primitive_attr attr = userScratchpad();
+  dnnl::post_ops ops;
+  if (c.residual()) ops.append_sum(1.0f);
+  if (c.activation != ConvActivation::kNone) {
+    const bool clip = c.activation == ConvActivation::kClip;
+    // swish's alpha scales the sigmoid's argument: 1 is silu. oneDNN refuses clip bounds that
+    // cross; min(max(v, alpha), beta) is then beta everywhere, as with [beta, beta].
+    const float alpha = clip                                    ? std::min(c.alpha, c.beta)
+                        : c.activation == ConvActivation::kSilu ? 1.0f
+                                                                : 0.0f;
+    ops.append_eltwise(1.0f, eltwiseAlgorithm(c.activation), alpha, clip ? c.beta : 0.0f);
+  }
+  attr.set_post_ops(ops);
+
+  const auto prop = dnnl::prop_kind::forward_inference;
+  if (c.transposed()) {
+    using Deconv = dnnl::deconvolution_forward;
+    const auto alg = dnnl::algorithm::deconvolution_direct;
+    const Deconv::desc d = e->has_bias ? Deconv::desc(prop, alg, e->src_md, w_any, e->bias_md,
+                                                      e->dst_md, strides, dilates, pad_l, pad_r)
+                                       : Deconv::desc(prop, alg, e->src_md, w_any, e->dst_md,
+                                                      strides, dilates, pad_l, pad_r);
+    Deconv::primitive_desc pd(d, attr, eng);
+    e->weights_md = pd.weights_desc();
+    e->scratchpad_bytes = scratchpadBytes(pd);
+    e->conv = Deconv(pd);
+  } else {
+    using Conv = dnnl::convolution_forward;
+    const auto alg = dnnl::algorithm::convolution_direct;
+    const Conv::desc d = e->has_bias ? Conv::desc(prop, alg, e->src_md, w_any, e->bias_md,
+                                                  e->dst_md, strides, dilates, pad_l, pad_r)
+                                     : Conv::desc(prop, alg, e->src_md, w_any, e->dst_md, strides,
+                                                  dilates, pad_l, pad_r);
+    Conv::primitive_desc pd(d, attr, eng);
+    e->weights_md = pd.weights_desc();
+    e->scratchpad_bytes = scratchpadBytes(pd);
+    e->conv = Conv(pd);
+  }
+
+  // x: direct, a reorder over its strides, or the strided copy when oneDNN has no reorder.
+  if (isDenseChannelsLast(k.x)) {
+    e->x_path = Path::kDirect;
+  } else {
+    e->x_path = Path::kCopy;
+    if (positiveStrides(k.x)) {
+      e->x_user_md = memory::desc(dimsOf(k.x.sizes, rank), f32, dimsOf(k.x.strides, rank));
+      if (makeReorder(eng, e->x_user_md, e->src_md, &e->x_in, &e->scratchpad_bytes))
+        e->x_path = Path::kReorder;
+    }
+  }
+  // y: likewise, and never direct when it overlaps an input.
+  if (!k.alias && isDenseChannelsLast(k.y)) {
+    e->y_path = Path::kDirect;
+  } else {
+    e->y_path = Path::kCopy;
+    if (positiveStrides(k.y)) {
+      e->y_user_md = memory::desc(dimsOf(k.y.sizes, rank), f32, dimsOf(k.y.strides, rank));
+      if (makeReorder(eng, e->dst_md, e->y_user_md, &e->y_out, &e->scratchpad_bytes) &&
+          (!c.residual() ||
+           makeReorder(eng, e->y_user_md, e->dst_md, &e->y_in, &e->scratchpad_bytes)))
+        e->y_path = Path::kReorder;
+    }
+  }
+  // w: always through a reorder unless it already is in the primitive's layout; a w with a
+  // zero or negative stride is first copied densely.
+  int64_t dense[5];
+  rowMajorStrides(k.w, dense);
+  const bool w_positive = positiveStrides(k.w);
+  const WeightsLayout wu = w_positive ? wl : weightsLayout(c, k.w, dense);
+  e->w_user_md = memory::desc(dimsOf(wu.dims, wu.rank), f32, dimsOf(wu.strides, wu.rank));
+  if (w_positive && e->w_user_md == e->weights_md) {
+    e->w_path = Path::kDirect;
+  } else {
+    e->w_path = w_positive ? Path::kReorder : Path::kCopy;
+    if (!makeReorder(eng, e->w_user_md, e->weights_md, &e->w_in, &e->scratchpad_bytes))
+      throw dnnl::error(dnnl_unimplemented,
+                        "no reorder of the weights into the primitive's layout");
+  }
+  return e;
+}
+
+// Scratch memory of one call.
+struct Buffers {
+  Scratch scratchpad, x, y, w, w_dense, bias;
+};
+
+Status copyView(const KernelEnv& env, const View& from, void* to_data, const int64_t* to_strides,
+                const char* from_what, const char* to_what) {
+  return stridedCopy(Tag{}, env, kKernel, sizeof(float), from.rank, from.sizes, from.data,
+                     from.strides, to_data, to_strides, from_what, to_what);
+}
+
+// Runs `e` for one call; throws dnnl::error.
+Status execute(const KernelEnv& env, ConvCache& cache, Entry& e, const Call& k) {
+  const dnnl::engine& eng = cache.engine();
+  dnnl::stream stream(eng);
+  Buffers b;
+  RAL_RETURN_IF_ERROR(b.scratchpad.allocate(env.driver, e.scratchpad_bytes));
+  // One buffer serves every primitive of the call in turn (a zero-size one is never read).
+  const int64_t scratchpad_bytes = std::max<int64_t>(1, e.scratchpad_bytes);
+  const memory scratchpad(
+      memory::desc({scratchpad_bytes}, memory::data_type::u8, memory::format_tag::a), eng,
+      b.scratchpad.as<void>());
+  auto run = [&](dnnl::reorder& r, const memory& from, const memory& to) {
+    r.execute(stream,
+              {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}, {DNNL_ARG_SCRATCHPAD, scratchpad}});
+  };
+
+  // x
+  memory src;
+  if (e.x_path == Path::kDirect) {
+    src = memory(e.src_md, eng, k.x.data);
+  } else {
+    RAL_RETURN_IF_ERROR(b.x.allocate(env.driver, e.src_md.get_size()));
+    src = memory(e.src_md, eng, b.x.as<void>());
+    if (e.x_path == Path::kReorder) {
+      run(e.x_in, memory(e.x_user_md, eng, k.x.data), src);
+    } else {
+      int64_t to[5];
+      channelsLastStrides(k.x, to);
+      RAL_RETURN_IF_ERROR(copyView(env, k.x, b.x.as<void>(), to, "x", "scratch"));
+    }
+  }
+
+  // w
+  memory weights;
+  const bool constant = k.c->constantFilter() && e.w_path != Path::kDirect;
+  if (e.w_path == Path::kDirect) {
+    weights = memory(e.weights_md, eng, k.w.data);
+  } else {
+    std::unique_lock<std::mutex> lock(e.weights_mutex, std::defer_lock);
+    if (constant) {
+      lock.lock();
+      auto it = e.constant_weights.find(k.w.data);
+      if (it != e.constant_weights.end()) weights = *it->second;
+    }
+    if (!weights) {
+      memory user;
+      if (e.w_path == Path::kReorder) {
+        user = memory(e.w_user_md, eng, k.w.data);
+      } else {
+        int64_t dense[5];
+        rowMajorStrides(k.w, dense);
+        RAL_RETURN_IF_ERROR(b.w_dense.allocate(env.driver, numel(k.w) * sizeof(float)));
+        RAL_RETURN_IF_ERROR(copyView(env, k.w, b.w_dense.as<void>(), dense, "w", "scratch"));
+        user = memory(e.w_user_md, eng, b.w_dense.as<void>());
+      }
+      if (constant) {
+        // Owned by the Entry, allocated by oneDNN: it lives as long as the Context's cache.
+        auto kept = std::make_unique<memory>(e.weights_md, eng);
+        run(e.w_in, user, *kept);
+        weights = *kept;
+        e.constant_weights.emplace(k.w.data, std::move(kept));
+      } else {
+        RAL_RETURN_IF_ERROR(b.w.allocate(env.driver, e.weights_md.get_size()));
+        weights = memory(e.weights_md, eng, b.w.as<void>());
+        run(e.w_in, user, weights);
+      }
+    }
+  }
+
+  // bias: dense unless its stride says otherwise.
+  memory bias;
+  if (e.has_bias) {
+    float* data = k.bias.data;
+    if (k.bias.sizes[0] > 1 && k.bias.strides[0] != 1) {
+      RAL_RETURN_IF_ERROR(b.bias.allocate(env.driver, k.bias.sizes[0] * sizeof(float)));
+      float* dense = b.bias.as<float>();
+      for (int64_t i = 0; i < k.bias.sizes[0]; ++i) dense[i] = k.bias.data[i * k.bias.strides[0]];
+      data = dense;
+    }
+    bias = memory(e.bias_md, eng, data);
+  }
+
+  // y (with the residual in it first, when there is one)
+  memory dst;
+  int64_t y_scratch_strides[5];
+  channelsLastStrides(k.y, y_scratch_strides);
+  if (e.y_path == Path::kDirect) {
+    dst = memory(e.dst_md, eng, k.y.data);
+  } else {
+    RAL_RETURN_IF_ERROR(b.y.allocate(env.driver, e.dst_md.get_size()));
+    dst = memory(e.dst_md, eng, b.y.as<void>());
+    if (k.c->residual()) {
+      if (e.y_path == Path::kReorder) {
+        run(e.y_in, memory(e.y_user_md, eng, k.y.data), dst);
+      } else {
+        RAL_RETURN_IF_ERROR(
+            copyView(env, k.y, b.y.as<void>(), y_scratch_strides, "y (residual)", "scratch"));
+      }
+    }
+  }
+
+  std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, src},
+                                          {DNNL_ARG_WEIGHTS, weights},
+                                          {DNNL_ARG_DST, dst},
+                                          {DNNL_ARG_SCRATCHPAD, scratchpad}};
+  if (e.has_bias) args.emplace(DNNL_ARG_BIAS, bias);
+  e.conv.execute(stream, args);
+
+  if (e.y_path == Path::kReorder) {
+    run(e.y_out, dst, memory(e.y_user_md, eng, k.y.data));
+  } else if (e.y_path == Path::kCopy) {
+    View from = k.y;
+    from.data = b.y.as<float>();
+    std::memcpy(from.strides, y_scratch_strides, sizeof(y_scratch_strides));
+    RAL_RETURN_IF_ERROR(copyView(env, from, k.y.data, k.y.strides, "scratch", "y"));
+  }
+  stream.wait();
+  return Status();
+}
+
+// Where no input reaches y (an input without elements: C = 0 or an empty spatial dim; the
+// output padding of a transposed convolution past its end padding), y is act(bias [+ y_in]).
+// Fills every element of y outside the leading box `computed` (sizes per dim; null: all).
+Status fillWithoutInput(const Call& k, const int64_t* computed) {
+  const View& y = k.y;
+  const int64_t total = numel(y);
+  for (int64_t i = 0; i < total; ++i) {
+    int64_t rest = i, off = 0, channel = 0;
+    bool inside = computed != nullptr;
+    for (int d = y.rank - 1; d >= 0; --d) {
+      const int64_t idx = rest % y.sizes[d];
+      rest /= y.sizes[d];
+      off += idx * y.strides[d];
+      if (d == 1) channel = idx;
+      inside = inside && idx < computed[d];
+    }
+    if (inside) continue;
+    double v = k.bias.sizes[0] > 0 ? k.bias.data[channel * k.bias.strides[0]] : 0.0;
+    if (k.c->residual()) v += y.data[off];
+    y.data[off] = static_cast<float>(convActivate(*k.c, v));
+  }
+  return Status();
+}
+
+std::string describe(const Call& k) {
+  auto shape = [](const View& v) {
+    std::string s = "[";
+    for (int d = 0; d < v.rank; ++d) s += (d ? "x" : "") + std::to_string(v.sizes[d]);
+    return s + "]";
+  };
+  return convConfigString(*k.c) + ", x " + shape(k.x) + ", w " + shape(k.w) + ", bias " +
+         shape(k.bias) + ", y " + shape(k.y) + " (channels-first)";
+}
+
+Status fromDnnl(const dnnl::error& e, const Call& k) {
+  if (e.status == dnnl_out_of_memory)
+    return outOfMemory(kKernel, ": oneDNN is out of memory for ", describe(k));
+  if (e.status == dnnl_unimplemented || e.status == dnnl_invalid_arguments)
+    return unsupported(kKernel, ": oneDNN cannot run ", describe(k), ": ", e.what());
+  return internalError(kKernel, ": oneDNN failed on ", describe(k), ": ", e.what());
+}
+
+struct Impl {
+  template <int R>
+  static Status conv(ExecutionContext* ctx, const ConvConfig& c, const MemRef<float, R>& x,
+                     const MemRef<float, R>& w, const MemRef<float, 1>& bias,
+                     const MemRef<float, R>& y) {
+    if (y.numel() == 0) return Status();
+    Call k{&c, viewOf(x), viewOf(w), viewOf(bias), viewOf(y), false, 1};
+    for (int d = 0; d < R; ++d)
+      if (k.y.sizes[d] > 1 && k.y.strides[d] == 0)
+        return invalidArgument(kKernel, ": y ", shapeString(y), " has stride 0 in dim ", d,
+                               ": its elements overlap");
+    if (x.numel() == 0) return fillWithoutInput(k, nullptr);
+    for (const View* v : {&k.x, &k.w, &k.y})
+      for (int d = 0; d < v->rank; ++d)
+        if (v->sizes[d] > INT_MAX)
+          return unsupported(kKernel, ": dimension ", v->sizes[d],
+                             " exceeds oneDNN's 32-bit dimensions (", describe(k), ")");
+    RAL_ASSIGN_OR_RETURN(KernelEnv env, kernelEnv(ctx, DeviceKind::kCpu));
+    auto* threads = env.driver->service<HostThreadsService>();
+    k.threads = threads ? threads->threadCount() : ::ral::cpu::usableCpuCount();
+    k.alias = overlaps(y, x) || overlaps(y, w) || overlaps(y, bias);
+    // Output padding of a transposed convolution past the end padding receives no input, and
+    // oneDNN cannot express it (its end padding would be negative): oneDNN computes y without
+    // those trailing positions and they are filled afterwards.
+    Call body = k;
+    bool tail = false;
+    if (c.transposed()) {
+      for (int d = 0; d < c.spatial; ++d) {
+        const int64_t extent = c.dilations[d] * (w.sizes[2 + d] - 1) + 1;
+        const int64_t base =
+            (x.sizes[2 + d] - 1) * c.strides[d] - c.pad_begin[d] - c.pad_end[d] + extent;
+        const int64_t excess = (y.sizes[2 + d] - base) - c.pad_end[d];
+        if (excess > 0) {
+          body.y.sizes[2 + d] -= excess;
+          tail = true;
+        }
+      }
+    }
+    if (numel(body.y) > 0) RAL_RETURN_IF_ERROR(runDnnl(env, body));
+    return tail ? fillWithoutInput(k, body.y.sizes) : Status();
+  }
+
+ private:
+  static Status runDnnl(const KernelEnv& env, const Call& k) {
+    OmpThreads omp(k.threads);
+    try {
+      RAL_ASSIGN_OR_RETURN(ConvCache * cache, env.context->getOrCreate<ConvCache>(uint64_t{0}, [] {
+        return std::make_unique<ConvCache>();
+      }));
+      const std::string key = cacheKey(k);
+      std::shared_ptr<Entry> e = cache->find(key);
+      if (!e) e = cache->insert(key, buildEntry(cache->engine(), k));
+      return execute(env, *cache, *e, k);
+    } catch (const dnnl::error& e) {
+      return fromDnnl(e, k);
+    } catch (const std::exception& e) {
+      return internalError(kKernel, ": ", e.what(), " (", describe(k), ")");
+    }
+  }
+};
+
+constexpr char kDevice[] = "cpu";
+RAL_KERNEL_CONV_RANKS(RAL_REGISTER_CONV)
+
+}  // namespace
+}  // namespace ral::kernels::cpu
+
+RAL_REGISTRATION_ANCHOR(kernels_conv_cpu);

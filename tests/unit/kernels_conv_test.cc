@@ -1,0 +1,764 @@
+// ral_conv against a naive double-precision reference: 1-, 2- and 3-D, groups and depthwise,
+// strides, dilations, asymmetric pads, transposed convolutions with output padding, every
+// activation, residuals, strided / reversed / broadcast / channels-last operands, constant
+// filters, calls from several threads on one Context; bad configs and shapes are context errors
+// and the next call is correct.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <sstream>
+#include <thread>
+
+#include "kernels_test_util.h"
+
+namespace ral::testing {
+namespace {
+
+// How a test tensor is stored (its logical shape is what the kernel is given).
+enum class Store {
+  kDense,
+  kPadded,             // every dim one longer in memory, at an offset
+  kColumnMajor,        // dims stored in reverse order
+  kEveryOtherChannel,  // the odd channels of a buffer with twice as many
+  kReversed,           // the last dim with a negative stride
+  kBroadcastBatch,     // batch stride 0 (inputs only)
+};
+
+const char* storeName(Store s) {
+  switch (s) {
+    case Store::kDense:
+      return "dense";
+    case Store::kPadded:
+      return "padded";
+    case Store::kColumnMajor:
+      return "column-major";
+    case Store::kEveryOtherChannel:
+      return "every-other-channel";
+    case Store::kReversed:
+      return "reversed";
+    case Store::kBroadcastBatch:
+      return "broadcast-batch";
+  }
+  return "?";
+}
+
+template <int R>
+struct Tensor {
+  std::vector<float> storage;
+  MemRef<float, R> view{};
+
+  Tensor(const std::array<int64_t, R>& sizes, Store store, int channel_dim) {
+    std::array<int64_t, R> alloc = sizes;
+    if (store == Store::kPadded)
+      for (auto& s : alloc) s += 1;
+    if (store == Store::kEveryOtherChannel) alloc[channel_dim] *= 2;
+    if (store == Store::kBroadcastBatch) alloc[0] = 1;
+    int64_t running = 1;
+    for (int k = 0; k < R; ++k) {
+      const int d = store == Store::kColumnMajor ? k : R - 1 - k;
+      view.strides[d] = running;
+      running *= alloc[d];
+    }
+    int64_t offset = store == Store::kPadded ? 3 : 0;
+    if (store == Store::kEveryOtherChannel) {
+      offset += view.strides[channel_dim];
+      view.strides[channel_dim] *= 2;
+    }
+    if (store == Store::kReversed && sizes[R - 1] > 0) {
+      offset += (sizes[R - 1] - 1) * view.strides[R - 1];
+      view.strides[R - 1] = -view.strides[R - 1];
+    }
+    if (store == Store::kBroadcastBatch) view.strides[0] = 0;
+    for (int d = 0; d < R; ++d) view.sizes[d] = sizes[d];
+    // Values outside the view are large, so reading one shows in the result.
+    storage.assign(static_cast<size_t>(running + offset + 1), 1000.0f);
+    view.allocated = view.aligned = storage.data();
+    view.offset = offset;
+  }
+  // Moves keep the storage (and so the view) in place; copies would not.
+  Tensor(Tensor&&) = default;
+  Tensor(const Tensor&) = delete;
+  Tensor& operator=(const Tensor&) = delete;
+  int64_t numel() const { return view.numel(); }
+  std::array<int64_t, R> index(int64_t i) const {
+    std::array<int64_t, R> idx{};
+    for (int d = R - 1; d >= 0; --d) idx[d] = i % view.sizes[d], i /= view.sizes[d];
+    return idx;
+  }
+  void fill(std::mt19937& rng, double lo = -1, double hi = 1) {
+    std::uniform_real_distribution<double> dist(lo, hi);
+    for (int64_t i = 0; i < numel(); ++i) view.at(index(i)) = static_cast<float>(dist(rng));
+  }
+};
+
+struct Case {
+  int64_t n = 1, c = 1, f = 1, groups = 1;
+  std::vector<int64_t> in, k, stride, dil, pb, pe, op;  // op: output padding (transposed)
+  int act = 0;
+  float alpha = 0, beta = 0;
+  int64_t flags = 0;
+  bool bias = true;
+  Store xs = Store::kDense, ys = Store::kDense, ws = Store::kDense, bs = Store::kDense;
+
+  int spatial() const { return static_cast<int>(in.size()); }
+  bool transposed() const { return flags & 8; }
+  bool channelsLast() const { return flags & 4; }
+  bool residual() const { return flags & 1; }
+  int64_t out(int d) const {
+    const int64_t extent = dil[d] * (k[d] - 1) + 1;
+    if (transposed()) return (in[d] - 1) * stride[d] - pb[d] - pe[d] + extent + op[d];
+    return (in[d] + pb[d] + pe[d] - extent) / stride[d] + 1;
+  }
+  std::string describe() const {
+    std::ostringstream os;
+    auto list = [&](const char* name, const std::vector<int64_t>& v) {
+      os << " " << name << "[";
+      for (size_t i = 0; i < v.size(); ++i) os << (i ? "," : "") << v[i];
+      os << "]";
+    };
+    os << "n" << n << " c" << c << " f" << f << " g" << groups;
+    list("in", in);
+    list("k", k);
+    list("s", stride);
+    list("d", dil);
+    list("pb", pb);
+    list("pe", pe);
+    if (transposed()) list("op", op);
+    os << " act" << act << " flags" << flags << " bias" << bias << " x " << storeName(xs) << " y "
+       << storeName(ys) << " w " << storeName(ws) << " b " << storeName(bs);
+    return os.str();
+  }
+};
+
+// A case with s spatial dims: stride, dilation 1, no padding.
+Case basic(int64_t n, int64_t c, int64_t f, std::vector<int64_t> in, std::vector<int64_t> k) {
+  Case cs;
+  cs.n = n;
+  cs.c = c;
+  cs.f = f;
+  const size_t s = in.size();
+  cs.in = std::move(in);
+  cs.k = std::move(k);
+  cs.stride.assign(s, 1);
+  cs.dil.assign(s, 1);
+  cs.pb.assign(s, 0);
+  cs.pe.assign(s, 0);
+  cs.op.assign(s, 0);
+  return cs;
+}
+
+double activate(const Case& cs, double v) {
+  switch (cs.act) {
+    case 1:
+      return std::max(v, 0.0);
+    case 2:
+      return std::min(std::max(v, static_cast<double>(cs.alpha)), static_cast<double>(cs.beta));
+    case 3:
+      return 1 / (1 + std::exp(-v));
+    case 4:
+      return v / (1 + std::exp(-v));
+    case 5:
+      return v * std::min(std::max(v + 3, 0.0), 6.0) / 6;
+    case 6:
+      return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
+    case 7:
+      return 0.5 * v * (1 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
+  }
+  return v;
+}
+
+// The operands of one case, in the layouts it asks for.
+template <int R>
+struct Operands {
+  Tensor<R> x, w, y;
+  Tensor<1> bias;
+  Buffer<int64_t, 1> config;
+  std::vector<double> residual;  // y on entry, channels-first dense (residual cases)
+
+  static std::array<int64_t, R> activationShape(const Case& cs, int64_t ch,
+                                                const std::vector<int64_t>& sp) {
+    std::array<int64_t, R> s{};
+    s[0] = cs.n;
+    const int cd = cs.channelsLast() ? R - 1 : 1;
+    s[cd] = ch;
+    for (int d = 0; d < R - 2; ++d) s[cs.channelsLast() ? 1 + d : 2 + d] = sp[d];
+    return s;
+  }
+  static std::vector<int64_t> outSizes(const Case& cs) {
+    std::vector<int64_t> o;
+    for (int d = 0; d < cs.spatial(); ++d) o.push_back(cs.out(d));
+    return o;
+  }
+  static std::array<int64_t, R> weightShape(const Case& cs) {
+    std::array<int64_t, R> s{};
+    s[0] = cs.transposed() ? cs.c : cs.f;
+    s[1] = cs.transposed() ? cs.f / cs.groups : cs.c / cs.groups;
+    for (int d = 0; d < R - 2; ++d) s[2 + d] = cs.k[d];
+    return s;
+  }
+
+  Operands(const Case& cs, std::mt19937& rng)
+      : x(activationShape(cs, cs.c, cs.in), cs.xs, cs.channelsLast() ? R - 1 : 1),
+        w(weightShape(cs), cs.ws, 1),
+        y(activationShape(cs, cs.f, outSizes(cs)), cs.ys, cs.channelsLast() ? R - 1 : 1),
+        bias({cs.bias ? cs.f : 0}, cs.bs, 0),
+        config({4 + 4 * (R - 2)}, Layout::kDense) {
+    x.fill(rng);
+    w.fill(rng);
+    bias.fill(rng);
+    y.fill(rng, 100, 200);  // garbage the kernel must overwrite
+    const int s = R - 2;
+    config.at(0) = s;
+    config.at(1) = cs.groups;
+    config.at(2) = cs.act;
+    config.at(3) = cs.flags;
+    for (int d = 0; d < s; ++d) {
+      config.at(4 + d) = cs.stride[d];
+      config.at(4 + s + d) = cs.dil[d];
+      config.at(4 + 2 * s + d) = cs.pb[d];
+      config.at(4 + 3 * s + d) = cs.pe[d];
+    }
+    if (cs.residual()) {
+      y.fill(rng);
+      residual.resize(y.numel());
+      for (int64_t i = 0; i < y.numel(); ++i) residual[i] = yAt(cs, i);
+    }
+  }
+
+  // Element i (channels-first row-major order) of x or y.
+  static float at(const Case& cs, const Tensor<R>& t, int64_t i) {
+    std::array<int64_t, R> cf{}, mem{};
+    std::array<int64_t, R> sizes{};
+    for (int d = 0; d < R; ++d) sizes[d] = t.view.sizes[d];
+    if (cs.channelsLast()) {  // channels-first sizes
+      std::array<int64_t, R> m = sizes;
+      sizes[1] = m[R - 1];
+      for (int d = 2; d < R; ++d) sizes[d] = m[d - 1];
+    }
+    for (int d = R - 1; d >= 0; --d) cf[d] = i % sizes[d], i /= sizes[d];
+    mem = cf;
+    if (cs.channelsLast()) {
+      mem[R - 1] = cf[1];
+      for (int d = 2; d < R; ++d) mem[d - 1] = cf[d];
+    }
+    return t.view.at(mem);
+  }
+  double xAt(const Case& cs, int64_t i) const { return at(cs, x, i); }
+  double yAt(const Case& cs, int64_t i) const { return at(cs, y, i); }
+
+  Status call(Context& context, const Case& cs) {
+    return callCpu(context, "ral_conv", x.view, w.view, bias.view, y.view, config.view, cs.alpha,
+                   cs.beta);
+  }
+
+  // The expected y, channels-first row-major.
+  std::vector<double> reference(const Case& cs) const {
+    const int s = R - 2;
+    int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, k[3] = {1, 1, 1}, st[3] = {1, 1, 1},
+            dl[3] = {1, 1, 1}, pb[3] = {0, 0, 0};
+    for (int d = 0; d < s; ++d) {
+      in[d] = cs.in[d];
+      out[d] = cs.out(d);
+      k[d] = cs.k[d];
+      st[d] = cs.stride[d];
+      dl[d] = cs.dil[d];
+      pb[d] = cs.pb[d];
+    }
+    const int64_t g = cs.groups, cg = cs.c / g, fg = cs.f / g;
+    const int64_t in_size = in[0] * in[1] * in[2], out_size = out[0] * out[1] * out[2];
+    std::vector<double> y_ref(cs.n * cs.f * out_size, 0.0);
+    auto wAt = [&](int64_t a, int64_t b, int64_t k0, int64_t k1, int64_t k2) {
+      std::array<int64_t, R> idx{};
+      idx[0] = a;
+      idx[1] = b;
+      const int64_t kk[3] = {k0, k1, k2};
+      for (int d = 0; d < s; ++d) idx[2 + d] = kk[d];
+      return static_cast<double>(w.view.at(idx));
+    };
+    for (int64_t n = 0; n < cs.n; ++n) {
+      for (int64_t ci = 0; ci < cs.c; ++ci) {
+        const int64_t gi = ci / cg;
+        for (int64_t i0 = 0; i0 < in[0]; ++i0)
+          for (int64_t i1 = 0; i1 < in[1]; ++i1)
+            for (int64_t i2 = 0; i2 < in[2]; ++i2) {
+              const double xv = xAt(cs, (n * cs.c + ci) * in_size + (i0 * in[1] + i1) * in[2] + i2);
+              for (int64_t k0 = 0; k0 < k[0]; ++k0)
+                for (int64_t k1 = 0; k1 < k[1]; ++k1)
+                  for (int64_t k2 = 0; k2 < k[2]; ++k2) {
+                    // The output position this input and tap meet at (forward: o*s - pb +
+                    // k*d = i; transposed: o = i*s - pb + k*d).
+                    const int64_t ii[3] = {i0, i1, i2}, kk[3] = {k0, k1, k2};
+                    int64_t o[3];
+                    bool inside = true;
+                    for (int d = 0; d < 3; ++d) {
+                      if (cs.transposed()) {
+                        o[d] = ii[d] * st[d] - pb[d] + kk[d] * dl[d];
+                      } else {
+                        const int64_t t = ii[d] + pb[d] - kk[d] * dl[d];
+                        inside = inside && t >= 0 && t % st[d] == 0;
+                        o[d] = t / st[d];
+                      }
+                      inside = inside && o[d] >= 0 && o[d] < out[d];
+                    }
+                    if (!inside) continue;
+                    const int64_t o_off = (o[0] * out[1] + o[1]) * out[2] + o[2];
+                    if (cs.transposed()) {
+                      for (int64_t fl = 0; fl < fg; ++fl)
+                        y_ref[(n * cs.f + gi * fg + fl) * out_size + o_off] +=
+                            xv * wAt(ci, fl, k0, k1, k2);
+                    } else {
+                      for (int64_t fl = 0; fl < fg; ++fl)
+                        y_ref[(n * cs.f + gi * fg + fl) * out_size + o_off] +=
+                            xv * wAt(gi * fg + fl, ci - gi * cg, k0, k1, k2);
+                    }
+                  }
+            }
+      }
+    }
+    for (int64_t i = 0; i < static_cast<int64_t>(y_ref.size()); ++i) {
+      const int64_t f = (i / out_size) % cs.f;
+      if (cs.bias) y_ref[i] += bias.view(f);
+      if (cs.residual()) y_ref[i] += residual[i];
+      y_ref[i] = activate(cs, y_ref[i]);
+    }
+    return y_ref;
+  }
+
+  void expectMatches(const Case& cs, const std::vector<double>& want) const {
+    ASSERT_EQ(static_cast<int64_t>(want.size()), y.numel());
+    for (int64_t i = 0; i < y.numel(); ++i) {
+      const double got = yAt(cs, i);
+      ASSERT_NEAR(got, want[i], 1e-4 * std::max(1.0, std::abs(want[i])))
+          << cs.describe() << " at element " << i;
+    }
+  }
+};
+
+template <int R>
+void checkCase(Context& context, const Case& cs, std::mt19937& rng) {
+  Operands<R> ops(cs, rng);
+  const Status s = ops.call(context, cs);
+  ASSERT_TRUE(s.ok()) << s << " for " << cs.describe();
+  ops.expectMatches(cs, ops.reference(cs));
+}
+
+void check(Context& context, const Case& cs, std::mt19937& rng) {
+  switch (cs.spatial()) {
+    case 1:
+      return checkCase<3>(context, cs, rng);
+    case 2:
+      return checkCase<4>(context, cs, rng);
+    case 3:
+      return checkCase<5>(context, cs, rng);
+  }
+  FAIL() << "bad case " << cs.describe();
+}
+
+// Convolutions of every shape family, with and without bias.
+std::vector<Case> shapeCases() {
+  std::vector<Case> cases;
+  Case c = basic(2, 3, 4, {9}, {3});
+  c.pb = {1};
+  c.pe = {1};
+  cases.push_back(c);
+  c = basic(1, 2, 3, {11}, {3});
+  c.stride = {2};
+  c.dil = {2};
+  c.pb = {2};
+  cases.push_back(c);
+  c = basic(1, 4, 6, {7, 5}, {3, 2});
+  c.stride = {1, 2};
+  c.pb = {1, 0};
+  c.pe = {0, 1};
+  cases.push_back(c);
+  c = basic(2, 4, 6, {6, 6}, {3, 3});
+  c.groups = 2;
+  c.stride = {2, 2};
+  c.dil = {2, 1};
+  c.pb = {2, 1};
+  c.pe = {1, 2};
+  cases.push_back(c);
+  c = basic(1, 5, 5, {8, 7}, {3, 3});  // depthwise
+  c.groups = 5;
+  c.pb = {1, 1};
+  c.pe = {1, 1};
+  cases.push_back(c);
+  c = basic(1, 4, 8, {9, 6}, {3, 3});  // depthwise, channel multiplier 2
+  c.groups = 4;
+  c.stride = {2, 1};
+  c.dil = {1, 2};
+  c.pb = {1, 2};
+  c.pe = {0, 2};
+  cases.push_back(c);
+  c = basic(1, 3, 2, {10, 11}, {2, 3});
+  c.stride = {3, 3};
+  c.pb = {0, 1};
+  c.pe = {2, 0};
+  cases.push_back(c);
+  c = basic(1, 3, 4, {5, 6, 4}, {3, 2, 1});
+  c.stride = {1, 2, 1};
+  c.dil = {1, 1, 2};
+  c.pb = {1, 0, 1};
+  c.pe = {0, 1, 1};
+  cases.push_back(c);
+  c = basic(2, 3, 3, {4, 5, 3}, {2, 3, 3});  // depthwise 3-D
+  c.groups = 3;
+  c.pb = {1, 1, 1};
+  c.pe = {0, 1, 1};
+  cases.push_back(c);
+  cases.push_back(basic(1, 3, 2, {1, 7}, {1, 3}));  // size-1 spatial dim
+  cases.push_back(basic(2, 1, 1, {1, 1}, {1, 1}));  // everything 1
+  cases.push_back(basic(3, 8, 5, {4, 4}, {1, 1}));  // 1x1
+  cases.push_back(basic(0, 3, 4, {5, 5}, {3, 3}));  // empty batch
+  c = basic(1, 16, 32, {14, 14}, {3, 3});           // blocked kernels of real size
+  c.pb = {1, 1};
+  c.pe = {1, 1};
+  cases.push_back(c);
+  c = basic(1, 32, 32, {12, 12}, {3, 3});  // depthwise, blocked
+  c.groups = 32;
+  c.stride = {2, 2};
+  c.pb = {1, 1};
+  c.pe = {1, 1};
+  cases.push_back(c);
+  const size_t n = cases.size();
+  for (size_t i = 0; i < n; i += 2) {
+    Case nb = cases[i];
+    nb.bias = false;
+    cases.push_back(nb);
+  }
+  return cases;
+}
+
+TEST(ConvTest, ShapesGroupsStridesDilationsPads) {
+  Context context;
+  std::mt19937 rng(1);
+  for (const Case& c : shapeCases()) check(context, c, rng);
+}
+
+TEST(ConvTest, StridedReversedBroadcastAndChannelsLastOperands) {
+  Context context;
+  std::mt19937 rng(2);
+  const Store pairs[][2] = {{Store::kEveryOtherChannel, Store::kPadded},
+                            {Store::kColumnMajor, Store::kReversed},
+                            {Store::kReversed, Store::kEveryOtherChannel},
+                            {Store::kBroadcastBatch, Store::kColumnMajor},
+                            {Store::kPadded, Store::kDense}};
+  for (Case c : shapeCases()) {
+    for (const auto& p : pairs) {
+      c.xs = p[0];
+      c.ys = p[1];
+      // Plain, channels_last (same layouts of the [N, D..., C] tensors), and both with a
+      // residual read from y's layout.
+      for (int64_t flags : {0, 4, 1, 5}) {
+        c.flags = flags;
+        check(context, c, rng);
+      }
+    }
+    c.xs = c.ys = Store::kDense;
+    c.flags = 4;
+    check(context, c, rng);
+    c.ws = Store::kColumnMajor;
+    c.bs = Store::kEveryOtherChannel;
+    check(context, c, rng);
+    c.ws = Store::kReversed;
+    c.bs = Store::kReversed;
+    check(context, c, rng);
+  }
+}
+
+TEST(ConvTest, EveryActivationWithAndWithoutResidual) {
+  Context context;
+  std::mt19937 rng(3);
+  Case c = basic(2, 6, 4, {6, 5}, {3, 3});
+  c.groups = 2;
+  c.pb = {1, 0};
+  c.pe = {1, 1};
+  for (int64_t flags : {0, 1, 4, 5}) {
+    for (int act = 0; act < 8; ++act) {
+      c.act = act;
+      c.flags = flags;
+      c.alpha = -0.3f;
+      c.beta = 0.4f;
+      for (Store ys : {Store::kDense, Store::kPadded}) {
+        c.ys = ys;
+        check(context, c, rng);
+      }
+    }
+  }
+  // Clip with infinite bounds, and with bounds that cross (min(max(v, a), b) is b).
+  c.act = 2;
+  c.flags = 0;
+  c.alpha = -std::numeric_limits<float>::infinity();
+  c.beta = 0.1f;
+  check(context, c, rng);
+  c.alpha = 0.5f;
+  c.beta = -0.5f;
+  check(context, c, rng);
+}
+
+TEST(ConvTest, TransposedWithStridesPadsDilationsGroupsAndOutputPadding) {
+  Context context;
+  std::mt19937 rng(4);
+  std::vector<Case> cases;
+  Case c = basic(2, 3, 4, {5}, {3});
+  c.stride = {2};
+  c.pb = {1};
+  c.op = {1};
+  cases.push_back(c);
+  c = basic(1, 4, 6, {4, 5}, {3, 2});
+  c.groups = 2;
+  c.stride = {2, 3};
+  c.dil = {1, 2};
+  c.pb = {1, 0};
+  c.pe = {0, 1};
+  c.op = {1, 2};
+  cases.push_back(c);
+  c = basic(1, 4, 4, {5, 5}, {3, 3});  // depthwise
+  c.groups = 4;
+  c.stride = {2, 2};
+  c.pb = {1, 1};
+  c.pe = {1, 1};
+  c.op = {1, 0};
+  cases.push_back(c);
+  c = basic(1, 2, 3, {4, 4}, {3, 2});  // output padding of a stride or more (dilation 3)
+  c.dil = {3, 2};
+  c.pb = {1, 0};
+  c.pe = {2, 1};
+  c.op = {2, 1};
+  cases.push_back(c);
+  c = basic(1, 3, 2, {5, 4}, {2, 3});  // output padding beyond the end padding
+  c.dil = {3, 2};
+  c.op = {2, 1};
+  cases.push_back(c);
+  c = basic(1, 2, 2, {3, 4, 2}, {2, 2, 3});
+  c.stride = {2, 1, 2};
+  c.pb = {0, 1, 1};
+  c.pe = {1, 0, 0};
+  c.op = {1, 0, 1};
+  cases.push_back(c);
+  cases.push_back(basic(0, 2, 3, {3, 3}, {2, 2}));  // empty batch
+  c = basic(1, 16, 8, {7, 7}, {4, 4});
+  c.stride = {2, 2};
+  c.pb = {1, 1};
+  c.pe = {1, 1};
+  cases.push_back(c);
+  for (Case cs : cases) {
+    cs.flags = 8;
+    check(context, cs, rng);
+    cs.flags = 8 | 4 | 1;  // channels_last, residual, silu
+    cs.act = 4;
+    check(context, cs, rng);
+    cs.flags = 8 | 2;  // constant filter
+    cs.act = 0;
+    cs.bias = false;
+    cs.xs = Store::kEveryOtherChannel;
+    cs.ys = Store::kPadded;
+    cs.ws = Store::kColumnMajor;
+    check(context, cs, rng);
+  }
+}
+
+TEST(ConvTest, InputWithoutElementsGivesActivatedBias) {
+  Context context;
+  std::mt19937 rng(5);
+  Case c = basic(2, 0, 3, {4, 4}, {3, 3});  // no input channels
+  c.pb = {1, 1};
+  c.pe = {1, 1};
+  c.act = 1;
+  check(context, c, rng);
+  c.flags = 1;  // with the residual
+  check(context, c, rng);
+  c = basic(1, 2, 3, {0, 3}, {1, 1});  // empty spatial dim, all-padding windows
+  c.pb = {1, 0};
+  c.pe = {1, 0};
+  check(context, c, rng);
+}
+
+TEST(ConvTest, ConstantFilterIsCachedPerAddress) {
+  Context context;
+  std::mt19937 rng(6);
+  Case c = basic(1, 8, 16, {9, 9}, {3, 3});
+  c.pb = {1, 1};
+  c.pe = {1, 1};
+  c.flags = 2;
+  Operands<4> a(c, rng), b(c, rng);  // same shapes, different filters at different addresses
+  const auto want_a = a.reference(c), want_b = b.reference(c);
+  for (int round = 0; round < 2; ++round) {
+    ASSERT_TRUE(a.call(context, c).ok());
+    a.expectMatches(c, want_a);
+    ASSERT_TRUE(b.call(context, c).ok());
+    b.expectMatches(c, want_b);
+  }
+}
+
+TEST(ConvTest, NonConstantFilterIsReadOnEveryCall) {
+  Context context;
+  std::mt19937 rng(7);
+  for (int64_t flags : {0, 4}) {
+    Case c = basic(1, 8, 16, {9, 9}, {3, 3});
+    c.flags = flags;
+    Operands<4> ops(c, rng);
+    ASSERT_TRUE(ops.call(context, c).ok());
+    ops.expectMatches(c, ops.reference(c));
+    ops.w.fill(rng);  // new weights at the same address
+    ASSERT_TRUE(ops.call(context, c).ok());
+    ops.expectMatches(c, ops.reference(c));
+  }
+}
+
+TEST(ConvTest, OutputOverlappingTheInputStillCorrect) {
+  Context context;
+  std::mt19937 rng(8);
+  // y is x itself: a 1x1 convolution with as many outputs as inputs, computed into scratch.
+  Case c = basic(1, 4, 4, {5, 5}, {1, 1});
+  Operands<4> ops(c, rng);
+  const auto want = ops.reference(c);  // from x before the call overwrites it
+  ASSERT_TRUE(callCpu(context, "ral_conv", ops.x.view, ops.w.view, ops.bias.view, ops.x.view,
+                      ops.config.view, 0.0f, 0.0f)
+                  .ok());
+  for (int64_t i = 0; i < ops.x.numel(); ++i)
+    ASSERT_NEAR(ops.xAt(c, i), want[i], 1e-4 * std::max(1.0, std::abs(want[i]))) << i;
+}
+
+TEST(ConvTest, ParallelCallsOnOneContext) {
+  Context context;
+  std::mt19937 rng(9);
+  Case a = basic(1, 8, 8, {10, 10}, {3, 3});
+  a.flags = 2;
+  Case b = basic(2, 6, 4, {7, 9}, {3, 2});
+  b.groups = 2;
+  b.flags = 1;
+  std::vector<Operands<4>> ops;
+  ops.reserve(4);
+  std::vector<std::vector<double>> want, residuals;
+  for (int t = 0; t < 4; ++t) {
+    const Case& c = t % 2 ? b : a;
+    ops.emplace_back(c, rng);
+    want.push_back(ops[t].reference(c));
+    residuals.push_back(ops[t].residual);
+  }
+  std::vector<std::thread> threads;
+  std::vector<std::string> errors(4);
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      const Case& c = t % 2 ? b : a;
+      for (int i = 0; i < 10 && errors[t].empty(); ++i) {
+        if (c.residual()) {
+          for (int64_t j = 0; j < ops[t].y.numel(); ++j)
+            ops[t].y.view.data()[j] = static_cast<float>(residuals[t][j]);
+        }
+        const Status s = ops[t].call(context, c);
+        if (!s.ok()) errors[t] = s.toString();
+        for (int64_t j = 0; j < ops[t].y.numel() && errors[t].empty(); ++j)
+          if (std::abs(ops[t].yAt(c, j) - want[t][j]) > 1e-4 * std::max(1.0, std::abs(want[t][j])))
+            errors[t] = "mismatch at " + std::to_string(j);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < 4; ++t) EXPECT_TRUE(errors[t].empty()) << "caller " << t << ": " << errors[t];
+}
+
+TEST(ConvNameTest, EncodedNamesMatchTheAbi) {
+  EXPECT_EQ((cpuName<MemRef<float, 4>, MemRef<float, 4>, MemRef<float, 1>, MemRef<float, 4>,
+                     MemRef<int64_t, 1>, float, float>("ral_conv")),
+            "ral_conv___cpu___pvoid_m4df32_m4df32_m1df32_m4df32_m1di64_f32_f32___void");
+  for (const char* name :
+       {"ral_conv___cpu___pvoid_m3df32_m3df32_m1df32_m3df32_m1di64_f32_f32___void",
+        "ral_conv___cpu___pvoid_m4df32_m4df32_m1df32_m4df32_m1di64_f32_f32___void",
+        "ral_conv___cpu___pvoid_m5df32_m5df32_m1df32_m5df32_m1di64_f32_f32___void"}) {
+    EXPECT_TRUE(Registry::global().findFunction(name, &ExecutionContext::kType).ok()) << name;
+  }
+}
+
+TEST(ConvErrorTest, BadConfigsAndShapesAreContextErrors) {
+  Context context;
+  std::mt19937 rng(10);
+  Case good = basic(1, 4, 6, {6, 6}, {3, 3});
+  good.groups = 2;
+  good.pb = {1, 1};
+  good.pe = {1, 1};
+  auto expectError = [&](Operands<4>& ops, const Case& cs, const char* what,
+                         const std::string& needle) {
+    const Status s = ops.call(context, cs);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << what << ": " << s;
+    EXPECT_NE(s.message().find("ral_conv"), std::string::npos) << what << ": " << s;
+    EXPECT_NE(s.message().find(needle), std::string::npos) << what << ": " << s;
+    // The next correct call works.
+    Operands<4> ok(good, rng);
+    const Status next = ok.call(context, good);
+    ASSERT_TRUE(next.ok()) << "after " << what << ": " << next;
+    ok.expectMatches(good, ok.reference(good));
+  };
+  {
+    Operands<4> ops(good, rng);
+    ops.config.view.sizes[0] = 11;
+    expectError(ops, good, "short config", "config has 11 values, expected 12");
+  }
+  auto withConfig = [&](int index, int64_t value, const char* what, const std::string& needle) {
+    Operands<4> ops(good, rng);
+    ops.config.at(index) = value;
+    expectError(ops, good, what, needle);
+  };
+  withConfig(0, 1, "spatial dims", "config[0]");
+  withConfig(1, 0, "groups 0", "groups");
+  withConfig(1, 4, "groups not dividing F", "not divisible by groups 4");
+  withConfig(1, 3, "groups not dividing C", "not divisible by groups 3");
+  withConfig(2, 8, "activation 8", "unknown activation 8");
+  withConfig(2, -1, "activation -1", "unknown activation -1");
+  withConfig(3, 16, "flag bit 4", "unknown flag bits 16");
+  withConfig(3, 1 << 20, "flag bit 20", "unknown flag bits");
+  withConfig(4, 0, "stride 0", "stride 0");
+  withConfig(7, 0, "dilation 0", "dilation 0");
+  withConfig(9, -1, "negative pad", "pad_begin -1");
+  withConfig(10, 2, "pad changing the output size", "y is");
+  {
+    Case c = good;
+    c.act = 2;
+    c.alpha = std::numeric_limits<float>::quiet_NaN();
+    Operands<4> ops(c, rng);
+    expectError(ops, c, "NaN clip bound", "NaN");
+  }
+  auto withShape = [&](Tensor<4> Operands<4>::*member, int dim, int64_t size, const char* what,
+                       const std::string& needle) {
+    Operands<4> ops(good, rng);
+    (ops.*member).view.sizes[dim] = size;
+    expectError(ops, good, what, needle);
+  };
+  withShape(&Operands<4>::w, 1, 3, "w channels", "w is [6x3x3x3]");
+  withShape(&Operands<4>::w, 0, 5, "F not divisible by groups", "not divisible by groups");
+  withShape(&Operands<4>::w, 2, 0, "kernel size 0", "kernel size 0");
+  withShape(&Operands<4>::w, 2, 9, "kernel larger than the padded input", "dilated kernel");
+  withShape(&Operands<4>::y, 1, 5, "y channels", "y is [1x5x6x6]");
+  withShape(&Operands<4>::y, 0, 2, "y batch", "y is [2x6x6x6]");
+  withShape(&Operands<4>::y, 3, 5, "y spatial", "y is [1x6x6x5]");
+  withShape(&Operands<4>::x, 1, 5, "x channels", "x [1x5x6x6]");
+  {
+    Operands<4> ops(good, rng);
+    ops.bias.view.sizes[0] = 5;
+    expectError(ops, good, "bias size", "bias is [5]");
+  }
+  {
+    Operands<4> ops(good, rng);
+    ops.y.view.strides[2] = 0;
+    expectError(ops, good, "y stride 0", "stride 0");
+  }
+  {
+    Operands<4> ops(good, rng);
+    ops.x.view.aligned = nullptr;
+    expectError(ops, good, "x without data", "x [1x4x6x6] has no data");
+  }
+  {
+    Case c = basic(1, 2, 3, {4, 4}, {3, 3});
+    c.flags = 8;
+    c.stride = {2, 2};
+    c.op = {1, 0};
+    Operands<4> ops(c, rng);
+    ops.y.view.sizes[2] += 1;  // output padding 2 with stride 2
+    expectError(ops, c, "output padding", "output_padding");
+  }
+}
+
+}  // namespace
+}  // namespace ral::testing
