@@ -14,8 +14,8 @@
 // Caching: one ConvCache per Context (its resource cache) maps everything a primitive depends on
 // (shapes, strides, config, clip bounds, thread count, aliasing) to an immutable Entry: the
 // primitive, the plan and reorders of each operand and, for constant filters, the weights in
-// the primitive's layout per filter address (their own mutex). Scratchpads are per call
-// (scratchpad_mode::user), so one Entry runs on many threads at once.
+// the primitive's layout per filter address (their own mutex). Entries are built one at a time;
+// scratchpads are per call (scratchpad_mode::user), so one Entry runs on many threads at once.
 //
 // Threads: oneDNN runs on OpenMP. Each call sets the calling thread's OpenMP thread count to the
 // CPU driver's (RAL_CPU_THREADS, else the usable CPUs) and restores it afterwards, so RAL never
@@ -59,11 +59,24 @@ using Dims = memory::dims;
 
 constexpr const char* kKernel = "ral_conv";
 
+#if defined(__SANITIZE_THREAD__)
+#define RAL_CONV_UNDER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define RAL_CONV_UNDER_TSAN 1
+#endif
+#endif
+
 // Sets the calling thread's OpenMP thread count for the scope of one call.
 class OmpThreads {
  public:
   explicit OmpThreads(int n) {
 #if DNNL_CPU_THREADING_RUNTIME == DNNL_RUNTIME_OMP
+#ifdef RAL_CONV_UNDER_TSAN
+    // ThreadSanitizer cannot see libgomp's barriers (it is not instrumented) and would report
+    // every hand-off to a worker as a race: oneDNN runs on the calling thread only.
+    n = 1;
+#endif
     previous_ = omp_get_max_threads();
     if (previous_ != n) omp_set_num_threads(n);
 #else
@@ -255,21 +268,31 @@ class ConvCache {
   ConvCache() : engine_(dnnl::engine::kind::cpu, 0) {}
   const dnnl::engine& engine() const { return engine_; }
 
+  // The Entry under `key`, built by `build()` (which may throw) on the first request. Builds
+  // are serialized: each configuration is built once, and oneDNN's primitive creation, whose
+  // internal synchronization ThreadSanitizer cannot see, never runs on two threads at once.
+  template <typename Build>
+  std::shared_ptr<Entry> findOrBuild(const std::string& key, Build build) {
+    if (auto e = find(key)) return e;
+    std::lock_guard<std::mutex> building(build_mutex_);
+    if (auto e = find(key)) return e;
+    std::shared_ptr<Entry> e = build();
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (entries_.size() >= kMaxEntries) entries_.clear();
+    entries_.emplace(key, e);
+    return e;
+  }
+
+ private:
   std::shared_ptr<Entry> find(const std::string& key) {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = entries_.find(key);
     return it == entries_.end() ? nullptr : it->second;
   }
-  // Keeps the first Entry stored under `key` (two threads may build one at the same time).
-  std::shared_ptr<Entry> insert(const std::string& key, std::shared_ptr<Entry> entry) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (entries_.size() >= kMaxEntries) entries_.clear();
-    return entries_.emplace(key, std::move(entry)).first->second;
-  }
 
- private:
   dnnl::engine engine_;
-  std::mutex mutex_;
+  std::mutex build_mutex_;  // held while an Entry is built
+  std::mutex mutex_;        // guards entries_ (held only for look-ups and inserts)
   std::unordered_map<std::string, std::shared_ptr<Entry>> entries_;
 };
 
@@ -663,8 +686,8 @@ struct Impl {
         return std::make_unique<ConvCache>();
       }));
       const std::string key = cacheKey(k);
-      std::shared_ptr<Entry> e = cache->find(key);
-      if (!e) e = cache->insert(key, buildEntry(cache->engine(), k));
+      std::shared_ptr<Entry> e =
+          cache->findOrBuild(key, [&] { return buildEntry(cache->engine(), k); });
       return execute(env, *cache, *e, k);
     } catch (const dnnl::error& e) {
       return fromDnnl(e, k);
