@@ -37,19 +37,11 @@
 
 #include "drivers/cpu/cpu_info.h"
 #include "kernels/common/devices.h"
+#include "kernels/common/omp_threads.h"
 #include "kernels/conv/conv.h"
 #include "kernels/copy/strided_copy.h"
 #include "ral/driver_services.h"
 #include "ral/registration.h"
-
-#if DNNL_CPU_THREADING_RUNTIME == DNNL_RUNTIME_OMP
-// OpenMP's thread-count calls, from the runtime oneDNN uses (libgomp). Declared here because
-// clang builds (the fuzzer's) have no <omp.h>.
-extern "C" {
-int omp_get_max_threads(void);
-void omp_set_num_threads(int);
-}
-#endif
 
 namespace ral::kernels::cpu {
 namespace {
@@ -58,42 +50,6 @@ using dnnl::memory;
 using Dims = memory::dims;
 
 constexpr const char* kKernel = "ral_conv";
-
-#if defined(__SANITIZE_THREAD__)
-#define RAL_CONV_UNDER_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define RAL_CONV_UNDER_TSAN 1
-#endif
-#endif
-
-// Sets the calling thread's OpenMP thread count for the scope of one call.
-class OmpThreads {
- public:
-  explicit OmpThreads(int n) {
-#if DNNL_CPU_THREADING_RUNTIME == DNNL_RUNTIME_OMP
-#ifdef RAL_CONV_UNDER_TSAN
-    // ThreadSanitizer cannot see libgomp's barriers (it is not instrumented) and would report
-    // every hand-off to a worker as a race: oneDNN runs on the calling thread only.
-    n = 1;
-#endif
-    previous_ = omp_get_max_threads();
-    if (previous_ != n) omp_set_num_threads(n);
-#else
-    (void)n;
-#endif
-  }
-  ~OmpThreads() {
-#if DNNL_CPU_THREADING_RUNTIME == DNNL_RUNTIME_OMP
-    if (previous_ != omp_get_max_threads()) omp_set_num_threads(previous_);
-#endif
-  }
-  OmpThreads(const OmpThreads&) = delete;
-  OmpThreads& operator=(const OmpThreads&) = delete;
-
- private:
-  int previous_ = 0;
-};
 
 // A strided view of runtime rank (channels-first for x and y, w's own dims for w).
 struct View {
