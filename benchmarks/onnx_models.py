@@ -12,8 +12,8 @@ user types (none; --ral-flags adds some). Each runs at every batch and thread co
   per-call cost on an Identity model of the same input (binding overhead, not subtracted).
 Every candidate's output is checked against eager before it is timed. Times are medians of
 per-block means; ratios are candidate time / RAL time (above 1: RAL is faster). GFLOP/s counts
-the Conv/MatMul/Gemm multiply-adds of the ONNX graph; the peak is threads x clock x FP32 FLOPs per
-cycle from the CPU's vector width (an estimate, printed with the table).
+the model's convolution, linear and attention multiply-adds (forward hooks); %peak is against
+the best 2048^3 oneDNN sgemm at the same thread count, measured in the same run.
 
   /usr/bin/python3 benchmarks/onnx_models.py [--build build] [--models resnet18 ...]
       [--batches 1 8] [--threads 1 2] [--ort node_modules/onnxruntime-node] [--work DIR]
@@ -43,7 +43,10 @@ def make_model(torch, name):
         return torch.nn.TransformerEncoder(layer, 12, enable_nested_tensor=False).eval(), \
             (128, 768)
     import torchvision
-    return getattr(torchvision.models, name)(weights=None).eval(), (3, 224, 224)
+    model = getattr(torchvision.models, name)(weights=None).eval()
+    if name == "vit_b_16":
+        torch.nn.init.normal_(model.heads.head.weight, std=0.02)  # zeros by default
+    return model, (3, 224, 224)
 
 
 def deterministic_input(torch, shape):
@@ -63,66 +66,80 @@ def export(torch, model, feature_shape, path):
                           dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}}, opset_version=14)
 
 
-def graph_flops(path, batch):
-    """2 x multiply-adds of Conv, ConvTranspose, MatMul and Gemm at this batch."""
-    import onnx
-    from onnx import shape_inference
-    model = onnx.load(path)
-    model.graph.input[0].type.tensor_type.shape.dim[0].dim_value = batch
-    for out in model.graph.output:
-        out.type.tensor_type.shape.dim[0].dim_value = batch
-    model = shape_inference.infer_shapes(model)
-    shapes = {}
-    for v in list(model.graph.value_info) + list(model.graph.input) + list(model.graph.output):
-        dims = [d.dim_value for d in v.type.tensor_type.shape.dim]
-        shapes[v.name] = dims
-    for t in model.graph.initializer:
-        shapes[t.name] = list(t.dims)
-    flops = 0
-    for node in model.graph.node:
-        if node.op_type in ("Conv", "ConvTranspose"):
-            w, y = shapes.get(node.input[1]), shapes.get(node.output[0])
-            if w and y:
-                window = 1
-                for k in w[1:]:
-                    window *= k
-                out = 1
-                for d in y:
-                    out *= d
-                flops += 2 * out * window
-        elif node.op_type in ("MatMul", "Gemm"):
-            a, y = shapes.get(node.input[0]), shapes.get(node.output[0])
-            if a and y:
-                k = a[0] if node.op_type == "Gemm" and any(
-                    at.name == "transA" and at.i for at in node.attribute) else a[-1]
-                out = 1
-                for d in y:
-                    out *= d
-                flops += 2 * out * k
-    return flops
+def model_flops(torch, model, x):
+    """2 x the multiply-adds of the model's convolutions, linear layers and attention at this
+    input, counted with forward hooks (nn.MultiheadAttention's projections and products are
+    counted by formula: it calls its weights functionally)."""
+    total = [0]
+
+    def conv(m, inputs, out):
+        window = 1
+        for k in m.kernel_size:
+            window *= k
+        total[0] += 2 * out.numel() * (m.in_channels // m.groups) * window
+
+    def linear(m, inputs, out):
+        total[0] += 2 * out.numel() * m.in_features
+
+    def attention(m, inputs, out):
+        q = out[0]  # the query's shape (the module is often called with keywords only)
+        e = m.embed_dim
+        tokens = q.numel() // e
+        length = q.shape[1] if m.batch_first else q.shape[0]
+        total[0] += 2 * tokens * e * 4 * e + 2 * 2 * tokens * length * e
+
+    if any(isinstance(m, torch.nn.TransformerEncoderLayer) for m in model.modules()):
+        # In eval mode the encoder takes a fused path that calls no submodule; counting runs a
+        # training-mode copy (dropout is 0, shapes are the same).
+        import copy
+        model = copy.deepcopy(model).train()
+    counted_by_attention = {id(m.out_proj) for m in model.modules()
+                            if isinstance(m, torch.nn.MultiheadAttention)}
+    hooks = []
+    for m in model.modules():
+        if isinstance(m, (torch.nn.Conv1d, torch.nn.Conv2d, torch.nn.Conv3d)):
+            hooks.append(m.register_forward_hook(conv))
+        elif isinstance(m, torch.nn.MultiheadAttention):
+            hooks.append(m.register_forward_hook(attention))
+        elif isinstance(m, torch.nn.Linear) and id(m) not in counted_by_attention:
+            hooks.append(m.register_forward_hook(linear))
+    with torch.no_grad():
+        model(x)
+    for h in hooks:
+        h.remove()
+    return total[0]
 
 
-def peak_gflops(threads):
-    """threads x clock x FP32 FLOPs per cycle (2 FMA pipes of the widest vector; AMD's AVX-512
-    issues as two 256-bit halves)."""
-    mhz, flags, vendor = 0.0, "", ""
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            key, _, value = line.partition(":")
-            key = key.strip()
-            if key == "cpu MHz" and not mhz:
-                mhz = float(value)
-            elif key == "flags" and not flags:
-                flags = value
-            elif key == "vendor_id" and not vendor:
-                vendor = value.strip()
-    lanes = 16 if "avx512f" in flags and vendor == "GenuineIntel" else 8 if "avx2" in flags else 4
-    per_cycle = 2 * 2 * lanes  # two pipes, FMA = 2 FLOPs
-    return threads * mhz / 1e3 * per_cycle, f"{mhz:.0f} MHz x {per_cycle} FLOP/cycle"
+def sgemm_peak_gflops(threads):
+    """The best of a few 2048^3 oneDNN sgemm calls at this thread count: what the machine's FP32
+    FMA units sustain on the best-tuned kernel at hand (RAL's convolutions and GEMMs use it)."""
+    import ctypes
+    import numpy as np
+    try:
+        dnnl = ctypes.CDLL("libdnnl.so.2")
+        omp = ctypes.CDLL("libgomp.so.1")
+    except OSError:
+        return None
+    omp.omp_set_num_threads(threads)
+    n = 2048
+    a = np.full((n, n), 0.5, np.float32)
+    b = np.full((n, n), 0.25, np.float32)
+    c = np.zeros((n, n), np.float32)
+    f = dnnl.dnnl_sgemm
+    f.argtypes = [ctypes.c_char, ctypes.c_char] + [ctypes.c_int64] * 3 + [
+        ctypes.c_float, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64,
+        ctypes.c_float, ctypes.c_void_p, ctypes.c_int64]
+    best = float("inf")
+    for _ in range(4):
+        start = time.perf_counter()
+        f(b"N", b"N", n, n, n, 1.0, a.ctypes.data, n, b.ctypes.data, n, 0.0, c.ctypes.data, n)
+        best = min(best, time.perf_counter() - start)
+    return 2 * n ** 3 / best / 1e9
 
 
 def per_call_s(fns, blocks, block_s=0.5):
-    """Median over `blocks` of the mean per-call time; candidates take turns block by block."""
+    """Per-block mean per-call times (`blocks` of them per candidate); candidates take turns block
+    by block, so a busy machine slows all alike."""
     iterations = []
     for fn in fns:
         fn()
@@ -136,7 +153,7 @@ def per_call_s(fns, blocks, block_s=0.5):
             for _ in range(iterations[i]):
                 fn()
             samples[i].append((time.perf_counter() - start) / iterations[i])
-    return [statistics.median(s) for s in samples]
+    return samples
 
 
 def run_ort(ort, model_path, shape, threads, blocks):
@@ -182,6 +199,7 @@ def worker(args):
     import torch
     import ral_torch
     torch.set_num_threads(args.worker)
+    peak = sgemm_peak_gflops(args.worker)
     for name in args.models:
         model, feature = make_model(torch, name)
         onnx_path = os.path.join(args.work, name + ".onnx")
@@ -198,12 +216,31 @@ def worker(args):
                 got = compiled(x)
                 got = got[0] if isinstance(got, (tuple, list)) else got
                 error = ((got - want).abs().max() / want.abs().max().clamp(min=1e-30)).item()
-                t_ral, t_eager, t_ts = per_call_s(
+                ral, eager, ts = per_call_s(
                     [lambda: compiled(x), lambda: model(x), lambda: scripted(x)], args.blocks)
-            print(json.dumps({"model": name, "batch": batch, "threads": args.worker,
-                              "ral": t_ral, "eager": t_eager, "ts": t_ts, "error": error,
-                              "want": want.flatten()[:8].tolist()}), flush=True)
-        del x1, onnx_path
+                # ONNX Runtime runs in another process, right after, then RAL once more: RAL's
+                # figure brackets ORT's in time.
+                row = {"model": name, "batch": batch, "threads": args.worker, "error": error,
+                       "ort": None, "ort_identity": None}
+                if args.ort and os.path.isdir(args.ort):
+                    shape = (batch,) + tuple(feature)
+                    got_ort, why = run_ort(args.ort, onnx_path, shape, args.worker, args.blocks)
+                    if got_ort:
+                        row["ort"] = got_ort["median_s"]
+                        want8 = want.flatten()[:8].tolist()
+                        row["ort_error"] = max(abs(a - b) for a, b in zip(
+                            got_ort["output"], want8)) / max(1e-30, max(abs(v) for v in want8))
+                    else:
+                        print(f"ONNX Runtime on {name}: {why}", file=sys.stderr)
+                    ident, _ = run_ort(args.ort, os.path.join(args.work, name + ".identity.onnx"),
+                                       shape, args.worker, args.blocks)
+                    row["ort_identity"] = ident["median_s"] if ident else None
+                    ral += per_call_s([lambda: compiled(x)], args.blocks)[0]
+            row.update(ral=statistics.median(ral), eager=statistics.median(eager),
+                       ts=statistics.median(ts), gflop=model_flops(torch, model, x) / 1e9,
+                       peak=peak)
+            print(json.dumps(row), flush=True)
+        del x1
 
 
 def main():
@@ -250,30 +287,14 @@ def main():
     for threads in args.threads:
         command = [sys.executable, os.path.abspath(__file__), "--worker", str(threads),
                    "--build", args.build, "--work", args.work, "--blocks", str(args.blocks),
-                   "--models", *args.models, "--batches", *map(str, args.batches)]
-        done = subprocess.run(command, capture_output=True, text=True, env=env)
-        if done.returncode != 0:
-            sys.exit(f"worker ({threads} threads) failed:\n{done.stderr}")
-        for line in done.stdout.splitlines():
+                   "--ort", ort, "--models", *args.models, "--batches", *map(str, args.batches)]
+        worker_process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=env)
+        for line in worker_process.stdout:
             row = json.loads(line)
-            shape = (row["batch"],) + tuple(features[row["model"]])
-            row["ort"] = row["ort_identity"] = None
-            if os.path.isdir(ort):
-                got, why = run_ort(ort, os.path.join(args.work, row["model"] + ".onnx"), shape,
-                                   threads, args.blocks)
-                if got:
-                    row["ort"] = got["median_s"]
-                    ort_error = max(abs(a - b) for a, b in zip(got["output"], row["want"]))
-                    row["ort_error"] = ort_error / max(1e-30, max(abs(v) for v in row["want"]))
-                else:
-                    print(f"ONNX Runtime on {row['model']}: {why}", file=sys.stderr)
-                ident, _ = run_ort(ort, os.path.join(args.work, row["model"] + ".identity.onnx"),
-                                   shape, threads, args.blocks)
-                row["ort_identity"] = ident["median_s"] if ident else None
-            row["gflop"] = graph_flops(os.path.join(args.work, row["model"] + ".onnx"),
-                                       row["batch"]) / 1e9
             rows.append(row)
             report_row(row)
+        if worker_process.wait() != 0:
+            sys.exit(f"worker ({threads} threads) failed")
     summary(rows)
     return 0
 
@@ -293,7 +314,7 @@ def report_row(row):
     ms = lambda v: f"{v * 1e3:9.2f}" if v else f"{'-':>9s}"  # noqa: E731
     ratio = lambda v, w: f"{v / row['ral']:{w - 1}.2f}x" if v else f"{'-':>{w}s}"  # noqa: E731
     gflops = row["gflop"] / row["ral"]
-    peak, _ = peak_gflops(row["threads"])
+    peak = row["peak"] or float("nan")
     print(f"{row['model']:16s} {row['batch']:5d} {row['threads']:3d} {ms(row['ral'])} "
           f"{ms(row['ort'])} {ms(row['ort_identity'])} {ms(row['ts'])} {ms(row['eager'])} "
           f"{ratio(row['ort'], 8)} {ratio(row['ts'], 7)} {ratio(row['eager'], 9)} "
@@ -301,8 +322,10 @@ def report_row(row):
 
 
 def summary(rows):
-    _, how = peak_gflops(1)
-    print(f"\nratios: candidate time / RAL time (above 1: RAL faster); peak per thread: {how}")
+    peaks = sorted({(r["threads"], round(r["peak"] or 0)) for r in rows})
+    print("\nratios: candidate time / RAL time (above 1: RAL faster); %peak: of oneDNN's 2048^3 "
+          "sgemm at the same thread count (" +
+          ", ".join(f"{t} thread(s): {p} GFLOP/s" for t, p in peaks) + ")")
     with_ort = [r for r in rows if r["ort"]]
     if with_ort:
         ratios = [r["ort"] / r["ral"] for r in with_ort]

@@ -31,8 +31,9 @@ PACKAGES=(
   # its error on machines without an AMD GPU
   libhsa-runtime-dev
   # ONNX import in ral-compile (libonnx-dev: the ModelProto classes); the ONNX conformance runner
-  # reads the backend test data (libonnx-testdata) with python3-onnx
-  libonnx-dev python3-onnx libonnx-testdata
+  # reads the backend test data (libonnx-testdata) with python3-onnx; torchvision's models are
+  # compiled in a test and benchmarks/onnx_models.py
+  libonnx-dev python3-onnx libonnx-testdata python3-torchvision
 )
 
 # Debian's MLIR packages of different versions conflict with one another. A machine set up for an
