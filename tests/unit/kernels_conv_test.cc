@@ -497,6 +497,36 @@ TEST(ConvTest, EveryActivationWithAndWithoutResidual) {
   check(context, c, rng);
 }
 
+// 3x3 stride-1 convolutions of 64 or more channels run as Winograd in oneDNN's blocked layout
+// (unless RAL_CONV_ALGORITHM=direct): every layout, post-op and residual still matches the
+// float64 reference; overlapping or zero-stride operands take the direct path.
+TEST(ConvTest, WinogradShapesLayoutsAndEpilogues) {
+  Context context;
+  std::mt19937 rng(9);
+  Case c = basic(2, 64, 72, {9, 7}, {3, 3});
+  c.pb = {1, 1};
+  c.pe = {1, 1};
+  for (int64_t flags : {0, 1, 4, 5}) {
+    for (int act : {0, 1, 2, 4}) {
+      c.flags = flags;
+      c.act = act;
+      c.alpha = -0.2f;
+      c.beta = 0.3f;
+      for (Store xs : {Store::kDense, Store::kEveryOtherChannel, Store::kBroadcastBatch}) {
+        c.xs = xs;
+        c.ys = xs == Store::kDense ? Store::kPadded : Store::kDense;
+        check(context, c, rng);
+      }
+    }
+  }
+  Case edge = basic(1, 64, 64, {1, 1}, {3, 3});  // one output pixel, all but the centre padding
+  edge.pb = edge.pe = {1, 1};
+  check(context, edge, rng);
+  Case empty_batch = c;
+  empty_batch.n = 0;
+  check(context, empty_batch, rng);
+}
+
 TEST(ConvTest, TransposedWithStridesPadsDilationsGroupsAndOutputPadding) {
   Context context;
   std::mt19937 rng(4);
