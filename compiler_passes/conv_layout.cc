@@ -11,6 +11,13 @@ namespace mlir {
 namespace disc_ral {
 namespace {
 
+// Marks the transposes this file creates and the generics it rewrites: only those move, so the
+// rest of a model (a Transformer's own transposes around a patch-embedding convolution) keeps
+// the loops it was given. Removed at the end.
+constexpr const char kLayoutMark[] = "disc_ral.conv_layout";
+bool marked(Operation* op) { return op && op->hasAttr(kLayoutMark); }
+void mark(Operation* op) { op->setAttr(kLayoutMark, UnitAttr::get(op->getContext())); }
+
 // linalg.transpose: result dim i is input dim perm[i], i.e. out[i] = in[j] with j[perm[k]] = i[k].
 SmallVector<int64_t> toLast(int64_t rank) {  // [N, C, D...] -> [N, D..., C]
   SmallVector<int64_t> p = {0};
@@ -29,7 +36,9 @@ Value transposed(OpBuilder& b, Location loc, Value v, ArrayRef<int64_t> perm) {
   SmallVector<OpFoldResult> dims;
   for (int64_t k : perm) dims.push_back(tensor::getMixedSize(b, loc, v, k));
   Value init = b.create<tensor::EmptyOp>(loc, dims, type.getElementType());
-  return b.create<linalg::TransposeOp>(loc, v, init, perm).getResult()[0];
+  auto t = b.create<linalg::TransposeOp>(loc, v, init, perm);
+  mark(t);
+  return t.getResult()[0];
 }
 
 // An empty tensor of `v`'s shape permuted by `perm`, or `v` transposed when its contents matter.
@@ -65,7 +74,7 @@ struct CancelTransposes : OpRewritePattern<linalg::TransposeOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(linalg::TransposeOp op, PatternRewriter& rewriter) const override {
     auto inner = op.getInput().getDefiningOp<linalg::TransposeOp>();
-    if (!inner) return failure();
+    if (!inner || (!marked(op) && !marked(inner))) return failure();
     ArrayRef<int64_t> p = inner.getPermutation(), q = op.getPermutation();
     for (size_t k = 0; k < q.size(); ++k)
       if (p[q[k]] != static_cast<int64_t>(k)) return failure();
@@ -81,7 +90,7 @@ struct FoldInputTranspose : OpRewritePattern<linalg::GenericOp> {
   LogicalResult matchAndRewrite(linalg::GenericOp op, PatternRewriter& rewriter) const override {
     for (OpOperand* operand : op.getDpsInputOperands()) {
       auto t = operand->get().getDefiningOp<linalg::TransposeOp>();
-      if (!t) continue;
+      if (!t || !marked(t)) continue;
       AffineMap map = op.getMatchingIndexingMap(operand);
       ArrayRef<int64_t> perm = t.getPermutation();
       SmallVector<AffineExpr> exprs(perm.size());
@@ -92,6 +101,7 @@ struct FoldInputTranspose : OpRewritePattern<linalg::GenericOp> {
       rewriter.modifyOpInPlace(op, [&] {
         operand->set(t.getInput());
         op.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
+        mark(op);
       });
       return success();
     }
@@ -113,7 +123,7 @@ struct SinkOutputTranspose : OpRewritePattern<linalg::GenericOp> {
         continue;
       }
       auto t = dyn_cast<linalg::TransposeOp>(user);
-      if (!t || t.getInput() != op.getResult(0)) return failure();
+      if (!t || !marked(t) || t.getInput() != op.getResult(0)) return failure();
       if (!users.empty() && t.getPermutation() != users.front().getPermutation())
         return failure();
       users.push_back(t);
@@ -134,6 +144,7 @@ struct SinkOutputTranspose : OpRewritePattern<linalg::GenericOp> {
         op.getLoc(), TypeRange{init.getType()}, op.getDpsInputs(), ValueRange{init}, maps,
         op.getIteratorTypesArray());
     rewriter.inlineRegionBefore(op.getRegion(), moved.getRegion(), moved.getRegion().begin());
+    mark(moved);
     for (linalg::TransposeOp t : users) rewriter.replaceOp(t, moved.getResult(0));
     SmallVector<int64_t> position = inverse(perm);
     for (tensor::DimOp dim : dims) {
@@ -154,7 +165,7 @@ struct SwapPadTranspose : OpRewritePattern<tensor::PadOp> {
   LogicalResult matchAndRewrite(tensor::PadOp op, PatternRewriter& rewriter) const override {
     auto t = op.getSource().getDefiningOp<linalg::TransposeOp>();
     Value value = op.getConstantPaddingValue();
-    if (!t || !value) return failure();
+    if (!t || !marked(t) || !value) return failure();
     ArrayRef<int64_t> perm = t.getPermutation();
     SmallVector<OpFoldResult> low = op.getMixedLowPad(), high = op.getMixedHighPad();
     SmallVector<OpFoldResult> new_low(low.size()), new_high(high.size());
@@ -202,8 +213,11 @@ LogicalResult convsToChannelsLast(ModuleOp module) {
   if (failed(applyPatternsAndFoldGreedily(module, std::move(patterns)))) return failure();
   IRRewriter rewriter(module.getContext());
   SmallVector<linalg::GenericOp> generics;
-  module.walk([&](linalg::GenericOp op) { generics.push_back(op); });
+  module.walk([&](linalg::GenericOp op) {
+    if (marked(op)) generics.push_back(op);
+  });
   for (linalg::GenericOp op : generics) loopsInMemoryOrder(op, rewriter);
+  module.walk([](Operation* op) { op->removeAttr(kLayoutMark); });
   return success();
 }
 
