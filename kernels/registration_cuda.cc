@@ -2,6 +2,7 @@
 // a static link keeps them. A new op's cuda file adds its anchor here.
 #include "ral/registration.h"
 
+RAL_DECLARE_REGISTRATION_ANCHOR(kernels_conv_cuda);
 RAL_DECLARE_REGISTRATION_ANCHOR(kernels_gemm_cuda);
 RAL_DECLARE_REGISTRATION_ANCHOR(kernels_memory_ops_cuda);
 RAL_DECLARE_REGISTRATION_ANCHOR(kernels_module_code_cuda);
@@ -12,6 +13,7 @@ RAL_DECLARE_REGISTRATION_ANCHOR(kernels_transpose_cuda);
 namespace ral {
 
 Status registerCudaKernels() {
+  RAL_KEEP_LINKED(kernels_conv_cuda);
   RAL_KEEP_LINKED(kernels_gemm_cuda);
   RAL_KEEP_LINKED(kernels_memory_ops_cuda);
   RAL_KEEP_LINKED(kernels_module_code_cuda);

@@ -1,7 +1,7 @@
-// The "cuda" kernels against the "cpu" kernels of the same RAL names: GEMM within floating-point
-// tolerance, everything else exactly, and the Philox RNG bit for bit. Needs a GPU; skips (with
-// the reason) elsewhere. Also checks, everywhere, that every CUDA kernel name is registered with
-// the CPU kernel's signature.
+// The "cuda" kernels against the "cpu" kernels of the same RAL names: GEMM and convolution (on
+// cuDNN) within floating-point tolerance, everything else exactly, and the Philox RNG bit for
+// bit. Needs a GPU (and cuDNN for the convolutions); skips (with the reason) elsewhere. Also
+// checks, everywhere, that every CUDA kernel name is registered with the CPU kernel's signature.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "conv_test_util.h"
 #include "cuda_test_util.h"
 #include "drivers/cuda/cuda_driver.h"
 #include "ral/context.h"
@@ -70,6 +71,9 @@ TEST(CudaKernelNamesTest, EveryCudaKernelMirrorsACpuKernel) {
        nameOf<Memset<double, 1>>("ral_memset", "cuda")},
       {nameOf<TopK<int64_t, 3>>("ral_topk", "cpu"), nameOf<TopK<int64_t, 3>>("ral_topk", "cuda")},
       {nameOf<Sort<float, 1>>("ral_sort", "cpu"), nameOf<Sort<float, 1>>("ral_sort", "cuda")},
+      {testing::convName<3>("cpu"), testing::convName<3>("cuda")},
+      {testing::convName<4>("cpu"), testing::convName<4>("cuda")},
+      {testing::convName<5>("cpu"), testing::convName<5>("cuda")},
   };
   Context context;
   for (const auto& [cpu, cuda] : pairs) {
@@ -290,6 +294,63 @@ TEST_F(CudaKernelsTest, TopkAndSortMatchCpuIncludingTiesAndNaN) {
     orderCase<double>(*this, 3, 1000, 5, largest);
     orderCase<int32_t>(*this, 5, 33, 33, largest);
     orderCase<int64_t>(*this, 2, 4097, 4097, largest);
+  }
+}
+
+// ral_conv on cuDNN against oneDNN on the CPU: every shape family, layout, activation, residual
+// and transposed case of the simulated-driver tests (cuda_conv_test.cc), on the real library.
+TEST_F(CudaKernelsTest, ConvMatchesCpu) {
+  using testing::ConvCase;
+  using testing::Store;
+  {
+    const Status probe =
+        testing::cudaConvStatus(context, gpu, testing::basicConv(1, 1, 1, {1, 1}, {1, 1}), rng);
+    if (!probe.ok() && probe.message().find("cuDNN") != std::string_view::npos)
+      GTEST_SKIP() << "no usable cuDNN: " << probe;
+    ASSERT_TRUE(probe.ok()) << probe;
+  }
+  for (ConvCase cs : testing::convShapeCases()) {
+    for (int64_t flags : {0, 1, 4, 5}) {
+      cs.flags = flags;
+      cs.act = flags & 1 ? 1 : 0;
+      testing::expectCudaMatchesCpu(context, gpu, cs, rng);
+    }
+    cs.flags = 4;
+    cs.xs = Store::kEveryOtherChannel;
+    cs.ys = Store::kPadded;
+    cs.ws = Store::kChannelsLast;
+    testing::expectCudaMatchesCpu(context, gpu, cs, rng);
+    cs.flags = 0;
+    cs.xs = Store::kColumnMajor;
+    cs.ws = Store::kColumnMajor;
+    cs.bs = Store::kEveryOtherChannel;
+    testing::expectCudaMatchesCpu(context, gpu, cs, rng);
+  }
+  ConvCase act = testing::basicConv(2, 6, 4, {6, 5}, {3, 3});
+  act.groups = 2;
+  act.pb = {1, 0};
+  act.pe = {1, 1};
+  for (int64_t flags : {0, 1, 4, 5}) {
+    for (int a : {0, 1, 2, 3, 4}) {
+      act.flags = flags;
+      act.act = a;
+      act.alpha = a == 2 && flags == 0 ? 0.0f : -0.3f;  // clip to [0, b] is CLIPPED_RELU
+      act.beta = 0.4f;
+      testing::expectCudaMatchesCpu(context, gpu, act, rng);
+    }
+  }
+  for (ConvCase cs : testing::convTransposedCases()) {
+    testing::expectCudaMatchesCpu(context, gpu, cs, rng);
+    cs.flags = 8 | 4 | 1;
+    cs.act = 4;
+    testing::expectCudaMatchesCpu(context, gpu, cs, rng);
+  }
+  ConvCase big = testing::basicConv(4, 64, 64, {28, 28}, {3, 3});  // cuDNN's fast kernels
+  big.pb = big.pe = {1, 1};
+  for (int64_t flags : {0, 4, 5}) {
+    big.flags = flags;
+    big.act = 1;
+    testing::expectCudaMatchesCpu(context, gpu, big, rng);
   }
 }
 
