@@ -2,6 +2,7 @@
 
 #include <c10/util/Exception.h>
 
+#include <algorithm>
 #include <utility>
 
 namespace ral::torch_host {
@@ -36,6 +37,7 @@ StatusOr<void*> TorchAllocator::allocate(size_t bytes, size_t alignment) {
       cached_.erase(it);
       cached_bytes_ -= bytes;
       cacheable_.emplace(p, bytes);
+      addLiveLocked(bytes);
       allocations_.fetch_add(1, std::memory_order_relaxed);
       live_.fetch_add(1, std::memory_order_relaxed);
       return p;
@@ -64,6 +66,7 @@ StatusOr<void*> TorchAllocator::allocate(size_t bytes, size_t alignment) {
       if (cacheable) {
         std::lock_guard<std::mutex> lock(mutex_);
         cacheable_.emplace(p, bytes);
+        addLiveLocked(bytes);
       }
     } else {
       if (!aligned) {
@@ -113,7 +116,10 @@ Status TorchAllocator::deallocate(void* ptr) {
     if (it != cacheable_.end()) {
       const size_t bytes = it->second;
       cacheable_.erase(it);
-      if (cached_bytes_ + bytes <= kMaxCachedBytes) {
+      live_bytes_ -= bytes;
+      // As much as the module ever held at once: a model whose temporaries outgrow the fixed
+      // cap (a ViT at batch 8) would otherwise map and fault them in again on every call.
+      if (cached_bytes_ + bytes <= std::max(kMaxCachedBytes, peak_live_bytes_)) {
         cached_.emplace(bytes, ptr);
         cached_bytes_ += bytes;
         return Status();
@@ -139,9 +145,18 @@ c10::DataPtr TorchAllocator::release(void* ptr) {
   live_.fetch_sub(1, std::memory_order_relaxed);
   if (caching_) {
     std::lock_guard<std::mutex> lock(mutex_);
-    cacheable_.erase(ptr);  // torch frees it now
+    auto it = cacheable_.find(ptr);
+    if (it != cacheable_.end()) {
+      live_bytes_ -= it->second;
+      cacheable_.erase(it);  // torch frees it now
+    }
   }
   return c10::DataPtr(ptr, ptr, raw_deleter_, device_);
+}
+
+void TorchAllocator::addLiveLocked(size_t bytes) {
+  live_bytes_ += bytes;
+  peak_live_bytes_ = std::max(peak_live_bytes_, live_bytes_);
 }
 
 MemoryStats TorchAllocator::stats() const {

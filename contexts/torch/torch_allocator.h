@@ -4,9 +4,10 @@
 // a tensor's storage (no copy). Thread-safe.
 //
 // On the CPU, buffers of at least kMinCachedBytes that a module frees (its temporaries) are kept
-// for the next allocation of the same size, up to kMaxCachedBytes: torch's CPU allocator is
-// glibc's malloc, which maps and unmaps large blocks on every call, and the page faults of fresh
-// pages cost more than a model's arithmetic. The CUDA caching allocator needs no such help.
+// for the next allocation of the same size, up to kMaxCachedBytes or the most such buffers ever
+// live at once, whichever is larger (so a model's whole working set is reused): torch's CPU
+// allocator is glibc's malloc, which maps and unmaps large blocks on every call, and the page
+// faults of fresh pages cost more than a model's arithmetic. The CUDA caching allocator needs no such help.
 #ifndef RAL_CONTEXTS_TORCH_TORCH_ALLOCATOR_H_
 #define RAL_CONTEXTS_TORCH_TORCH_ALLOCATOR_H_
 
@@ -52,6 +53,8 @@ class TorchAllocator final : public BufferAllocator {
  private:
   // Frees every cached buffer. Called with mutex_ held.
   void trimLocked();
+  // Counts a cacheable buffer handed out. Called with mutex_ held.
+  void addLiveLocked(size_t bytes);
 
   c10::Allocator* allocator_;
   c10::Device device_;
@@ -68,6 +71,8 @@ class TorchAllocator final : public BufferAllocator {
   std::unordered_map<void*, size_t> cacheable_;
   std::multimap<size_t, void*> cached_;
   size_t cached_bytes_ = 0;
+  size_t live_bytes_ = 0;       // cacheable buffers handed out and not freed
+  size_t peak_live_bytes_ = 0;  // the most live_bytes_ has been
 };
 
 }  // namespace ral::torch_host
