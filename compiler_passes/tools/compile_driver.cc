@@ -43,6 +43,11 @@
 #include "compiler_passes/onnx/importer.h"
 #endif
 
+
+// Set where the runtime built beside registers ral_conv (RAL_ENABLE_DNNL; CMakeLists.txt).
+#ifndef RAL_HAVE_LIBRARY_CONV
+#define RAL_HAVE_LIBRARY_CONV 0
+#endif
 namespace ral {
 namespace compiler {
 namespace {
@@ -313,7 +318,9 @@ int compile(const CompileRequest& r, llvm::raw_ostream& os) {
     mlir::disc_ral::onnx::ImportOptions import;
     import.entry = r.entry;
     import.source_name = input_path;
-    import.library_conv = r.library_conv && r.device == "cpu";
+    // Only where this build's runtime registers ral_conv (RAL_ENABLE_DNNL): a module must never
+    // import a kernel its own runtime lacks.
+    import.library_conv = r.library_conv && r.device == "cpu" && RAL_HAVE_LIBRARY_CONV;
     if (budget.limited()) {
       // No constant may take more than the whole budget; the budget is asked after each node.
       if (r.max_memory < static_cast<uint64_t>(import.max_constant_bytes))

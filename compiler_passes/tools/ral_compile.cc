@@ -68,7 +68,8 @@ cl::opt<bool> kernels("kernels",
 cl::opt<bool> library_conv(
     "library-conv",
     cl::desc("cpu: run ONNX f32 Conv and ConvTranspose, with their bias, activation and residual "
-             "add, as ral_conv library calls (oneDNN); false: im2col and GEMM (default true)"),
+             "add, as ral_conv library calls (oneDNN; default true where RAL is built with it); "
+             "false: im2col and GEMM"),
     cl::init(true), cl::cat(category));
 // Integer options are taken as text and parsed with the C API's range checks
 // (parseIntegerOption): LLVM's own parsers print their errors themselves.
