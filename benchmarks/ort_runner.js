@@ -9,7 +9,7 @@ const fs = require('fs');
 async function main() {
   const req = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
   const ort = require(req.module);
-  const session = await ort.InferenceSession.create(req.model, {
+  const model = await ort.InferenceSession.create(req.model, {
     executionProviders: ['cpu'],
     intraOpNumThreads: req.threads,
     interOpNumThreads: 1,
@@ -24,15 +24,15 @@ async function main() {
     feeds[name] = new ort.Tensor('float32', data, shape);
   }
   let out;
-  for (let i = 0; i < req.warmup; ++i) out = await session.run(feeds);
+  for (let i = 0; i < req.warmup; ++i) out = await model.run(feeds);
   const times = [];
   for (let b = 0; b < req.blocks; ++b) {
     const t0 = process.hrtime.bigint();
-    for (let i = 0; i < req.calls; ++i) out = await session.run(feeds);
+    for (let i = 0; i < req.calls; ++i) out = await model.run(feeds);
     times.push(Number(process.hrtime.bigint() - t0) / 1e9 / req.calls);
   }
   times.sort((a, b) => a - b);
-  const first = out[session.outputNames[0]].data;
+  const first = out[model.outputNames[0]].data;
   console.log(JSON.stringify({
     median_s: times[Math.floor(times.length / 2)],
     output: Array.from(first.slice(0, 8)),
