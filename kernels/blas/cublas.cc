@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <vector>
 
+#include "kernels/common/library_loader.h"
+
 namespace ral::kernels::cuda {
 
 // The few cuBLAS types RAL needs, declared here (they are plain C enums and pointers in
@@ -38,24 +40,10 @@ struct CublasSymbols {
 StatusOr<const CublasLibrary*> CublasLibrary::get() {
   static const StatusOr<const CublasLibrary*>* const loaded =
       []() -> StatusOr<const CublasLibrary*>* {
-    std::vector<std::string> candidates;
-    if (const char* env = std::getenv(kCublasPathEnv); env != nullptr && env[0] != '\0') {
-      candidates.push_back(env);
-    } else {
-      candidates = {"libcublas.so.13", "libcublas.so.12", "libcublas.so"};
-    }
     std::string tried;
-    void* handle = nullptr;
-    std::string path;
-    for (const std::string& candidate : candidates) {
-      handle = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
-      if (handle != nullptr) {
-        path = candidate;
-        break;
-      }
-      const char* why = dlerror();
-      tried += "\n  " + candidate + ": " + (why != nullptr ? why : "not found");
-    }
+    const OpenedLibrary opened = openFirstLibrary(kCublasPathEnv, {"libcublas.so.13", "libcublas.so.12", "libcublas.so"}, &tried);
+    void* handle = opened.handle;
+    const std::string& path = opened.path;
     if (handle == nullptr)
       return new StatusOr<const CublasLibrary*>(
           unavailable("cuda: cannot load cuBLAS; tried:", tried,

@@ -5,30 +5,18 @@
 #include <cstdlib>
 #include <vector>
 
+#include "kernels/common/library_loader.h"
+
 namespace ral::kernels::cuda {
 
 StatusOr<const CudnnLibrary*> CudnnLibrary::get() {
   static const StatusOr<const CudnnLibrary*>* const loaded =
       []() -> StatusOr<const CudnnLibrary*>* {
     auto fail = [](Status s) { return new StatusOr<const CudnnLibrary*>(std::move(s)); };
-    std::vector<std::string> candidates;
-    if (const char* env = std::getenv(kCudnnPathEnv); env != nullptr && env[0] != '\0') {
-      candidates.push_back(env);
-    } else {
-      candidates = {"libcudnn.so.9", "libcudnn.so.8", "libcudnn.so"};
-    }
     std::string tried;
-    void* handle = nullptr;
-    std::string path;
-    for (const std::string& candidate : candidates) {
-      handle = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
-      if (handle != nullptr) {
-        path = candidate;
-        break;
-      }
-      const char* why = dlerror();
-      tried += "\n  " + candidate + ": " + (why != nullptr ? why : "not found");
-    }
+    const OpenedLibrary opened = openFirstLibrary(kCudnnPathEnv, {"libcudnn.so.9", "libcudnn.so.8", "libcudnn.so"}, &tried);
+    void* handle = opened.handle;
+    const std::string& path = opened.path;
     if (handle == nullptr)
       return fail(unavailable("cuda: cannot load cuDNN (libcudnn); tried:", tried,
                               "\nInstall cuDNN 8 or 9 or point ", kCudnnPathEnv, " at it"));
