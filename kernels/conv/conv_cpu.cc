@@ -24,6 +24,7 @@
 // oneDNN reports errors by throwing dnnl::error; every call into it is inside a try block here,
 // and a failure becomes a status naming the configuration.
 #include <algorithm>
+#include <array>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -215,6 +216,25 @@ struct Entry {
   std::unordered_map<const void*, std::unique_ptr<memory>> constant_weights;
 };
 
+// What decides an Entry: shapes, strides, config, thread count and aliasing, as integers in a
+// fixed array (built on every call: no allocation).
+struct EntryKey {
+  static constexpr int kCapacity = 64;  // 4 operands x (1 + 2 x 5) + 19 config values, at most
+  std::array<int64_t, kCapacity> v{};
+  int n = 0;
+  void add(int64_t x) { v[n++] = x; }
+  bool operator==(const EntryKey& o) const {
+    return n == o.n && std::equal(v.begin(), v.begin() + n, o.v.begin());
+  }
+};
+struct EntryKeyHash {
+  size_t operator()(const EntryKey& k) const {
+    uint64_t h = 1469598103934665603ull;  // FNV-1a over the values
+    for (int i = 0; i < k.n; ++i) h = (h ^ static_cast<uint64_t>(k.v[i])) * 1099511628211ull;
+    return static_cast<size_t>(h);
+  }
+};
+
 // Every Entry of one Context, by key; bounded (see kMaxEntries).
 class ConvCache {
  public:
@@ -229,7 +249,7 @@ class ConvCache {
   // are serialized: each configuration is built once, and oneDNN's primitive creation, whose
   // internal synchronization ThreadSanitizer cannot see, never runs on two threads at once.
   template <typename Build>
-  std::shared_ptr<Entry> findOrBuild(const std::string& key, Build build) {
+  std::shared_ptr<Entry> findOrBuild(const EntryKey& key, Build build) {
     if (auto e = find(key)) return e;
     std::lock_guard<std::mutex> building(build_mutex_);
     if (auto e = find(key)) return e;
@@ -241,7 +261,7 @@ class ConvCache {
   }
 
  private:
-  std::shared_ptr<Entry> find(const std::string& key) {
+  std::shared_ptr<Entry> find(const EntryKey& key) {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = entries_.find(key);
     return it == entries_.end() ? nullptr : it->second;
@@ -250,7 +270,7 @@ class ConvCache {
   dnnl::engine engine_;
   std::mutex build_mutex_;  // held while an Entry is built
   std::mutex mutex_;        // guards entries_ (held only for look-ups and inserts)
-  std::unordered_map<std::string, std::shared_ptr<Entry>> entries_;
+  std::unordered_map<EntryKey, std::shared_ptr<Entry>, EntryKeyHash> entries_;
 };
 
 // One call's operands and decisions.
@@ -261,29 +281,33 @@ struct Call {
   int threads;
 };
 
-std::string cacheKey(const Call& k) {
-  std::vector<int64_t> v;
+EntryKey cacheKey(const Call& k) {
+  EntryKey key;
   auto add = [&](const View& m) {
-    v.push_back(m.rank);
-    v.insert(v.end(), m.sizes, m.sizes + m.rank);
-    v.insert(v.end(), m.strides, m.strides + m.rank);
+    key.add(m.rank);
+    for (int d = 0; d < m.rank; ++d) key.add(m.sizes[d]);
+    for (int d = 0; d < m.rank; ++d) key.add(m.strides[d]);
   };
   add(k.x);
   add(k.w);
   add(k.bias);
   add(k.y);
   const ConvConfig& c = *k.c;
-  v.insert(v.end(), {c.groups, static_cast<int64_t>(c.activation), c.flags});
+  key.add(c.groups);
+  key.add(static_cast<int64_t>(c.activation));
+  key.add(c.flags);
   for (const int64_t* f : {c.strides, c.dilations, c.pad_begin, c.pad_end})
-    v.insert(v.end(), f, f + c.spatial);
+    for (int d = 0; d < c.spatial; ++d) key.add(f[d]);
   if (c.activation == ConvActivation::kClip) {
     uint32_t a, b;
     std::memcpy(&a, &c.alpha, 4);
     std::memcpy(&b, &c.beta, 4);
-    v.insert(v.end(), {a, b});
+    key.add(a);
+    key.add(b);
   }
-  v.insert(v.end(), {k.threads, k.alias ? 1 : 0});
-  return std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(int64_t));
+  key.add(k.threads);
+  key.add(k.alias ? 1 : 0);
+  return key;
 }
 
 Dims dimsOf(const int64_t* p, int n) { return Dims(p, p + n); }
@@ -689,7 +713,7 @@ struct Impl {
       RAL_ASSIGN_OR_RETURN(ConvCache * cache, env.context->getOrCreate<ConvCache>(uint64_t{0}, [] {
         return std::make_unique<ConvCache>();
       }));
-      const std::string key = cacheKey(k);
+      const EntryKey key = cacheKey(k);
       std::shared_ptr<Entry> e =
           cache->findOrBuild(key, [&] { return buildEntry(cache->engine(), k); });
       return execute(env, *cache, *e, k);
