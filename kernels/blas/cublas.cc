@@ -41,22 +41,26 @@ StatusOr<const CublasLibrary*> CublasLibrary::get() {
   static const StatusOr<const CublasLibrary*>* const loaded =
       []() -> StatusOr<const CublasLibrary*>* {
     std::string tried;
-    const OpenedLibrary opened = openFirstLibrary(kCublasPathEnv, {"libcublas.so.13", "libcublas.so.12", "libcublas.so"}, &tried);
+    const OpenedLibrary opened = openFirstLibrary(
+        kCublasPathEnv, {"libcublas.so.13", "libcublas.so.12", "libcublas.so"}, &tried);
     void* handle = opened.handle;
     const std::string& path = opened.path;
     if (handle == nullptr)
       return new StatusOr<const CublasLibrary*>(
           unavailable("cuda: cannot load cuBLAS; tried:", tried,
                       "\nInstall cuBLAS (CUDA toolkit) or point ", kCublasPathEnv, " at it"));
-    auto* lib = new CublasLibrary();
+    // Owned here until every symbol resolved: a refused library is released, not leaked.
+    std::unique_ptr<CublasLibrary> lib(new CublasLibrary());
     lib->path_ = path;
     lib->symbols_ = std::make_unique<CublasSymbols>();
     CublasSymbols& s = *lib->symbols_;
-#define RAL_CUBLAS_LOAD(name)                                        \
-  s.name = reinterpret_cast<decltype(s.name)>(dlsym(handle, #name)); \
-  if (s.name == nullptr)                                             \
-    return new StatusOr<const CublasLibrary*>(                       \
-        unavailable("cuda: cuBLAS library '", path, "' has no symbol '", #name, "'"));
+#define RAL_CUBLAS_LOAD(name)                                                          \
+  s.name = reinterpret_cast<decltype(s.name)>(dlsym(handle, #name));                   \
+  if (s.name == nullptr) {                                                             \
+    dlclose(handle);                                                                   \
+    return new StatusOr<const CublasLibrary*>(                                         \
+        unavailable("cuda: cuBLAS library '", path, "' has no symbol '", #name, "'")); \
+  }
     RAL_CUBLAS_LOAD(cublasCreate_v2)
     RAL_CUBLAS_LOAD(cublasDestroy_v2)
     RAL_CUBLAS_LOAD(cublasSetStream_v2)
@@ -64,7 +68,7 @@ StatusOr<const CublasLibrary*> CublasLibrary::get() {
     RAL_CUBLAS_LOAD(cublasGemmEx)
     RAL_CUBLAS_LOAD(cublasGemmStridedBatchedEx)
 #undef RAL_CUBLAS_LOAD
-    return new StatusOr<const CublasLibrary*>(lib);
+    return new StatusOr<const CublasLibrary*>(lib.release());
   }();
   return *loaded;
 }

@@ -12,15 +12,20 @@ namespace ral::kernels::cuda {
 StatusOr<const CudnnLibrary*> CudnnLibrary::get() {
   static const StatusOr<const CudnnLibrary*>* const loaded =
       []() -> StatusOr<const CudnnLibrary*>* {
-    auto fail = [](Status s) { return new StatusOr<const CudnnLibrary*>(std::move(s)); };
     std::string tried;
-    const OpenedLibrary opened = openFirstLibrary(kCudnnPathEnv, {"libcudnn.so.9", "libcudnn.so.8", "libcudnn.so"}, &tried);
+    const OpenedLibrary opened =
+        openFirstLibrary(kCudnnPathEnv, {"libcudnn.so.9", "libcudnn.so.8", "libcudnn.so"}, &tried);
     void* handle = opened.handle;
+    auto fail = [handle](Status s) {
+      if (handle != nullptr) dlclose(handle);
+      return new StatusOr<const CudnnLibrary*>(std::move(s));
+    };
     const std::string& path = opened.path;
     if (handle == nullptr)
       return fail(unavailable("cuda: cannot load cuDNN (libcudnn); tried:", tried,
                               "\nInstall cuDNN 8 or 9 or point ", kCudnnPathEnv, " at it"));
-    auto* lib = new CudnnLibrary();
+    // Owned here until every check passed: a refused library is released, not leaked.
+    std::unique_ptr<CudnnLibrary> lib(new CudnnLibrary());
     lib->path_ = path;
     lib->symbols_ = std::make_unique<CudnnSymbols>();
     CudnnSymbols& s = *lib->symbols_;
@@ -47,7 +52,7 @@ StatusOr<const CudnnLibrary*> CudnnLibrary::get() {
       return fail(unavailable("cuda: cuDNN library '", path, "' is version ", lib->version_string_,
                               "; RAL needs cuDNN 8 or newer (", kCudnnPathEnv,
                               " names the cuDNN to use)"));
-    return new StatusOr<const CudnnLibrary*>(lib);
+    return new StatusOr<const CudnnLibrary*>(lib.release());
   }();
   return *loaded;
 }
