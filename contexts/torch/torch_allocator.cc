@@ -116,10 +116,8 @@ Status TorchAllocator::deallocate(void* ptr) {
     if (it != cacheable_.end()) {
       const size_t bytes = it->second;
       cacheable_.erase(it);
-      live_bytes_ -= bytes;
-      // As much as the module ever held at once: a model whose temporaries outgrow the fixed
-      // cap (a ViT at batch 8) would otherwise map and fault them in again on every call.
-      if (cached_bytes_ + bytes <= std::max(kMaxCachedBytes, peak_live_bytes_)) {
+      removeLiveLocked(bytes);
+      if (cached_bytes_ + bytes <= cacheCapLocked()) {
         cached_.emplace(bytes, ptr);
         cached_bytes_ += bytes;
         return Status();
@@ -147,7 +145,7 @@ c10::DataPtr TorchAllocator::release(void* ptr) {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = cacheable_.find(ptr);
     if (it != cacheable_.end()) {
-      live_bytes_ -= it->second;
+      removeLiveLocked(it->second);
       cacheable_.erase(it);  // torch frees it now
     }
   }
@@ -157,6 +155,22 @@ c10::DataPtr TorchAllocator::release(void* ptr) {
 void TorchAllocator::addLiveLocked(size_t bytes) {
   live_bytes_ += bytes;
   peak_live_bytes_ = std::max(peak_live_bytes_, live_bytes_);
+  SizeUse& use = uses_[bytes];
+  if (++use.live > use.peak) {
+    use.peak = use.live;
+    reuse_bytes_ += bytes;
+  }
+}
+
+void TorchAllocator::removeLiveLocked(size_t bytes) {
+  live_bytes_ -= bytes;
+  --uses_[bytes].live;
+}
+
+size_t TorchAllocator::cacheCapLocked() const {
+  // A model frees one size while it needs another: capping at the peak live bytes alone (a ViT
+  // at batch 8) would map and fault some temporaries in again on every call.
+  return std::max(kMaxCachedBytes, std::min(reuse_bytes_, 2 * peak_live_bytes_));
 }
 
 MemoryStats TorchAllocator::stats() const {

@@ -4,10 +4,13 @@
 // a tensor's storage (no copy). Thread-safe.
 //
 // On the CPU, buffers of at least kMinCachedBytes that a module frees (its temporaries) are kept
-// for the next allocation of the same size, up to kMaxCachedBytes or the most such buffers ever
-// live at once, whichever is larger (so a model's whole working set is reused): torch's CPU
-// allocator is glibc's malloc, which maps and unmaps large blocks on every call, and the page
-// faults of fresh pages cost more than a model's arithmetic. The CUDA caching allocator needs no such help.
+// for the next allocation of the same size: torch's CPU allocator is glibc's malloc, which maps
+// and unmaps large blocks on every call, and the page faults of fresh pages cost more than a
+// model's arithmetic. The cache holds up to kMaxCachedBytes or, when larger, what reusing by size
+// needs: the sum over sizes of size x the most buffers of that size ever live at once, capped at
+// twice the most bytes ever live (so a model's whole working set is reused call after call, and a
+// model run at many shapes does not hoard one set per shape). The CUDA caching allocator needs no
+// such help.
 #ifndef RAL_CONTEXTS_TORCH_TORCH_ALLOCATOR_H_
 #define RAL_CONTEXTS_TORCH_TORCH_ALLOCATOR_H_
 
@@ -53,8 +56,11 @@ class TorchAllocator final : public BufferAllocator {
  private:
   // Frees every cached buffer. Called with mutex_ held.
   void trimLocked();
-  // Counts a cacheable buffer handed out. Called with mutex_ held.
+  // Counts a cacheable buffer handed out or given back. Called with mutex_ held.
   void addLiveLocked(size_t bytes);
+  void removeLiveLocked(size_t bytes);
+  // The cache's cap (see above). Called with mutex_ held.
+  size_t cacheCapLocked() const;
 
   c10::Allocator* allocator_;
   c10::Device device_;
@@ -73,6 +79,12 @@ class TorchAllocator final : public BufferAllocator {
   size_t cached_bytes_ = 0;
   size_t live_bytes_ = 0;       // cacheable buffers handed out and not freed
   size_t peak_live_bytes_ = 0;  // the most live_bytes_ has been
+  struct SizeUse {
+    size_t live = 0;  // buffers of this size handed out and not freed
+    size_t peak = 0;  // the most `live` has been
+  };
+  std::unordered_map<size_t, SizeUse> uses_;
+  size_t reuse_bytes_ = 0;  // sum over uses_ of size x peak
 };
 
 }  // namespace ral::torch_host
