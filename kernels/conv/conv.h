@@ -235,10 +235,12 @@ StatusOr<ConvConfig> checkConv(const MemRef<float, R>& x, const MemRef<float, R>
   const bool cl = c.channelsLast();
   *xc = cl ? channelsFirstView(x) : x;
   *yc = cl ? channelsFirstView(y) : y;
-  const std::string xs = conv_detail::cfShape(x, cl), ys = conv_detail::cfShape(y, cl);
+  // Shapes as text for the messages, built only when one is needed (not on every call).
+  auto xs = [&] { return conv_detail::cfShape(x, cl); };
+  auto ys = [&] { return conv_detail::cfShape(y, cl); };
   const int64_t n = xc->sizes[0], ch = xc->sizes[1], g = c.groups;
   if (ch % g != 0)
-    return invalidArgument(kernel, ": x ", xs, " has ", ch, " channels, not divisible by groups ",
+    return invalidArgument(kernel, ": x ", xs(), " has ", ch, " channels, not divisible by groups ",
                            g);
   // Output channels, and w's expected shape in channels.
   int64_t f = 0, w0 = 0, w1 = 0;
@@ -255,7 +257,7 @@ StatusOr<ConvConfig> checkConv(const MemRef<float, R>& x, const MemRef<float, R>
                              " output channels, not divisible by groups ", g);
   }
   if (w.sizes[0] != w0 || w.sizes[1] != w1)
-    return invalidArgument(kernel, ": w is ", shapeString(w), " but x is ", xs, " with groups ", g,
+    return invalidArgument(kernel, ": w is ", shapeString(w), " but x is ", xs(), " with groups ", g,
                            ": expected w [", w0, "x", w1, "x K...] (",
                            c.transposed() ? "[C, F/groups, K...]" : "[F, C/groups, K...]", ")");
   for (int d = 0; d < s; ++d)
@@ -266,7 +268,7 @@ StatusOr<ConvConfig> checkConv(const MemRef<float, R>& x, const MemRef<float, R>
     return invalidArgument(kernel, ": bias is ", shapeString(bias), " but w ", shapeString(w),
                            " gives ", f, " output channels: expected [0] (no bias) or [", f, "]");
   if (yc->sizes[0] != n || yc->sizes[1] != f)
-    return invalidArgument(kernel, ": y is ", ys, " but x ", xs, " and w ", shapeString(w),
+    return invalidArgument(kernel, ": y is ", ys(), " but x ", xs(), " and w ", shapeString(w),
                            " give batch ", n, " and ", f, " output channels");
   for (int d = 0; d < s; ++d) {
     const int64_t in = xc->sizes[2 + d], k = w.sizes[2 + d], out = yc->sizes[2 + d];
@@ -278,18 +280,18 @@ StatusOr<ConvConfig> checkConv(const MemRef<float, R>& x, const MemRef<float, R>
       const int64_t output_padding = out - base;
       if (out == 0 && base <= 0) continue;  // nothing to compute
       if (output_padding < 0 || output_padding >= limit)
-        return invalidArgument(kernel, ": y is ", ys, " but transposed x ", xs, " and w ",
+        return invalidArgument(kernel, ": y is ", ys(), " but transposed x ", xs(), " and w ",
                                shapeString(w), " (", convConfigString(c), ") give spatial dim ", d,
                                " = ", base, " + output_padding with 0 <= output_padding < ", limit,
                                ", not ", out);
     } else {
       if (in + pads < extent)
         return invalidArgument(kernel, ": the dilated kernel (extent ", extent, ") of spatial dim ",
-                               d, " is larger than x's padded size ", in + pads, " (x ", xs, ", w ",
+                               d, " is larger than x's padded size ", in + pads, " (x ", xs(), ", w ",
                                shapeString(w), ", ", convConfigString(c), ")");
       const int64_t want = (in + pads - extent) / c.strides[d] + 1;
       if (out != want)
-        return invalidArgument(kernel, ": y is ", ys, " but x ", xs, " and w ", shapeString(w),
+        return invalidArgument(kernel, ": y is ", ys(), " but x ", xs(), " and w ", shapeString(w),
                                " (", convConfigString(c), ") give spatial dim ", d, " = ", want,
                                ", not ", out);
     }
