@@ -128,6 +128,19 @@ uint64_t manifestChecksum(const fb::Module& m) {
     e.u64(m.imports()->size());
     for (const flatbuffers::String* s : *m.imports()) e.str(s);
   }
+  // Only when present, so files from before host variants keep their checksum.
+  if (m.host_variants()) {
+    e.u64(0x484f535456415253);  // "HOSTVARS": the field's tag
+    e.u64(m.host_variants()->size());
+    for (const fb::HostVariant* v : *m.host_variants()) {
+      e.present(v != nullptr);
+      if (v == nullptr) continue;
+      e.str(v->target());
+      e.present(v->data() != nullptr);
+      e.u64(v->data() ? v->data()->size() : 0);
+      e.u64(v->checksum());
+    }
+  }
   return e.digest();
 }
 

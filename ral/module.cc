@@ -14,6 +14,7 @@
 #include "module_generated.h"
 #include "ral/context.h"
 #include "ral/host_library.h"
+#include "ral/host_variant.h"
 #include "ral/manifest_checksum.h"
 #include "ral/memref.h"
 #include "ral/module_checks.h"
@@ -244,6 +245,28 @@ Status Module::parse() {
       moduleChecksum(host_library_, host_library_size_) != host_library_checksum_)
     return dataLoss("the host library fails its checksum: the file is corrupt");
   RAL_RETURN_IF_ERROR(checkHostLibraryHeader(host_library_, host_library_size_));
+  if (m->host_variants()) {
+    std::vector<std::string_view> targets;
+    std::vector<const void*> datas;
+    std::vector<size_t> sizes;
+    for (flatbuffers::uoffset_t i = 0; i < m->host_variants()->size(); ++i) {
+      const fb::HostVariant* v = m->host_variants()->Get(i);
+      if (v == nullptr) return invalidArgument("host variant #", i, " is missing");
+      HostVariantRef ref;
+      ref.target = str(v->target());
+      ref.data = v->data() ? v->data()->data() : nullptr;
+      ref.size = v->data() ? v->data()->size() : 0;
+      if (moduleChecksum(ref.data, ref.size) != v->checksum())
+        return dataLoss("host variant '", ref.target, "' fails its checksum: the file is corrupt");
+      host_variants_.push_back(std::move(ref));
+    }
+    for (const HostVariantRef& v : host_variants_) {
+      targets.push_back(v.target);
+      datas.push_back(v.data);
+      sizes.push_back(v.size);
+    }
+    RAL_RETURN_IF_ERROR(checkHostVariants(targets, datas, sizes));
+  }
 
   std::vector<std::string_view> names;
   if (m->executables())
@@ -334,8 +357,18 @@ Status Module::parse() {
 }
 
 Status Module::openHostLibrary() {
-  RAL_ASSIGN_OR_RETURN(library_,
-                       internal::dlopenFromMemory(host_library_, host_library_size_, name_));
+  std::vector<std::string_view> targets;
+  for (const HostVariantRef& v : host_variants_) targets.push_back(v.target);
+  RAL_ASSIGN_OR_RETURN(const int variant,
+                       internal::pickHostVariant(targets, std::getenv("RAL_HOST_VARIANT")));
+  const uint8_t* code = host_library_;
+  size_t code_size = host_library_size_;
+  if (variant >= 0) {
+    code = host_variants_[variant].data;
+    code_size = host_variants_[variant].size;
+    loaded_host_target_ = host_variants_[variant].target;
+  }
+  RAL_ASSIGN_OR_RETURN(library_, internal::dlopenFromMemory(code, code_size, name_));
   // Each symbol must be of its kind and defined by the library itself: a data symbol named as
   // the entry would be jumped to, a symbol found in a dependency would run foreign code.
   auto entry = internal::findSymbol(library_, entry_name_.c_str(), internal::SymbolKind::kFunction,

@@ -35,6 +35,10 @@ ModuleBuilder& ModuleBuilder::setHostLibrary(std::vector<uint8_t> elf_shared_obj
   spec_.host_library = std::move(elf_shared_object);
   return *this;
 }
+ModuleBuilder& ModuleBuilder::addHostVariant(HostVariantDef variant) {
+  spec_.host_variants.push_back(std::move(variant));
+  return *this;
+}
 ModuleBuilder& ModuleBuilder::addExecutable(ExecutableDef executable) {
   spec_.executables.push_back(std::move(executable));
   return *this;
@@ -53,6 +57,17 @@ Status ModuleBuilder::check() const {
   if (spec_.name.empty()) return invalidArgument("the module has no name");
   RAL_RETURN_IF_ERROR(checkSymbol(spec_.entry, "the entry symbol"));
   RAL_RETURN_IF_ERROR(checkHostLibraryHeader(spec_.host_library.data(), spec_.host_library.size()));
+  {
+    std::vector<std::string_view> targets;
+    std::vector<const void*> datas;
+    std::vector<size_t> sizes;
+    for (const HostVariantDef& v : spec_.host_variants) {
+      targets.push_back(v.target);
+      datas.push_back(v.data.data());
+      sizes.push_back(v.data.size());
+    }
+    RAL_RETURN_IF_ERROR(checkHostVariants(targets, datas, sizes));
+  }
   for (size_t i = 0; i < spec_.inputs.size(); ++i)
     RAL_RETURN_IF_ERROR(checkSignature(spec_.inputs[i], internal::strCat("input ", i)));
   for (size_t i = 0; i < spec_.outputs.size(); ++i)
@@ -100,7 +115,9 @@ flatbuffers::Offset<fb::TensorSignature> writeSignature(flatbuffers::FlatBufferB
 }  // namespace
 
 std::vector<uint8_t> ModuleBuilder::buildUnchecked() const {
-  flatbuffers::FlatBufferBuilder fbb(1024 + spec_.host_library.size());
+  size_t code_bytes = spec_.host_library.size();
+  for (const HostVariantDef& v : spec_.host_variants) code_bytes += v.data.size();
+  flatbuffers::FlatBufferBuilder fbb(1024 + code_bytes);
   // Every field is stored, defaults too: the manifest checksum then covers a byte for each.
   fbb.ForceDefaults(true);
   // Constant payloads first (FlatBuffers writes back to front, so they end up at the end of the
@@ -138,6 +155,18 @@ std::vector<uint8_t> ModuleBuilder::buildUnchecked() const {
         fbb, fbb.CreateString(e.name), static_cast<fb::ExecutableFormat>(e.format), data,
         fbb.CreateVector(entries), moduleChecksum(e.data.data(), e.data.size()), variants));
   }
+  // Variants only when there are some: a module without them is written as before them.
+  flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::HostVariant>>> host_variants;
+  if (!spec_.host_variants.empty()) {
+    std::vector<flatbuffers::Offset<fb::HostVariant>> list;
+    for (const HostVariantDef& v : spec_.host_variants) {
+      fbb.ForceVectorAlignment(v.data.size(), 1, 16);
+      auto code = fbb.CreateVector(v.data);
+      list.push_back(fb::CreateHostVariant(fbb, fbb.CreateString(v.target), code,
+                                           moduleChecksum(v.data.data(), v.data.size())));
+    }
+    host_variants = fbb.CreateVector(list);
+  }
   fbb.ForceVectorAlignment(spec_.host_library.size(), 1, 16);
   auto host = fbb.CreateVector(spec_.host_library);
   std::vector<flatbuffers::Offset<fb::TensorSignature>> inputs, outputs;
@@ -149,7 +178,8 @@ std::vector<uint8_t> ModuleBuilder::buildUnchecked() const {
                                moduleChecksum(spec_.host_library.data(), spec_.host_library.size()),
                                fbb.CreateVector(executables), fbb.CreateVector(constants),
                                fbb.CreateVectorOfStrings(spec_.imports),
-                               /*manifest_checksum=*/~uint64_t{0});  // non-default: stored
+                               /*manifest_checksum=*/~uint64_t{0},  // non-default: stored
+                               host_variants);
   fb::FinishSizePrefixedModuleBuffer(fbb, root);
   std::vector<uint8_t> bytes(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
   // Sealed once every other byte is final; the field's placeholder is not part of the checksum.

@@ -148,6 +148,26 @@ Status checkExecutableVariants(std::string_view name, ExecutableFormat format, s
   return Status();
 }
 
+Status checkHostVariants(const std::vector<std::string_view>& targets,
+                         const std::vector<const void*>& datas, const std::vector<size_t>& sizes) {
+  std::set<std::string_view> seen;
+  for (size_t i = 0; i < targets.size(); ++i) {
+    const std::string_view t = targets[i];
+    if (t.empty() || t.size() > 64)
+      return invalidArgument("host variant #", i, " has a target name of ", t.size(),
+                             " characters (1 to 64)");
+    for (char c : t)
+      if (!std::isalnum(static_cast<unsigned char>(c)) &&
+          std::string_view("_-.+:").find(c) == std::string_view::npos)
+        return invalidArgument("host variant #", i,
+                               " has an invalid target name (letters, digits and _-.+: only)");
+    if (!seen.insert(t).second) return invalidArgument("two host variants for target '", t, "'");
+    RAL_RETURN_IF_ERROR(checkHostLibraryHeader(datas[i], sizes[i])
+                            .withContext(internal::strCat("host variant '", t, "'")));
+  }
+  return Status();
+}
+
 Status checkHostLibraryHeader(const void* data, size_t size) {
   if (data == nullptr || size == 0)
     return invalidArgument("the module has no host library (its compiled host code)");

@@ -36,6 +36,10 @@ Status checkExecutableVariants(std::string_view name, ExecutableFormat format, s
                                const std::vector<size_t>& sizes);
 // An ELF shared object for this machine, by its header.
 Status checkHostLibraryHeader(const void* data, size_t size);
+// Host library variants: unique target names (the executable-variant rules), each an ELF shared
+// object for this machine (`datas[i]` of `sizes[i]` bytes).
+Status checkHostVariants(const std::vector<std::string_view>& targets,
+                         const std::vector<const void*>& datas, const std::vector<size_t>& sizes);
 // Names of executables and constants are unique.
 Status checkUniqueNames(const std::vector<std::string_view>& names, std::string_view what);
 

@@ -1,5 +1,6 @@
 # lit configuration of the compiler pass tests (RUN lines use ral-opt, ral-compile, FileCheck).
 import os
+import platform
 
 import lit.formats
 
@@ -13,3 +14,6 @@ config.excludes = ["Inputs", "e2e", "CMakeLists.txt", "lit.cfg.py", "lit.site.cf
 path = [config.ral_tools_dir, config.ral_run_dir, config.llvm_tools_dir, config.environment.get("PATH", "")]
 config.environment["PATH"] = os.pathsep.join(path)
 config.substitutions.append(("%python", config.python))
+# Host code variants are x86-64 levels (ral/host_variant.h).
+if platform.machine() == "x86_64":
+    config.available_features.add("x86_64")

@@ -23,6 +23,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/Transforms/Utils/Cloning.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -42,7 +43,6 @@
 #if RAL_HAVE_ONNX
 #include "compiler_passes/onnx/importer.h"
 #endif
-
 
 // Set where the runtime built beside registers ral_conv (RAL_ENABLE_DNNL; CMakeLists.txt).
 #ifndef RAL_HAVE_LIBRARY_CONV
@@ -169,6 +169,7 @@ struct CompileState {
   llvm::LLVMContext llvm_context;
   std::vector<std::string> llvm_errors;  // LLVM's error diagnostics (routeLlvmDiagnostics)
   std::unique_ptr<llvm::Module> llvm_module;
+  std::vector<std::unique_ptr<llvm::Module>> llvm_variants;  // copies for the host variants
 };
 
 // Writes what `print` prints to `path` ("-": stdout) as every RAL output is written: a temporary
@@ -325,16 +326,16 @@ int compile(const CompileRequest& r, llvm::raw_ostream& os) {
       // No constant may take more than the whole budget; the budget is asked after each node.
       if (r.max_memory < static_cast<uint64_t>(import.max_constant_bytes))
         import.max_constant_bytes = static_cast<int64_t>(r.max_memory);
-      import.check_budget = [&budget]() -> std::string {
+      import.check_budget = [&budget]()->std::string {
         return budget.check("while importing the ONNX model") ? std::string() : budget.error();
-      };
-    }
-    mlir::disc_ral::onnx::ImportStatus status;
-    module = mlir::disc_ral::onnx::importModel(file->getBuffer(), import, &context, &status);
-    if (!module) {
-      for (const std::string& error : status.errors) os << "ral-compile: error: " << error << "\n";
-      return status.unsupported ? kCompileUnsupported : kCompileFailed;
-    }
+    };
+  }
+  mlir::disc_ral::onnx::ImportStatus status;
+  module = mlir::disc_ral::onnx::importModel(file->getBuffer(), import, &context, &status);
+  if (!module) {
+    for (const std::string& error : status.errors) os << "ral-compile: error: " << error << "\n";
+    return status.unsupported ? kCompileUnsupported : kCompileFailed;
+  }
 #endif
   } else {
     const unsigned buffer_id = state->source_mgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
@@ -460,6 +461,11 @@ int compile(const CompileRequest& r, llvm::raw_ostream& os) {
   codegen.max_optimized_loop_depth = r.max_optimized_loop_depth;
   codegen.max_optimized_function_size = r.max_optimized_function_size;
   codegen.budget = &budget;
+  // Each host variant is optimised for its own CPU level (the vectoriser's widths differ), from
+  // a copy of the IR taken before the baseline's optimisation changes it.
+  const std::vector<std::string> variant_targets = hostVariantTargets(r);
+  for (size_t i = 0; i < variant_targets.size(); ++i)
+    state->llvm_variants.push_back(llvm::CloneModule(*llvm_module));
   std::string error;
   const bool generated =
       ral::compiler::compileToSharedObject(*llvm_module, codegen, &compiled.host_library, &error);
@@ -471,6 +477,20 @@ int compile(const CompileRequest& r, llvm::raw_ostream& os) {
   }
   if (!generated) return fail(os, error);
   if (!checkHostSymbols(os, r.by_name, compiled.host_library, call_sites)) return kCompileFailed;
+  for (size_t i = 0; i < variant_targets.size(); ++i) {
+    ral::compiler::CodegenOptions variant = codegen;
+    variant.cpu = variant_targets[i];
+    ral::HostVariantDef def{variant_targets[i], {}};
+    const bool built =
+        ral::compiler::compileToSharedObject(*state->llvm_variants[i], variant, &def.data, &error);
+    if (!state->llvm_errors.empty()) {
+      for (const std::string& e : state->llvm_errors) fail(os, e);
+      return kCompileFailed;
+    }
+    if (!built) return fail(os, "host variant " + variant_targets[i] + ": " + error);
+    state->llvm_variants[i].reset();  // its IR is not needed any more
+    compiled.host_variants.push_back(std::move(def));
+  }
   if (emit == "llvm")
     return writeText(os, out_path,
                      [&](llvm::raw_ostream& out) { llvm_module->print(out, nullptr); });
@@ -478,7 +498,7 @@ int compile(const CompileRequest& r, llvm::raw_ostream& os) {
   ral::Status status = ral::compiler::writeModuleFile(compiled, out_path);
   if (!status.ok()) return fail(os, "cannot write " + out_path + ": " + status.toString());
   return 0;
-}
+}  // namespace
 
 // What an exception that reached compileModel means for the caller. The compile's state was
 // leaked, not destroyed (llvm_errors.h).

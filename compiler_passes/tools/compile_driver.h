@@ -42,6 +42,10 @@ struct CompileRequest {
   unsigned max_optimized_loop_depth = 32;
   size_t max_optimized_function_size = 10000;
   std::string mcpu = "generic";
+  // Host library variants for newer CPU levels, loaded where the CPU runs them: "auto" (with
+  // --mcpu=generic on x86-64: x86-64-v3 and x86-64-v4; otherwise none), "none", or a
+  // comma-separated list of ral::internal::knownHostTargets().
+  std::string host_variants = "auto";
   // Bytes the compile's memory may grow by (memory_budget.h has what is measured and how
   // coarsely); 0: no limit. ral-compile also limits its address space by it.
   uint64_t max_memory = 0;

@@ -1,5 +1,6 @@
 #include "compiler_passes/tools/compile_options.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
+#include "ral/host_variant.h"
 
 namespace ral {
 namespace compiler {
@@ -87,6 +89,44 @@ std::string defaultModuleName(llvm::StringRef input_path) {
   return clean.empty() ? "module" : clean;
 }
 
+namespace {
+
+// "" when `list` (CompileRequest::host_variants) is valid, else the message.
+std::string checkHostVariants(llvm::StringRef list) {
+  if (list == "auto" || list == "none") return "";
+  const std::vector<std::string>& known = ral::internal::knownHostTargets();
+  std::string names;
+  for (const std::string& k : known) names += (names.empty() ? "" : ", ") + k;
+  llvm::SmallVector<llvm::StringRef> parts;
+  list.split(parts, ',');
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (std::find(known.begin(), known.end(), parts[i].str()) == known.end())
+      return "--host-variants: " + quoted(parts[i]) + " is not a host variant target (auto, " +
+             "none, or a comma-separated list of: " + (names.empty() ? "none here" : names) + ")";
+    for (size_t j = 0; j < i; ++j)
+      if (parts[j] == parts[i]) return "--host-variants: " + quoted(parts[i]) + " is listed twice";
+  }
+  return "";
+}
+
+}  // namespace
+
+std::vector<std::string> hostVariantTargets(const CompileRequest& r) {
+  std::vector<std::string> targets;
+  if (r.host_variants == "none" || r.emit != "ralm") return targets;
+  if (r.host_variants == "auto") {
+    // Only for portable code: a module built for a named CPU is as fast as it gets there.
+    if (r.mcpu != "generic" || r.opt_level == 0) return targets;
+    for (const std::string& t : ral::internal::knownHostTargets())
+      if (t != "x86-64-v2") targets.push_back(t);  // v2 measures no faster than the baseline
+    return targets;
+  }
+  llvm::SmallVector<llvm::StringRef> parts;
+  llvm::StringRef(r.host_variants).split(parts, ',');
+  for (llvm::StringRef p : parts) targets.push_back(p.str());
+  return targets;
+}
+
 std::string checkRequest(const CompileRequest& r) {
   const std::string& device = r.device;
   if (r.input_path.empty()) return "no input file given";
@@ -112,6 +152,7 @@ std::string checkRequest(const CompileRequest& r) {
   if (r.constant_min_bytes < 0)
     return "--constant-min-bytes must be 0 or more, got " + std::to_string(r.constant_min_bytes);
   if (std::string error = checkInlineMath(r.inline_f32_math); !error.empty()) return error;
+  if (std::string error = checkHostVariants(r.host_variants); !error.empty()) return error;
   if (!isGoodEntry(r.entry))
     return "--entry=" + quoted(r.entry) + " is not a function name: use 1 to " +
            std::to_string(kMaxNameBytes) + " printable ASCII characters without spaces";

@@ -6,6 +6,7 @@
 
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "compiler_passes/tools/compile_driver.h"
 #include "llvm/ADT/StringRef.h"
@@ -16,6 +17,10 @@ namespace compiler {
 // Empty when every option of `r` is acceptable; otherwise the first error, naming the option, the
 // value given and what is accepted (a usage error: kCompileUsage).
 std::string checkRequest(const CompileRequest& r);
+
+// The host variant targets a request compiles (CompileRequest::host_variants resolved; the
+// request checked first): empty for none.
+std::vector<std::string> hostVariantTargets(const CompileRequest& r);
 
 // The module name recorded without --name: the input file's stem, each character --name would
 // refuse replaced by '_' ("module" for none).

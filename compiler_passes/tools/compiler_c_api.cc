@@ -69,6 +69,8 @@ bool applyFlag(llvm::StringRef flag, CompileRequest* r, std::string* error) {
     return integer(&r->max_optimized_function_size);
   else if (name == "mcpu")
     r->mcpu = value.str();
+  else if (name == "host-variants")
+    r->host_variants = value.str();
   else if (name == "max-memory") {
     std::string size_error;
     if (!ral::compiler::parseByteSize(value.str(), &r->max_memory, &size_error)) {

@@ -16,6 +16,7 @@ constexpr uint64_t kMaxPayloadBytes = (uint64_t{1} << 31) - (uint64_t{1} << 20);
 
 Status writeModuleFile(const CompiledModule& module, const std::string& path) {
   uint64_t payload = module.host_library.size();
+  for (const HostVariantDef& v : module.host_variants) payload += v.data.size();
   for (const ExecutableDef& exe : module.device_executables) {
     payload += exe.data.size();
     for (const ExecutableVariantDef& v : exe.variants) payload += v.data.size();
@@ -27,6 +28,7 @@ Status writeModuleFile(const CompiledModule& module, const std::string& path) {
                                                 " bytes; a module file holds at most 2 GiB");
   ModuleBuilder builder(module.name);
   builder.setEntry(module.entry_symbol).setHostLibrary(module.host_library);
+  for (const HostVariantDef& v : module.host_variants) builder.addHostVariant(v);
   for (const TensorSignature& s : module.inputs) builder.addInput(s);
   for (const TensorSignature& s : module.outputs) builder.addOutput(s);
   for (const std::string& name : module.imports) builder.addImport(name);

@@ -18,8 +18,9 @@ struct CompiledModule {
   std::string entry_symbol;
   std::vector<TensorSignature> inputs;
   std::vector<TensorSignature> outputs;
-  std::vector<uint8_t> host_library;  // the shared object
-  std::vector<std::string> imports;   // the ral_imports names, in table order
+  std::vector<uint8_t> host_library;          // the shared object
+  std::vector<HostVariantDef> host_variants;  // the same code for newer CPU levels
+  std::vector<std::string> imports;           // the ral_imports names, in table order
   // Symbols of the host library's kernels (entries of the `host` executable, in launch index
   // order); empty: the module has no kernels.
   std::vector<std::string> host_kernels;

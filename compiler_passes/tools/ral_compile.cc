@@ -117,6 +117,12 @@ cl::opt<std::string> mcpu("mcpu",
                                    "machine's), or a CPU name LLVM knows for this machine's "
                                    "target (checked before compiling: x86-64-v3, skylake, ...)"),
                           cl::init("generic"), cl::cat(category));
+cl::opt<std::string> host_variants(
+    "host-variants",
+    cl::desc("Host code also compiled for newer CPU levels, each loaded where the CPU runs it: "
+             "auto (default: x86-64-v3 and x86-64-v4 when --mcpu=generic, none otherwise), none, "
+             "or a comma-separated list of x86-64-v2, x86-64-v3, x86-64-v4"),
+    cl::value_desc("list"), cl::init("auto"), cl::cat(category));
 cl::opt<std::string> max_memory(
     "max-memory",
     cl::desc("Stop the compile once its memory has grown by more than this (bytes, or with a K, "
@@ -203,6 +209,7 @@ int main(int argc, char** argv) {
   request.module_name = module_name;
   request.emit = emit;
   request.mcpu = mcpu;
+  request.host_variants = host_variants;
   std::string error;
   using ral::compiler::parseIntegerOption;
   if (!parseIntegerOption("-O", opt_level, &request.opt_level, &error) ||

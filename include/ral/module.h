@@ -59,6 +59,13 @@ struct ExecutableRef {
   ExecutableSpec spec(size_t variant = 0) const;
 };
 
+// The host library built for a newer CPU level (ral/host_variant.h), inside the loaded file.
+struct HostVariantRef {
+  std::string target;  // "x86-64-v3", "x86-64-v4"
+  const uint8_t* data = nullptr;
+  size_t size = 0;
+};
+
 struct LoadOptions {
   // dlopen the host library and check its symbols. Tools that only read a module turn it off:
   // no code of the module runs, and the module cannot be linked or run.
@@ -93,6 +100,10 @@ class Module {
   const uint8_t* hostLibraryData() const { return host_library_; }
   // moduleChecksum() of the host library (verified on load).
   uint64_t hostLibraryChecksum() const { return host_library_checksum_; }
+  // The host library's variants (checksums verified on load), and the target of the one loaded:
+  // the best this CPU runs, or RAL_HOST_VARIANT's; "" for the baseline library.
+  const std::vector<HostVariantRef>& hostVariants() const { return host_variants_; }
+  const std::string& loadedHostTarget() const { return loaded_host_target_; }
   size_t fileSize() const { return size_; }
   // Where it came from: the path, or "<memory>".
   const std::string& source() const { return source_; }
@@ -135,6 +146,8 @@ class Module {
   const uint8_t* host_library_ = nullptr;
   size_t host_library_size_ = 0;
   uint64_t host_library_checksum_ = 0;
+  std::vector<HostVariantRef> host_variants_;
+  std::string loaded_host_target_;
 
   void* library_ = nullptr;  // dlopen handle
   EntryFn entry_ = nullptr;

@@ -30,6 +30,8 @@ class ModuleBuilder {
   ModuleBuilder& addInput(TensorSignature sig);
   ModuleBuilder& addOutput(TensorSignature sig);
   ModuleBuilder& setHostLibrary(std::vector<uint8_t> elf_shared_object);
+  // The host library built for a newer CPU level (ral/host_variant.h), loaded where it runs.
+  ModuleBuilder& addHostVariant(HostVariantDef variant);
   ModuleBuilder& addExecutable(ExecutableDef executable);
   ModuleBuilder& addConstant(ConstantDef constant);
   ModuleBuilder& addImport(std::string encoded_name);

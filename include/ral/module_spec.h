@@ -59,6 +59,13 @@ struct ExecutableVariantDef {
   std::vector<uint8_t> data;
 };
 
+// The host library compiled for a newer level of the host's CPU architecture (ral/host_variant.h
+// names the targets a loader knows): same symbols, faster instructions.
+struct HostVariantDef {
+  std::string target;         // "x86-64-v3", "x86-64-v4"
+  std::vector<uint8_t> data;  // ELF shared object
+};
+
 // A device executable stored in the module (a PTX/CUBIN/SPIR-V/HSACO blob, or host code): either
 // `data`, for any device of the format's kind, or `variants`, one per target architecture (then
 // `data` is empty).
@@ -85,7 +92,8 @@ struct ModuleSpec {
   std::string entry = "ral_entry";
   std::vector<TensorSignature> inputs;
   std::vector<TensorSignature> outputs;
-  std::vector<uint8_t> host_library;  // ELF shared object following ral/abi.h
+  std::vector<uint8_t> host_library;          // ELF shared object following ral/abi.h
+  std::vector<HostVariantDef> host_variants;  // loaded instead where the CPU runs them
   std::vector<ExecutableDef> executables;
   std::vector<ConstantDef> constants;
   std::vector<std::string> imports;  // the names of the library's ral_imports table, in order

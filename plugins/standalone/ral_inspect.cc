@@ -4,10 +4,14 @@
 // picks the variant for architecture T when it has several), e.g. to run ptxas on a module's PTX.
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "plugins/standalone/tool_main.h"
 #include "ral/file_writer.h"
+#include "ral/host_variant.h"
 #include "ral/module.h"
 #include "ral/registry.h"
 #include "ral/standalone_context.h"
@@ -91,6 +95,22 @@ int runMain(int argc, char** argv) {
   std::printf("abi version: %u\n", m.abiVersion());
   std::printf("entry: %s\n", m.entryName().c_str());
   std::printf("host library: %zu bytes\n", m.hostLibrarySize());
+  // The variants for newer CPU levels, and the one a load here would pick (ral/host_variant.h).
+  if (!m.hostVariants().empty()) {
+    std::vector<std::string_view> targets;
+    for (const ral::HostVariantRef& v : m.hostVariants()) targets.push_back(v.target);
+    auto picked = ral::internal::pickHostVariant(targets, std::getenv("RAL_HOST_VARIANT"));
+    for (size_t i = 0; i < m.hostVariants().size(); ++i) {
+      const ral::HostVariantRef& v = m.hostVariants()[i];
+      const bool runs = ral::internal::cpuRunsHostTarget(v.target);
+      std::printf("  variant %s: %zu bytes%s\n", v.target.c_str(), v.size,
+                  picked.ok() && *picked == static_cast<int>(i) ? "  [loaded on this CPU]"
+                  : runs                                        ? ""
+                                                                : "  [not for this CPU]");
+    }
+    if (picked.ok() && *picked < 0) std::printf("  (this CPU loads the baseline library)\n");
+    if (!picked.ok()) std::printf("  (%s)\n", std::string(picked.status().message()).c_str());
+  }
   auto printSignatures = [](const char* what, const std::vector<ral::TensorSignature>& sigs) {
     std::printf("%s (%zu):\n", what, sigs.size());
     // A strided layout is part of toString(); the identity layout is said in words.
