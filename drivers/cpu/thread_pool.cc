@@ -2,12 +2,24 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <exception>
+#include <string_view>
 
 namespace ral::cpu {
 
-ThreadPool::ThreadPool(int threads) {
-  const int workers = std::max(threads, 1) - 1;
+bool ThreadPool::openmpByDefault() {
+#if RAL_CPU_OPENMP
+  const char* env = std::getenv("RAL_CPU_OPENMP");
+  return env == nullptr || std::string_view(env) != "0";
+#else
+  return false;
+#endif
+}
+
+ThreadPool::ThreadPool(int threads, bool openmp)
+    : threads_(std::max(threads, 1)), openmp_(RAL_CPU_OPENMP && openmp) {
+  const int workers = openmp_ ? 0 : threads_ - 1;
   workers_.reserve(workers);
   for (int i = 0; i < workers; ++i) workers_.emplace_back([this] { workerLoop(); });
 }
@@ -100,6 +112,10 @@ Status ThreadPool::run(uint64_t count, uint64_t chunk, TaskFn fn, void* state) {
   job.state = state;
   job.count = count;
   job.chunk = chunk;
+  if (openmp_) {
+    runOpenmp(job);
+    return std::move(job.error);
+  }
   {
     std::lock_guard<std::mutex> lock(mutex_);
     jobs_.push_back(&job);
@@ -118,6 +134,16 @@ Status ThreadPool::run(uint64_t count, uint64_t chunk, TaskFn fn, void* state) {
   jobs_.erase(std::remove(jobs_.begin(), jobs_.end(), &job), jobs_.end());
   done_cv_.wait(lock, [&] { return job.helpers == 0; });
   return std::move(job.error);
+}
+
+void ThreadPool::runOpenmp(Job& job) {
+#if RAL_CPU_OPENMP
+  // work() catches every exception, so none leaves the region.
+#pragma omp parallel num_threads(threads_)
+  work(job);
+#else
+  work(job);
+#endif
 }
 
 }  // namespace ral::cpu

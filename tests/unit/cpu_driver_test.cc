@@ -10,7 +10,9 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <mutex>
 #include <random>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -300,9 +302,18 @@ Status countHits(void* state, uint64_t begin, uint64_t end) {
   return Status();
 }
 
-TEST(ThreadPoolTest, ThreadPoolRunsEveryTaskExactlyOnce) {
+// Every test runs on the pool's own threads and on OpenMP's (where RAL is built with OpenMP).
+class ThreadPoolTest : public ::testing::TestWithParam<bool> {
+ protected:
+  bool openmp() const { return GetParam(); }
+};
+
+INSTANTIATE_TEST_SUITE_P(Threads, ThreadPoolTest, ::testing::Values(false, true),
+                         [](const auto& info) { return info.param ? "OpenMP" : "Own"; });
+
+TEST_P(ThreadPoolTest, ThreadPoolRunsEveryTaskExactlyOnce) {
   for (int threads : {1, 2, 4, 7}) {
-    ThreadPool pool(threads);
+    ThreadPool pool(threads, openmp());
     EXPECT_EQ(pool.threadCount(), threads);
     for (uint64_t count : {uint64_t{0}, uint64_t{1}, uint64_t{5}, uint64_t{1000}}) {
       for (uint64_t chunk : {uint64_t{0}, uint64_t{1}, uint64_t{7}}) {
@@ -314,8 +325,8 @@ TEST(ThreadPoolTest, ThreadPoolRunsEveryTaskExactlyOnce) {
   }
 }
 
-TEST(ThreadPoolTest, ThreadPoolReturnsTheFirstError) {
-  ThreadPool pool(3);
+TEST_P(ThreadPoolTest, ThreadPoolReturnsTheFirstError) {
+  ThreadPool pool(3, openmp());
   auto fn = [](void*, uint64_t begin, uint64_t) -> Status {
     if (begin == 17) return invalidArgument("task 17 failed");
     return Status();
@@ -329,8 +340,8 @@ TEST(ThreadPoolTest, ThreadPoolReturnsTheFirstError) {
   EXPECT_TRUE(pool.run(50, 1, countHits, &hits).ok());  // still usable
 }
 
-TEST(ThreadPoolTest, ThreadPoolConcurrencyManyCallersAndNestedRuns) {
-  ThreadPool pool(4);
+TEST_P(ThreadPoolTest, ThreadPoolConcurrencyManyCallersAndNestedRuns) {
+  ThreadPool pool(4, openmp());
   struct Nested {
     ThreadPool* pool;
     std::atomic<int> total{0};
@@ -352,6 +363,36 @@ TEST(ThreadPoolTest, ThreadPoolConcurrencyManyCallersAndNestedRuns) {
   }
   for (auto& t : callers) t.join();
   EXPECT_EQ(nested.total.load(), 6 * 20 * 16 * 20);
+}
+
+// The tasks of one run() spread over more than the calling thread, whichever threads they are.
+TEST_P(ThreadPoolTest, ThreadPoolUsesSeveralThreads) {
+  ThreadPool pool(2, openmp());
+  EXPECT_EQ(pool.threadCount(), 2);
+  if (openmp()) {
+    EXPECT_EQ(pool.usesOpenmp(), ThreadPool::openmpByDefault());
+  }
+  struct Seen {
+    std::mutex mutex;
+    std::set<std::thread::id> ids;
+  } seen;
+  // Each task waits (bounded) until another thread has started one: one thread alone cannot
+  // finish them early.
+  auto fn = [](void* state, uint64_t, uint64_t) -> Status {
+    auto& s = *static_cast<Seen*>(state);
+    {
+      std::lock_guard<std::mutex> lock(s.mutex);
+      s.ids.insert(std::this_thread::get_id());
+    }
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (std::chrono::steady_clock::now() < until) {
+      std::lock_guard<std::mutex> lock(s.mutex);
+      if (s.ids.size() >= 2) break;
+    }
+    return Status();
+  };
+  ASSERT_TRUE(pool.run(8, 1, fn, &seen).ok());
+  EXPECT_GE(seen.ids.size(), 2u);
 }
 
 // ---- driver: registration, launch, copy/fill, streams ------------------------------------
