@@ -214,6 +214,50 @@ struct Entry {
   // Constant filters in the primitive's layout, by address.
   std::mutex weights_mutex;
   std::unordered_map<const void*, std::unique_ptr<memory>> constant_weights;
+
+  // The memory objects of one call, pointed at its buffers with set_data_handle: creating them
+  // costs allocations on every call (EfficientNet-B0 makes 81 convolution calls per image).
+  // Calls in flight each take their own set; idle sets wait in `bindings`.
+  struct Bindings {
+    memory src, dst, bias, scratchpad;
+  };
+  std::mutex bindings_mutex;
+  std::vector<std::unique_ptr<Bindings>> bindings;
+};
+
+// A Bindings of `e` for one call, back to `e` when done.
+class CallBindings {
+ public:
+  CallBindings(Entry& e, const dnnl::engine& eng) : e_(e) {
+    {
+      std::lock_guard<std::mutex> lock(e.bindings_mutex);
+      if (!e.bindings.empty()) {
+        b_ = std::move(e.bindings.back());
+        e.bindings.pop_back();
+      }
+    }
+    if (b_) return;
+    b_ = std::make_unique<Entry::Bindings>();
+    b_->src = memory(e.src_md, eng, DNNL_MEMORY_NONE);
+    b_->dst = memory(e.dst_md, eng, DNNL_MEMORY_NONE);
+    if (e.has_bias) b_->bias = memory(e.bias_md, eng, DNNL_MEMORY_NONE);
+    const int64_t scratchpad_bytes = std::max<int64_t>(1, e.scratchpad_bytes);
+    b_->scratchpad =
+        memory(memory::desc({scratchpad_bytes}, memory::data_type::u8, memory::format_tag::a),
+               eng, DNNL_MEMORY_NONE);
+  }
+  ~CallBindings() {
+    std::lock_guard<std::mutex> lock(e_.bindings_mutex);
+    if (e_.bindings.size() < kMaxIdle) e_.bindings.push_back(std::move(b_));
+  }
+  CallBindings(const CallBindings&) = delete;
+  CallBindings& operator=(const CallBindings&) = delete;
+  Entry::Bindings* operator->() const { return b_.get(); }
+
+ private:
+  static constexpr size_t kMaxIdle = 16;
+  Entry& e_;
+  std::unique_ptr<Entry::Bindings> b_;
 };
 
 // What decides an Entry: shapes, strides, config, thread count and aliasing, as integers in a
@@ -245,6 +289,23 @@ class ConvCache {
   ConvCache() : engine_(dnnl::engine::kind::cpu, 0) {}
   const dnnl::engine& engine() const { return engine_; }
 
+  // A stream for one call: reused, as creating one allocates. Given back by the caller.
+  std::unique_ptr<dnnl::stream> takeStream() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!streams_.empty()) {
+        std::unique_ptr<dnnl::stream> s = std::move(streams_.back());
+        streams_.pop_back();
+        return s;
+      }
+    }
+    return std::make_unique<dnnl::stream>(engine_);
+  }
+  void giveBackStream(std::unique_ptr<dnnl::stream> s) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (streams_.size() < 16) streams_.push_back(std::move(s));
+  }
+
   // The Entry under `key`, built by `build()` (which may throw) on the first request. Builds
   // are serialized: each configuration is built once, and oneDNN's primitive creation, whose
   // internal synchronization ThreadSanitizer cannot see, never runs on two threads at once.
@@ -269,8 +330,9 @@ class ConvCache {
 
   dnnl::engine engine_;
   std::mutex build_mutex_;  // held while an Entry is built
-  std::mutex mutex_;        // guards entries_ (held only for look-ups and inserts)
+  std::mutex mutex_;        // guards entries_ and streams_ (held only for look-ups and inserts)
   std::unordered_map<EntryKey, std::shared_ptr<Entry>, EntryKeyHash> entries_;
+  std::vector<std::unique_ptr<dnnl::stream>> streams_;  // idle
 };
 
 // One call's operands and decisions.
@@ -505,26 +567,30 @@ Status copyView(const KernelEnv& env, const View& from, void* to_data, const int
 // Runs `e` for one call; throws dnnl::error.
 Status execute(const KernelEnv& env, ConvCache& cache, Entry& e, const Call& k) {
   const dnnl::engine& eng = cache.engine();
-  dnnl::stream stream(eng);
+  struct StreamLease {
+    ConvCache& cache;
+    std::unique_ptr<dnnl::stream> stream;
+    ~StreamLease() { cache.giveBackStream(std::move(stream)); }
+  } lease{cache, cache.takeStream()};
+  dnnl::stream& stream = *lease.stream;
+  CallBindings bound(e, eng);
   Buffers b;
   RAL_RETURN_IF_ERROR(b.scratchpad.allocate(env.driver, e.scratchpad_bytes));
   // One buffer serves every primitive of the call in turn (a zero-size one is never read).
-  const int64_t scratchpad_bytes = std::max<int64_t>(1, e.scratchpad_bytes);
-  const memory scratchpad(
-      memory::desc({scratchpad_bytes}, memory::data_type::u8, memory::format_tag::a), eng,
-      b.scratchpad.as<void>());
+  const memory scratchpad = bound->scratchpad;
+  scratchpad.set_data_handle(b.scratchpad.as<void>());
   auto run = [&](dnnl::reorder& r, const memory& from, const memory& to) {
     r.execute(stream,
               {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}, {DNNL_ARG_SCRATCHPAD, scratchpad}});
   };
 
   // x
-  memory src;
+  const memory src = bound->src;
   if (e.x_path == Path::kDirect) {
-    src = memory(e.src_md, eng, k.x.data);
+    src.set_data_handle(k.x.data);
   } else {
     RAL_RETURN_IF_ERROR(b.x.allocate(env.driver, e.src_md.get_size()));
-    src = memory(e.src_md, eng, b.x.as<void>());
+    src.set_data_handle(b.x.as<void>());
     if (e.x_path == Path::kReorder) {
       run(e.x_in, memory(e.x_user_md, eng, k.x.data), src);
     } else {
@@ -572,7 +638,7 @@ Status execute(const KernelEnv& env, ConvCache& cache, Entry& e, const Call& k) 
   }
 
   // bias: dense unless its stride says otherwise.
-  memory bias;
+  const memory bias = bound->bias;
   if (e.has_bias) {
     float* data = k.bias.data;
     if (k.bias.sizes[0] > 1 && k.bias.strides[0] != 1) {
@@ -581,18 +647,18 @@ Status execute(const KernelEnv& env, ConvCache& cache, Entry& e, const Call& k) 
       for (int64_t i = 0; i < k.bias.sizes[0]; ++i) dense[i] = k.bias.data[i * k.bias.strides[0]];
       data = dense;
     }
-    bias = memory(e.bias_md, eng, data);
+    bias.set_data_handle(data);
   }
 
   // y (with the residual in it first, when there is one)
-  memory dst;
+  const memory dst = bound->dst;
   int64_t y_scratch_strides[5];
   channelsLastStrides(k.y, y_scratch_strides);
   if (e.y_path == Path::kDirect) {
-    dst = memory(e.dst_md, eng, k.y.data);
+    dst.set_data_handle(k.y.data);
   } else {
     RAL_RETURN_IF_ERROR(b.y.allocate(env.driver, e.dst_md.get_size()));
-    dst = memory(e.dst_md, eng, b.y.as<void>());
+    dst.set_data_handle(b.y.as<void>());
     if (k.c->residual()) {
       if (e.y_path == Path::kReorder) {
         run(e.y_in, memory(e.y_user_md, eng, k.y.data), dst);
@@ -603,12 +669,15 @@ Status execute(const KernelEnv& env, ConvCache& cache, Entry& e, const Call& k) 
     }
   }
 
-  std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, src},
-                                          {DNNL_ARG_WEIGHTS, weights},
-                                          {DNNL_ARG_DST, dst},
-                                          {DNNL_ARG_SCRATCHPAD, scratchpad}};
-  if (e.has_bias) args.emplace(DNNL_ARG_BIAS, bias);
-  e.conv.execute(stream, args);
+  // Through the C API: the C++ one takes its arguments as an unordered_map, built per call.
+  const dnnl_exec_arg_t args[] = {{DNNL_ARG_SRC, src.get()},
+                                  {DNNL_ARG_WEIGHTS, weights.get()},
+                                  {DNNL_ARG_DST, dst.get()},
+                                  {DNNL_ARG_SCRATCHPAD, scratchpad.get()},
+                                  {DNNL_ARG_BIAS, e.has_bias ? bias.get() : nullptr}};
+  dnnl::error::wrap_c_api(
+      dnnl_primitive_execute(e.conv.get(), stream.get(), e.has_bias ? 5 : 4, args),
+      "could not execute the convolution primitive");
 
   if (e.y_path == Path::kReorder) {
     run(e.y_out, dst, memory(e.y_user_md, eng, k.y.data));
