@@ -1,7 +1,6 @@
-// BlockPool: a suballocator over fixed-size blocks of one backing memory pool (seed 001's
-// "blocked allocation"). Backing allocations are expensive (system calls, page-table updates), so
-// they happen in whole blocks (the pool's allocation granule or a multiple) and are kept for
-// reuse until trim():
+// BlockPool: a suballocator over fixed-size blocks of one backing memory pool. Backing
+// allocations are expensive (system calls, page-table updates), so they happen in whole blocks
+// (the pool's allocation granule or a multiple) and are kept for reuse until trim():
 //  - small requests (up to block_size / 8) are slots of a power-of-two size class carved from
 //    shared blocks; a block whose slots are all free again returns to the free-block cache and
 //    may serve any class later;

@@ -1,5 +1,6 @@
-// HsaSemaphore: a timeline semaphore (ral::Semaphore) for the HSA driver (seed 002's ideas on
-// HSA signals).
+// HsaSemaphore: a timeline semaphore (ral::Semaphore) for the HSA driver. An AQL barrier packet
+// can only wait for signals to reach 0, not for a value to pass a threshold, so the timeline value
+// lives on the host and each device-side wait gets a signal of its own.
 //  - The 64-bit value and the failure live on the host (mutex + condition variable): host
 //    signal() stores, host wait() blocks with its timeout and wakes on failure too.
 //  - A device-side wait is a WaitPoint: one HSA signal per queued wait, holding 1 until the
