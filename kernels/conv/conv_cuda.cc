@@ -330,15 +330,17 @@ std::string planKey(const Operands& o, const ConvConfig& c) {
 size_t roundUp(size_t v, size_t a) { return (v + a - 1) / a * a; }
 
 // The algorithm for p (heuristics ranked first among those with FMA math and a workspace within
-// kMaxWorkspaceBytes) and its workspace size.
-Status chooseAlgorithm(const CudnnLibrary& lib, cudnn::Handle h, Plan& p) {
+// kMaxWorkspaceBytes) and its workspace size. *none_usable: cuDNN answered, with no candidate
+// that qualifies (as opposed to a call that failed).
+Status chooseAlgorithm(const CudnnLibrary& lib, cudnn::Handle h, Plan& p,
+                       bool* none_usable = nullptr) {
   const CudnnSymbols& s = lib.symbols();
   cudnn::AlgoPerf perf[cudnn::kFwdAlgoCount] = {};
   int count = 0;
   cudnn::TensorDesc in = p.x_padded ? p.x_padded.get() : p.x.get();
   if (p.transposed) {
     RAL_RETURN_IF_ERROR(lib.check(s.cudnnGetConvolutionBackwardDataAlgorithm_v7(
-                                      h, p.filter.get(), p.x.get(), p.conv.get(), p.out.get(),
+                                      h, p.filter.get(), in, p.conv.get(), p.out.get(),
                                       cudnn::kBwdDataAlgoCount, &count, perf),
                                   "cudnnGetConvolutionBackwardDataAlgorithm_v7"));
   } else {
@@ -359,13 +361,14 @@ Status chooseAlgorithm(const CudnnLibrary& lib, cudnn::Handle h, Plan& p) {
     p.algo = a.algo;
     if (p.transposed)
       return lib.check(
-          s.cudnnGetConvolutionBackwardDataWorkspaceSize(h, p.filter.get(), p.x.get(), p.conv.get(),
+          s.cudnnGetConvolutionBackwardDataWorkspaceSize(h, p.filter.get(), in, p.conv.get(),
                                                          p.out.get(), p.algo, &p.workspace),
           "cudnnGetConvolutionBackwardDataWorkspaceSize");
     return lib.check(s.cudnnGetConvolutionForwardWorkspaceSize(h, in, p.filter.get(), p.conv.get(),
                                                                p.out.get(), p.algo, &p.workspace),
                      "cudnnGetConvolutionForwardWorkspaceSize");
   }
+  if (none_usable != nullptr) *none_usable = true;
   return unsupported(
       "cuDNN ", lib.versionString(), " offers no f32 algorithm (FMA math, workspace up to ",
       kMaxWorkspaceBytes >> 20,
@@ -373,14 +376,18 @@ Status chooseAlgorithm(const CudnnLibrary& lib, cudnn::Handle h, Plan& p) {
 }
 
 // Everything but the algorithm: descriptors, checked against cuDNN's own output size rule.
+// With `packed_copies`, x, w and y all go through packed channels-first scratch copies: cuDNN 9
+// offers no algorithm at all for some strided or channels-last operands (a channel stride of 2,
+// NHWC transposed convolutions), and the copies make them ones it runs.
 StatusOr<std::unique_ptr<Plan>> buildPlan(const CudnnLibrary& lib, const ConvConfig& c,
-                                          const Operands& o) {
+                                          const Operands& o, bool packed_copies) {
   Builder b(lib);
   auto p = std::make_unique<Plan>();
   p->transposed = c.transposed();
   p->residual = c.residual();
   p->empty_input = o.x.numel() == 0;
-  const bool cl = c.channelsLast();
+  // The order of the scratch tensors: the operands' own, or channels-first for packed copies.
+  const bool cl = c.channelsLast() && !packed_copies;
   const int rank = o.y.rank, sp = rank - 2;
   RAL_ASSIGN_OR_RETURN(p->y, b.tensor(o.y));
   if (o.has_bias) {
@@ -474,6 +481,7 @@ StatusOr<std::unique_ptr<Plan>> buildPlan(const CudnnLibrary& lib, const ConvCon
     dil[i] = static_cast<int>(dl);
   }
   RAL_ASSIGN_OR_RETURN(p->conv, b.convolution(sp, pad, stride, dil, static_cast<int>(c.groups)));
+  if (packed_copies) pad_x = use_z = true;  // x_lo, x_hi, z_off: as computed (often zero)
 
   RAL_ASSIGN_OR_RETURN(p->x, b.tensor(o.x));
   if (pad_x) {
@@ -492,7 +500,7 @@ StatusOr<std::unique_ptr<Plan>> buildPlan(const CudnnLibrary& lib, const ConvCon
   // The filter: KCRS or KRSC as w is stored, else a packed KCRS copy.
   Dims filter = o.w;
   int format = cudnn::kTensorNchw;
-  if (packedIn(o.w, true) && !packedIn(o.w, false)) {
+  if (packedIn(o.w, true) && !packedIn(o.w, false) && !packed_copies) {
     format = cudnn::kTensorNhwc;
   } else if (!packedIn(o.w, false)) {
     filter = packed(o.w, false);
@@ -674,11 +682,24 @@ StatusOr<std::shared_ptr<const Plan>> planFor(ExecutionContext* ctx, const CudaE
   std::lock_guard<std::mutex> building(cache->build);
   if (auto plan = find()) return plan;
   // Descriptors first (host-side, no device needed), then the algorithm (needs a handle).
-  RAL_ASSIGN_OR_RETURN(std::unique_ptr<Plan> plan, buildPlan(lib, c, o));
+  RAL_ASSIGN_OR_RETURN(std::unique_ptr<Plan> plan, buildPlan(lib, c, o, false));
   RAL_ASSIGN_OR_RETURN(CudnnHandle * handle, cudnnHandle(ctx, env));
   if (!plan->empty_input) {
     RAL_RETURN_IF_ERROR(env.queue->makeCurrent());
-    RAL_RETURN_IF_ERROR(chooseAlgorithm(lib, handle->raw(), *plan));
+    bool none_usable = false;
+    Status chosen = chooseAlgorithm(lib, handle->raw(), *plan, &none_usable);
+    if (none_usable) {
+      // No algorithm over the operands as they are stored: the same convolution over packed
+      // channels-first copies (more memory traffic, the same result).
+      RAL_ASSIGN_OR_RETURN(std::unique_ptr<Plan> copies, buildPlan(lib, c, o, true));
+      Status again = chooseAlgorithm(lib, handle->raw(), *copies);
+      if (!again.ok())
+        return unsupported(chosen.message(), "; over packed channels-first copies: ",
+                           again.message());
+      plan = std::move(copies);
+      chosen = Status();
+    }
+    RAL_RETURN_IF_ERROR(chosen);
     plan->scratch_bytes = plan->ws_at + plan->workspace;
   }
   std::shared_ptr<const Plan> shared = std::move(plan);

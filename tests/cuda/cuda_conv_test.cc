@@ -98,6 +98,7 @@ struct FakeCudnn {
   void (*clear)() = nullptr;
   void (*fail)(const char*, int) = nullptr;
   int (*live)() = nullptr;
+  void (*refuse_unpacked)(int) = nullptr;
 };
 
 class FakeCudnnConvTest : public ::testing::Test {
@@ -113,7 +114,10 @@ class FakeCudnnConvTest : public ::testing::Test {
     fake.clear = reinterpret_cast<void (*)()>(dlsym(lib, "ral_fake_cudnn_clear"));
     fake.fail = reinterpret_cast<void (*)(const char*, int)>(dlsym(lib, "ral_fake_cudnn_fail"));
     fake.live = reinterpret_cast<int (*)()>(dlsym(lib, "ral_fake_cudnn_live"));
-    ASSERT_TRUE(fake.log && fake.clear && fake.fail && fake.live);
+    fake.refuse_unpacked =
+        reinterpret_cast<void (*)(int)>(dlsym(lib, "ral_fake_cudnn_refuse_unpacked"));
+    ASSERT_TRUE(fake.log && fake.clear && fake.fail && fake.live && fake.refuse_unpacked);
+    fake.refuse_unpacked(0);
     fake.clear();
   }
 
@@ -569,6 +573,41 @@ TEST_F(FakeCudnnConvTest, CudnnErrorsAreStatusesAndTheNextCallWorks) {
   s = cudaConvStatus(*context, gpu, cs, rng);
   EXPECT_EQ(s.code(), StatusCode::kUnsupported) << s;
   expectCudaMatchesCpu(*context, gpu, cs, rng);
+}
+
+// cuDNN 9 offers no algorithm at all for some operands as they are stored (seen on an H200 with
+// cuDNN 9.14: channels-last x with a channel stride of 2, transposed convolutions over NHWC):
+// the convolution then runs over packed channels-first copies, with the same result.
+TEST_F(FakeCudnnConvTest, OperandsCuDnnRefusesGoThroughPackedCopies) {
+  fake.refuse_unpacked(1);
+  ConvCase strided = basicConv(2, 3, 4, {9}, {3});
+  strided.pb = strided.pe = {1};
+  strided.act = 1;
+  strided.flags = 4;  // channels-last
+  strided.xs = Store::kEveryOtherChannel;
+  strided.ys = Store::kPadded;
+  expectCudaMatchesCpu(*context, gpu, strided, rng);
+  std::string log = takeLog();
+  EXPECT_EQ(lines(log, "cudnnGetConvolutionForwardAlgorithm_v7").size(), 2u) << log;
+  EXPECT_GE(lines(log, "cudnnTransformTensor").size(), 2u) << log;  // x in, y out
+  ConvCase transposed = basicConv(1, 4, 6, {4, 5}, {3, 2});
+  transposed.groups = 2;
+  transposed.stride = {2, 3};
+  transposed.dil = {1, 2};
+  transposed.pb = {1, 0};
+  transposed.pe = {0, 1};
+  transposed.op = {1, 2};
+  transposed.act = 4;
+  transposed.flags = 4 | 8;  // channels-last, transposed
+  expectCudaMatchesCpu(*context, gpu, transposed, rng);
+  log = takeLog();
+  EXPECT_EQ(lines(log, "cudnnGetConvolutionBackwardDataAlgorithm_v7").size(), 2u) << log;
+  // Operands cuDNN takes as they are: one query, no copies.
+  ConvCase dense = basicConv(1, 3, 4, {7, 6}, {3, 3});
+  expectCudaMatchesCpu(*context, gpu, dense, rng);
+  log = takeLog();
+  EXPECT_EQ(lines(log, "cudnnGetConvolutionForwardAlgorithm_v7").size(), 1u) << log;
+  fake.refuse_unpacked(0);
 }
 
 TEST_F(FakeCudnnConvTest, ArgumentErrorsComeBeforeCudnn) {

@@ -172,6 +172,24 @@ using Act = cudnnActivationStruct;
 std::mutex g_mutex;
 std::string g_log;
 std::string g_log_copy;  // what ral_fake_cudnn_log returned last
+// As cuDNN 9 does for some strided layouts (a channel stride of 2, NHWC transposed
+// convolutions): every algorithm NOT_SUPPORTED unless the data tensors are in NCHW order (unit
+// innermost stride, each stride spanning the dims inside it; padding between rows allowed).
+bool g_refuse_unpacked = false;
+
+bool nchwOrder(const cudnnTensorStruct& t) {
+  int64_t inner = 1;  // the span of the dims inside d
+  for (int d = t.nb - 1; d >= 0; --d) {
+    if (t.dims[d] == 1) continue;
+    if (t.strides[d] < inner) return false;
+    inner = static_cast<int64_t>(t.strides[d]) * t.dims[d];
+  }
+  return true;
+}
+bool refused(const cudnnTensorStruct& in, const cudnnTensorStruct& out) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  return g_refuse_unpacked && !(nchwOrder(in) && nchwOrder(out));
+}
 std::string g_fail_function;
 cudnnStatus_t g_fail_status = CUDNN_STATUS_SUCCESS;
 int g_live = 0;
@@ -545,6 +563,12 @@ void ral_fake_cudnn_fail(const char* function, int status) {
   g_fail_function = function;
   g_fail_status = static_cast<cudnnStatus_t>(status);
 }
+// Nonzero: the algorithm queries offer nothing usable unless x and y (dy and dx) are in NCHW
+// order.
+void ral_fake_cudnn_refuse_unpacked(int on) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  g_refuse_unpacked = on != 0;
+}
 // Handles and descriptors created and not destroyed.
 int ral_fake_cudnn_live() {
   std::lock_guard<std::mutex> lock(g_mutex);
@@ -717,6 +741,8 @@ cudnnStatus_t cudnnGetConvolutionForwardAlgorithm_v7(cudnnHandle_t, const cudnnT
   RAL_FAKE_INJECT("cudnnGetConvolutionForwardAlgorithm_v7");
   const int n = std::min<int>(requested, sizeof kForwardPerf / sizeof kForwardPerf[0]);
   std::copy(kForwardPerf, kForwardPerf + n, perf);
+  if (refused(*x, *y))
+    for (int i = 0; i < n; ++i) perf[i].status = CUDNN_STATUS_NOT_SUPPORTED;
   *returned = n;
   return CUDNN_STATUS_SUCCESS;
 }
@@ -741,6 +767,8 @@ cudnnStatus_t cudnnGetConvolutionBackwardDataAlgorithm_v7(
           " conv=" + str(*c) + " dx=" + str(*dx));
   const int n = std::min<int>(requested, sizeof kBackwardDataPerf / sizeof kBackwardDataPerf[0]);
   std::copy(kBackwardDataPerf, kBackwardDataPerf + n, perf);
+  if (refused(*dy, *dx))
+    for (int i = 0; i < n; ++i) perf[i].status = CUDNN_STATUS_NOT_SUPPORTED;
   *returned = n;
   return CUDNN_STATUS_SUCCESS;
 }
