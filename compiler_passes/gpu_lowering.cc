@@ -9,6 +9,7 @@
 #include "compiler_passes/dialect.h"
 #include "compiler_passes/math_approximations.h"
 #include "compiler_passes/passes.h"
+#include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
 #include "mlir/Conversion/GPUCommon/GPUCommonPass.h"
@@ -128,6 +129,8 @@ class LowerGpuKernelsPass : public impl::LowerGpuKernelsPassBase<LowerGpuKernels
     if (failed(approximateMath(m))) return failure();
 
     OpPassManager scf_to_cf(gpu::GPUModuleOp::getOperationName());
+    // Index arithmetic the kernel body kept as affine.apply (an im2col window's offsets).
+    scf_to_cf.addPass(createLowerAffinePass());
     scf_to_cf.addPass(createConvertSCFToCFPass());
     if (failed(runPipeline(scf_to_cf, m))) return failure();
 
@@ -189,7 +192,15 @@ class LowerGpuKernelsPass : public impl::LowerGpuKernelsPassBase<LowerGpuKernels
       if (op == m.getOperation() || isa<gpu::ModuleEndOp>(op) ||
           (d && llvm::is_contained({"llvm", "nvvm", "rocdl"}, d->getNamespace())))
         return WalkResult::advance();
-      op->emitError() << "is left in a GPU kernel after its lowering to LLVM";
+      InFlightDiagnostic error = op->emitError()
+                                 << "'" << op->getName()
+                                 << "' is left in a GPU kernel after its lowering to LLVM";
+      // A cast left over names the types that met: what was not converted, and where.
+      if (isa<UnrealizedConversionCastOp>(op)) {
+        error << " (from " << op->getOperandTypes() << " to " << op->getResultTypes();
+        for (Operation* user : op->getUsers()) error << ", used by '" << user->getName() << "'";
+        error << ")";
+      }
       return WalkResult::interrupt();
     });
     return failure(walk.wasInterrupted());
