@@ -20,6 +20,10 @@
 // symmetric pads, and the window y needs is copied out (zeros where the output padding reaches
 // beyond every tap). An output overlapping x, w or the bias is computed into scratch as well.
 //
+// When cuDNN answers a layout with no usable algorithm at all (cuDNN 9 does for a channel stride
+// of 2, and for transposed convolutions over NHWC), the plan is rebuilt over packed
+// channels-first copies of x, w and y, which it runs.
+//
 // UNSUPPORTED, naming the value: hardswish and gelu (cuDNN's legacy API has neither activation),
 // silu with a cuDNN older than 8.2, an operand with a zero or negative stride (cuDNN's
 // descriptors take positive strides), tensors beyond cuDNN's 32-bit sizes.
