@@ -47,6 +47,9 @@ inline constexpr const char kCustomCallDeviceAttr[] = "disc_ral.device";
 inline constexpr const char kKernelAttr[] = "disc_ral.kernel";
 // Module attribute: the constants section, [{name, value: dense elements}], index = position.
 inline constexpr const char kConstantsAttr[] = "disc_ral.constants";
+// On a memref.global: a constant read by a library kernel's host side (ral_conv's config), kept
+// in the host code by disc-ral-module-constants whatever the device.
+inline constexpr const char kHostConstantAttr[] = "disc_ral.host_constant";
 // Module attribute set by disc-ral-serialize-kernels and disc-ral-serialize-gpu-kernels: one
 // dictionary per device kernel {name, format ("spirv", "ptx", "hsaco"), data (the binary) or
 // variants ([{target, data}], one per GPU architecture), workgroup}; kernel i is executable i,

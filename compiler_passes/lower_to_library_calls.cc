@@ -260,10 +260,10 @@ class LowerToLibraryCallsPass : public impl::LowerToLibraryCallsPassBase<LowerTo
 
   // disc_ral.conv -> ral_conv. Its attributes travel as one i64 vector, a constant global.
   LogicalResult lowerConv(ConvOp op, SymbolTable& symbols) {
-    if (device != "cpu")
+    if (device != "cpu" && device != "cuda")
       return op.emitOpError() << "has no kernel on device '" << device.getValue()
-                              << "' (ral_conv runs on the cpu; import convolutions for other "
-                                 "devices as im2col and GEMM)";
+                              << "' (ral_conv runs on the cpu and cuda; import convolutions for "
+                                 "other devices as im2col and GEMM)";
     if (!isa<MemRefType>(op.getInput().getType()))
       return op.emitOpError("is still on tensors: run disc-ral-bufferize first");
     if (!cast<MemRefType>(op.getInput().getType()).getElementType().isF32())
@@ -299,6 +299,9 @@ class LowerToLibraryCallsPass : public impl::LowerToLibraryCallsPassBase<LowerTo
                                                      builder.getI64Type()),
                                ArrayRef<int64_t>(config)),
         /*constant=*/true, /*alignment=*/nullptr);
+    // Read by the kernel's host side (kernels/conv/conv.h), on every device: it must stay in the
+    // host code, never become a module constant a GPU device keeps in its own memory.
+    global->setAttr(kHostConstantAttr, builder.getUnitAttr());
     symbols.insert(global);  // renames it when the name is taken
     Value config_buffer =
         builder.create<memref::GetGlobalOp>(loc, config_type, global.getSymName());

@@ -47,7 +47,7 @@ class ModuleConstantsPass : public impl::ModuleConstantsPassBase<ModuleConstants
     module.walk([&](memref::GetGlobalOp get) { uses.push_back(get); });
     for (memref::GetGlobalOp get : uses) {
       auto global = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(get, get.getNameAttr());
-      if (!global || !global.getConstant()) continue;
+      if (!global || !global.getConstant() || global->hasAttr(kHostConstantAttr)) continue;
       auto value = dyn_cast_or_null<DenseElementsAttr>(global.getConstantInitValue());
       MemRefType type = global.getType();
       if (!value || (value.isSplat() && minBytes > 0) || !type.getLayout().isIdentity() ||

@@ -7,7 +7,7 @@ namespace mlir {
 namespace disc_ral {
 namespace onnx {
 
-std::vector<ConvEpilogue> planConvEpilogues(const ::onnx::GraphProto& graph) {
+std::vector<ConvEpilogue> planConvEpilogues(const ::onnx::GraphProto& graph, bool hardswish) {
   // value -> the nodes reading it; -1 stands for the graph's outputs.
   std::map<std::string, std::vector<int>> users;
   for (int n = 0; n < graph.node_size(); ++n)
@@ -58,7 +58,7 @@ std::vector<ConvEpilogue> planConvEpilogues(const ::onnx::GraphProto& graph) {
         u = onlyUser(v);
       }
     }
-    if ((isOp(u, "Relu", 1) || isOp(u, "Sigmoid", 1) || isOp(u, "HardSwish", 1) ||
+    if ((isOp(u, "Relu", 1) || isOp(u, "Sigmoid", 1) || (hardswish && isOp(u, "HardSwish", 1)) ||
          isOp(u, "Clip", -1)) &&
         graph.node(u).input(0) == v) {
       const std::string& op = graph.node(u).op_type();

@@ -38,7 +38,8 @@ struct ConvEpilogue {
 
 // Every Conv with an epilogue: the Conv's output (and the Add's) has exactly one consumer and is
 // not a graph output; a SiLU's x has exactly its Sigmoid and its Mul.
-std::vector<ConvEpilogue> planConvEpilogues(const ::onnx::GraphProto& graph);
+// `hardswish`: whether a HardSwish may join an epilogue (the device's ral_conv applies it).
+std::vector<ConvEpilogue> planConvEpilogues(const ::onnx::GraphProto& graph, bool hardswish = true);
 
 }  // namespace onnx
 }  // namespace disc_ral

@@ -501,7 +501,7 @@ bool Importer::convertNodes(const ::onnx::GraphProto& graph, const Registry& reg
   // A Conv with an epilogue converts where its last node is (the residual is defined by then);
   // the nodes in between wait with it.
   std::vector<ConvEpilogue> epilogues;
-  if (options_.library_conv) epilogues = planConvEpilogues(graph);
+  if (options_.library_conv) epilogues = planConvEpilogues(graph, options_.conv_hardswish);
   std::map<int, ConvEpilogue*> at_last;
   std::set<int> waiting;
   for (ConvEpilogue& e : epilogues) {

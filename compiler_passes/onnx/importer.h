@@ -38,9 +38,12 @@ struct ImportOptions {
   // Asked after each node; a non-empty answer fails the import with it (how a compile's memory
   // budget reaches the importer; compile_driver.cc).
   std::function<std::string()> check_budget;
-  // f32 Conv and ConvTranspose become disc_ral.conv (run by the ral_conv library kernel, which
-  // the CPU has); off, they are im2col and a GEMM, which every device runs.
+  // f32 Conv and ConvTranspose become disc_ral.conv (run by the ral_conv library kernel: oneDNN
+  // on the CPU, cuDNN on CUDA); off, they are im2col and a GEMM, which every device runs.
   bool library_conv = false;
+  // Whether the device's ral_conv applies hardswish itself (cuDNN's legacy API has no such
+  // activation: on CUDA a HardSwish after a Conv stays a loop of its own).
+  bool conv_hardswish = true;
 };
 
 struct ImportStatus {

@@ -1,4 +1,4 @@
-// ral_conv is a CPU kernel: a disc_ral.conv compiled for another device is an error naming it.
+// ral_conv runs on the cpu and cuda: a disc_ral.conv compiled for another device is an error naming it.
 // RUN: ral-opt %s -disc-ral-lower-to-library-calls=device=vulkan -verify-diagnostics
 
 func.func @conv(%ctx: !disc_ral.context, %x: memref<1x2x3x3xf32>, %w: memref<2x2x1x1xf32>, %b: memref<0xf32>, %y: memref<1x2x3x3xf32>) {

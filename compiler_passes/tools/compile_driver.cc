@@ -319,9 +319,12 @@ int compile(const CompileRequest& r, llvm::raw_ostream& os) {
     mlir::disc_ral::onnx::ImportOptions import;
     import.entry = r.entry;
     import.source_name = input_path;
-    // Only where this build's runtime registers ral_conv (RAL_ENABLE_DNNL): a module must never
-    // import a kernel its own runtime lacks.
-    import.library_conv = r.library_conv && r.device == "cpu" && RAL_HAVE_LIBRARY_CONV;
+    // Only where this build's runtime registers ral_conv (on the CPU with RAL_ENABLE_DNNL; on
+    // CUDA always, over the cuDNN it loads at run time): a module must never import a kernel its
+    // own runtime lacks.
+    import.library_conv = r.library_conv && ((r.device == "cpu" && RAL_HAVE_LIBRARY_CONV) ||
+                                             r.device == "cuda");
+    import.conv_hardswish = r.device != "cuda";
     if (budget.limited()) {
       // No constant may take more than the whole budget; the budget is asked after each node.
       if (r.max_memory < static_cast<uint64_t>(import.max_constant_bytes))
