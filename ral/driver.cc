@@ -18,6 +18,8 @@ StatusOr<std::unique_ptr<Stream>> Driver::wrapNativeStream(void*) {
 
 void* Driver::queryService(ServiceId) { return nullptr; }
 
+bool Driver::kernelsCanAccess(const void*, size_t) const { return true; }
+
 int Driver::targetRank(ExecutableFormat, std::string_view target) const {
   return target.empty() ? 0 : -1;
 }

@@ -48,10 +48,11 @@ CUDA_DRIVER_TESTS='^(CudaLibraryTest|CudaDriverTest|CudaDeviceTest|AllocatorTest
 # Skips that are right on a GPU machine: tests of the no-driver errors, of the simulated device,
 # and of the CUDA stub library (absent from some toolkits).
 CUDA_DRIVER_OK_SKIPS='^(CudaDriverTest\.(ContextReportsUnavailableWithoutADriver|KernelCallWithoutADriverSignalsTheError)|CudaDeviceTest\.PtxOnTheSimulatedDeviceIsAnInvalidImage|CudaLibraryTest\.StubLibraryIsUnavailable)$'
-# The CUDA kernels against the CPU kernels (ral_cuda_kernels_test).
-CUDA_KERNEL_TESTS='^(CudaKernelNamesTest|CudaKernelsTest)\.'
-# ral_conv needs cuDNN; without it the test skips, which the note reports.
-CUDA_KERNEL_OK_SKIPS='^CudaKernelsTest\.ConvMatchesCpu$'
+# The kernel conformance suite (tests/kernel_cts) on one device: skips that are right on a GPU
+# machine. ral_conv needs cuDNN (the note says when it was missing); HSA has no ral_conv.
+CUDA_KERNEL_OK_SKIPS='^Devices/Conv\.MatchesCpu/cuda$'
+HSA_KERNEL_OK_SKIPS='^$'
+HSA_RUNTIME=${RAL_HSA_RUNTIME_PATH:-libhsa-runtime64.so.1}
 CUDA_RAL_RUN_TEST='^ral_run_cuda_device$'
 TORCH_TESTS='^ral_torch_pytest$'
 VULKAN_CTS_TEST='^ral_driver_cts$'
@@ -294,14 +295,40 @@ step_cuda_driver() {
   ctest_gpu_step "$CUDA_DRIVER_TESTS" "$LOG_DIR/cuda_driver.ctest.log" "$CUDA_DRIVER_OK_SKIPS"
 }
 
+# kernel_cts_step <device> <log> <allowed skips regex> [env assignments...]: the kernel
+# conformance suite's tests of one device (and the name checks); a skip outside the allowed ones
+# means the device did not run. Sets NOTE from the suite's summary row.
+kernel_cts_step() {
+  local device=$1 log=$2 ok_skips=$3 rc=0
+  shift 3
+  x env "$@" "$BUILD_DIR/tests/kernel_cts/ral_kernel_cts" "--gtest_filter=*/$device:KernelNames.*" \
+    2>&1 | log_to "$log" || rc=$?
+  [ "$DRY_RUN" = 1 ] && return 0
+  local row skipped bad
+  row=$(grep -E "^  $device +[0-9]" "$log" | awk '{print $2" pass, "$3" skip, "$4" xfail, "$5" fail"}')
+  skipped=$(grep -oE "^\[  SKIPPED \] Devices/[^ ]+/$device$" "$log" | awk '{print $4}' | sort -u)
+  bad=$(printf '%s\n' "$skipped" | grep -vE "$ok_skips" | grep -v '^$' || true)
+  if [ "$rc" -ne 0 ] || [ -z "$row" ]; then
+    NOTE="ral_kernel_cts exited $rc (${row:-no summary}); see $(basename "$log")"
+    return 1
+  fi
+  if [ -n "$bad" ]; then
+    NOTE="$row, unexpected skips (no GPU?): $(printf '%s\n' "$bad" | head -2 | paste -sd ' ' -)"
+    return 1
+  fi
+  NOTE=$row
+  if printf '%s\n' "$skipped" | grep -q 'Conv\.MatchesCpu'; then NOTE="$NOTE (no usable cuDNN: ral_conv not run)"; fi
+}
+
 step_cuda_kernels() {
   need_nvidia || return 77
-  ctest_gpu_step "$CUDA_KERNEL_TESTS" "$LOG_DIR/cuda_kernels.ctest.log" "$CUDA_KERNEL_OK_SKIPS" \
-    || return 1
-  [ "$DRY_RUN" = 1 ] && return 0
-  if skipped_tests "$LOG_DIR/cuda_kernels.ctest.log" | grep -q ConvMatchesCpu; then
-    NOTE="$NOTE (no usable cuDNN: ral_conv not run)"
-  fi
+  kernel_cts_step cuda "$LOG_DIR/cuda_kernels.log" "$CUDA_KERNEL_OK_SKIPS"
+}
+
+step_hsa_kernels() {
+  need_amd || return 77
+  kernel_cts_step hsa "$LOG_DIR/hsa_kernels.log" "$HSA_KERNEL_OK_SKIPS" \
+    "RAL_HSA_RUNTIME_PATH=$HSA_RUNTIME"
 }
 
 # ral-run --device=cuda on a test module; the test passes without a GPU too, so its output must
@@ -515,7 +542,7 @@ main() {
   if [ "$DRY_RUN" = 0 ] && [ "${RESULTS[-1]}" = FAIL ]; then summary; exit 1; fi
   run_step devices step_devices "the devices RAL's drivers see"
   run_step cuda_driver step_cuda_driver "CUDA driver tests on the real libcuda.so.1"
-  run_step cuda_kernels step_cuda_kernels "CUDA kernels against the CPU kernels"
+  run_step cuda_kernels step_cuda_kernels "kernel conformance suite on the CUDA device"
   run_step cuda_ral_run step_cuda_ral_run "ral-run --device=cuda on a test module"
   run_step cuda_ptx_e2e step_cuda_ptx_e2e "examples: ral-compile --device=cuda, ral-run on the GPU"
   run_step onnx_cuda step_onnx_cuda "ONNX model tests on cuda"
@@ -524,6 +551,7 @@ main() {
   run_step vulkan_gpu_cts step_vulkan_gpu_cts "driver conformance suite, Vulkan on the GPU"
   run_step bench_vulkan step_bench_vulkan "vulkan_benchmark on the GPU"
   run_step hsa_runtime step_hsa_runtime "HSA driver on the real runtime, ral-run --device=hsa"
+  run_step hsa_kernels step_hsa_kernels "kernel conformance suite on the HSA device"
   run_step hsa_e2e step_hsa_e2e "examples: ral-compile --device=hsa, ral-run on the GPU"
   run_step bench_hsa step_bench_hsa "HSA benchmarks"
   if [ "$DRY_RUN" = 1 ]; then exit 0; fi

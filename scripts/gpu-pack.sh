@@ -32,7 +32,7 @@ need tests/cuda/ral_cuda_driver_test
 rm -rf "$OUT"
 mkdir -p "$OUT/bin" "$OUT/lib"
 for b in plugins/standalone/ral-run tests/cuda/ral_cuda_driver_test tests/cuda/ral_cuda_timeline_test \
-         tests/cuda/ral_cuda_kernels_test benchmarks/cuda_benchmark; do
+         tests/kernel_cts/ral_kernel_cts benchmarks/cuda_benchmark; do
   [ -e "$BUILD/$b" ] && strip -o "$OUT/bin/$(basename "$b")" "$BUILD/$b"
 done
 strip -o "$OUT/lib/libral.so.0" "$(readlink -f "$BUILD/libral.so.0")"
@@ -83,7 +83,7 @@ note() {  # what a step's log says in one line: gtest totals, e2e total, benchma
 step devices 60 bin/ral-run --list-devices
 step cuda_driver 300 bin/ral_cuda_driver_test
 step cuda_timeline 300 bin/ral_cuda_timeline_test
-step cuda_kernels 300 bin/ral_cuda_kernels_test
+step cuda_kernels 300 bin/ral_kernel_cts '--gtest_filter=*/cuda:KernelNames.*'
 step cuda_ptx_e2e 600 env RAL_RUN="$HERE/bin/ral-run" bash e2e/run.sh
 [ -x bin/cuda_benchmark ] && step bench_cuda 300 bin/cuda_benchmark --benchmark_min_time=0.05
 printf '%s\n' "step             result  time  note" "${RESULTS[@]}" | tee "$LOGS/summary.txt"

@@ -175,6 +175,18 @@ StatusOr<bool> CudaDriver::isDevicePointer(const void* ptr) const {
   return type == CU_MEMORYTYPE_DEVICE;
 }
 
+bool CudaDriver::kernelsCanAccess(const void* ptr, size_t bytes) const {
+  if (bytes == 0) return true;
+  if (!device_->makeCurrent().ok()) return false;
+  for (const auto* p : {static_cast<const char*>(ptr), static_cast<const char*>(ptr) + bytes - 1}) {
+    unsigned int type = 0;
+    const CUresult r =
+        device_->cu().cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, dptr(p));
+    if (r == CUDA_ERROR_INVALID_VALUE) return false;  // memory CUDA does not know
+  }
+  return true;
+}
+
 StatusOr<CudaStream*> CudaDriver::resolveStream(Stream* stream) {
   if (stream == nullptr) return default_stream_.get();
   auto* s = dynamic_cast<CudaStream*>(stream);

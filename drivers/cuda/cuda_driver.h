@@ -62,6 +62,9 @@ class CudaDriver : public Driver, public CudaQueueService {
   Status fill(void* dst, size_t bytes, const void* pattern, size_t pattern_size,
               Stream* stream = nullptr) override;
   MemoryStats memoryStats() const override;
+  // Both ends are memory CUDA knows (device, pinned or mapped host memory, managed memory);
+  // pageable host memory is not, even where HMM would let a kernel read it.
+  bool kernelsCanAccess(const void* ptr, size_t bytes) const override;
   Status trim() override;
 
   // PTX (text, NUL-terminated or not), CUBIN or fatbin. Every entry point is resolved at load.

@@ -163,10 +163,15 @@ Status HsaDriver::copy(void* dst, const void* src, size_t bytes, CopyKind kind, 
   return s->copy(ends[0].ptr, ends[0].agent, ends[1].ptr, ends[1].agent, bytes, release);
 }
 
+bool HsaDriver::kernelsCanAccess(const void* ptr, size_t bytes) const {
+  return device_->deviceMemory().contains(ptr, bytes) || device_->hostMemory().contains(ptr, bytes);
+}
+
 Status HsaDriver::fill(void* dst, size_t bytes, const void* pattern, size_t pattern_size,
                        Stream* stream) {
-  if (pattern_size != 1 && pattern_size != 2 && pattern_size != 4)
-    return invalidArgument("hsa: fill pattern of ", pattern_size, " bytes (expected 1, 2 or 4)");
+  if (pattern_size != 1 && pattern_size != 2 && pattern_size != 4 && pattern_size != 8)
+    return invalidArgument("hsa: fill pattern of ", pattern_size,
+                           " bytes (expected 1, 2, 4 or 8)");
   if (bytes % pattern_size != 0)
     return invalidArgument("hsa: fill of ", bytes, " bytes is not a multiple of the ", pattern_size,
                            "-byte pattern");

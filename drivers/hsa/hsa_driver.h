@@ -53,6 +53,8 @@ class HsaDriver final : public Driver {
   Status fill(void* dst, size_t bytes, const void* pattern, size_t pattern_size,
               Stream* stream = nullptr) override;
   MemoryStats memoryStats() const override;
+  // Memory of the device's or the host's pool of this driver (pageable host memory is not).
+  bool kernelsCanAccess(const void* ptr, size_t bytes) const override;
   Status trim() override;
 
   StatusOr<Executable*> load(const ExecutableSpec& spec) override;

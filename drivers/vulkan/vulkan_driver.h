@@ -65,6 +65,9 @@ class VulkanDriver : public Driver, public BufferBindingService {
   Status fill(void* dst, size_t bytes, const void* pattern, size_t pattern_size,
               Stream* stream = nullptr) override;
   MemoryStats memoryStats() const override { return memory_->stats(); }
+  bool kernelsCanAccess(const void* ptr, size_t bytes) const override {
+    return allocationOffset(ptr, bytes).ok();
+  }
   Status trim() override;
 
   // spec.format must be kSpirv; see vulkan_executable.h for the argument layout of launches.

@@ -138,10 +138,15 @@ class Driver {
   // On `stream` (nullptr: the default stream); complete when the stream reaches it.
   virtual Status copy(void* dst, const void* src, size_t bytes, CopyKind kind,
                       Stream* stream = nullptr) = 0;
-  // Fills `bytes` with a repeated 1-, 2- or 4-byte pattern.
+  // Fills `bytes` with a repeated 1-, 2-, 4- or 8-byte pattern (ral_memset of any element).
   virtual Status fill(void* dst, size_t bytes, const void* pattern, size_t pattern_size,
                       Stream* stream = nullptr) = 0;
   virtual MemoryStats memoryStats() const = 0;
+  // Whether this device's kernels can read and write [ptr, ptr + bytes): memory of this driver
+  // (either kind) or memory the device otherwise maps. Library kernels ask before they hand an
+  // operand to the device, so a foreign pointer is an error naming it instead of a device fault.
+  // The default, for devices that run on the host, says yes. Thread-safe.
+  virtual bool kernelsCanAccess(const void* ptr, size_t bytes) const;
   // Returns cached, unused memory to the system.
   virtual Status trim() = 0;
 

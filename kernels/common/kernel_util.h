@@ -66,6 +66,17 @@ std::pair<uintptr_t, uintptr_t> byteSpan(const MemRef<T, N>& m) {
   return byteSpan(m.data(), N, m.sizes, m.strides, sizeof(T));
 }
 
+// A GPU kernel's operand is memory the device's kernels can access: a host pointer (or another
+// device's) is an error naming the operand, not a device fault, which on CUDA and HSA would end
+// the process's GPU context. `span` is byteSpan's.
+Status checkDeviceAccess(const Driver& driver, std::pair<uintptr_t, uintptr_t> span,
+                         const char* kernel, const char* what);
+template <typename T, int N>
+Status checkDeviceAccess(const Driver& driver, const MemRef<T, N>& m, const char* kernel,
+                         const char* what) {
+  return checkDeviceAccess(driver, byteSpan(m), kernel, what);
+}
+
 template <typename A, int NA, typename B, int NB>
 bool overlaps(const MemRef<A, NA>& a, const MemRef<B, NB>& b) {
   auto [a0, a1] = byteSpan(a);

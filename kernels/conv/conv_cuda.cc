@@ -763,6 +763,10 @@ struct Impl {
                          "(cudnnSetActivationDescriptorSwishBeta); '",
                          lib.path(), "' is ", lib.versionString());
     RAL_ASSIGN_OR_RETURN(KernelEnv kenv, kernelEnv(ctx, DeviceKind::kCuda));
+    RAL_RETURN_IF_ERROR(checkDeviceAccess(*kenv.driver, xc, kKernel, "x"));
+    RAL_RETURN_IF_ERROR(checkDeviceAccess(*kenv.driver, w, kKernel, "w"));
+    RAL_RETURN_IF_ERROR(checkDeviceAccess(*kenv.driver, bias, kKernel, "bias"));
+    RAL_RETURN_IF_ERROR(checkDeviceAccess(*kenv.driver, yc, kKernel, "y"));
     RAL_ASSIGN_OR_RETURN(CudaQueueService * queue,
                          requireService<CudaQueueService>(kenv.driver, "a CUDA queue"));
     // cuDNN runs every step, so the embedded device kernels are not needed (nor loaded).

@@ -17,6 +17,7 @@
 #include <cstdint>
 
 #include "kernels/common/devices.h"
+#include "kernels/common/kernel_util.h"
 #include "ral/memref.h"
 #include "ral/status.h"
 
@@ -51,6 +52,22 @@ struct StridedFill {
   const int64_t* dst_strides;
   uint64_t value;  // the element's bytes in its low elem_size bytes
 };
+
+// For GPU primitives: both ends (a copy) or the destination (a fill) are memory env's device can
+// access (checkDeviceAccess).
+inline Status checkOperands(const KernelEnv& env, const StridedCopy& w) {
+  RAL_RETURN_IF_ERROR(checkDeviceAccess(
+      *env.driver, byteSpan(w.src, w.rank, w.sizes, w.src_strides, w.elem_size), w.kernel,
+      w.src_what));
+  return checkDeviceAccess(*env.driver,
+                           byteSpan(w.dst, w.rank, w.sizes, w.dst_strides, w.elem_size), w.kernel,
+                           w.dst_what);
+}
+inline Status checkOperands(const KernelEnv& env, const StridedFill& w) {
+  return checkDeviceAccess(*env.driver,
+                           byteSpan(w.dst, w.rank, w.sizes, w.dst_strides, w.elem_size), w.kernel,
+                           w.dst_what);
+}
 
 // The device primitives; `work` is checked and non-empty.
 Status copyPrimitive(cpu::Tag, const KernelEnv& env, const StridedCopy& work);

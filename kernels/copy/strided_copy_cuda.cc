@@ -30,6 +30,7 @@ Entry entryFor(Entry first, int size_index) {
 }  // namespace
 
 Status copyPrimitive(cuda::Tag, const KernelEnv& kenv, const StridedCopy& w) {
+  RAL_RETURN_IF_ERROR(checkOperands(kenv, w));
   RAL_ASSIGN_OR_RETURN(CudaEnv env, cuda::cudaEnv(kenv));
   cuda::CopyParams p{};
   p.src = view(w.rank, w.sizes, w.src_strides);
@@ -41,6 +42,7 @@ Status copyPrimitive(cuda::Tag, const KernelEnv& kenv, const StridedCopy& w) {
 }
 
 Status fillPrimitive(cuda::Tag, const KernelEnv& kenv, const StridedFill& w) {
+  RAL_RETURN_IF_ERROR(checkOperands(kenv, w));
   RAL_ASSIGN_OR_RETURN(CudaEnv env, cuda::cudaEnv(kenv));
   cuda::FillParams p{};
   p.dst = view(w.rank, w.sizes, w.dst_strides);

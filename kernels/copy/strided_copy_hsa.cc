@@ -22,6 +22,7 @@ Status tooManyDims(const char* kernel, int rank) {
 }  // namespace
 
 Status copyPrimitive(hsa::Tag, const KernelEnv& kenv, const StridedCopy& w) {
+  RAL_RETURN_IF_ERROR(checkOperands(kenv, w));
   hsa::CopyArgs p{};
   int64_t unused[hsa::kMaxRank];
   if (!hsa::padView(w.rank, w.sizes, w.src_strides, p.sizes, p.src_strides) ||
@@ -35,6 +36,7 @@ Status copyPrimitive(hsa::Tag, const KernelEnv& kenv, const StridedCopy& w) {
 }
 
 Status fillPrimitive(hsa::Tag, const KernelEnv& kenv, const StridedFill& w) {
+  RAL_RETURN_IF_ERROR(checkOperands(kenv, w));
   hsa::FillArgs p{};
   if (!hsa::padView(w.rank, w.sizes, w.dst_strides, p.sizes, p.dst_strides))
     return tooManyDims(w.kernel, w.rank);

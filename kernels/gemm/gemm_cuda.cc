@@ -187,10 +187,21 @@ std::vector<int64_t> batchOffsets(const MemRef<T, R>& m, const int64_t* c_sizes,
   return offsets;
 }
 
+// a, b and c are memory the GPU can access.
+template <typename T, int RA, int RB, int RC>
+Status checkOperands(ExecutionContext* ctx, const char* kernel, const MemRef<T, RA>& a,
+                     const MemRef<T, RB>& b, const MemRef<T, RC>& c) {
+  RAL_ASSIGN_OR_RETURN(CudaEnv env, cudaEnv(ctx));
+  RAL_RETURN_IF_ERROR(checkDeviceAccess(*env.driver, a, kernel, "a"));
+  RAL_RETURN_IF_ERROR(checkDeviceAccess(*env.driver, b, kernel, "b"));
+  return checkDeviceAccess(*env.driver, c, kernel, "c");
+}
+
 struct Impl {
   template <typename T>
   static Status gemm(ExecutionContext* ctx, const MemRef<T, 2>& a, const MemRef<T, 2>& b,
                      const MemRef<T, 2>& c, bool ta, bool tb, int64_t k) {
+    RAL_RETURN_IF_ERROR(checkOperands(ctx, "ral_gemm", a, b, c));
     Batch<T> ba{a.data(), a.sizes[0], a.sizes[1], a.strides[0], a.strides[1], {0}};
     Batch<T> bb{b.data(), b.sizes[0], b.sizes[1], b.strides[0], b.strides[1], {0}};
     Batch<T> bc{c.data(), c.sizes[0], c.sizes[1], c.strides[0], c.strides[1], {0}};
@@ -203,6 +214,7 @@ struct Impl {
     int64_t batches = 1;
     for (int d = 0; d < RC - 2; ++d) batches *= c.sizes[d];
     if (batches == 0) return Status();
+    RAL_RETURN_IF_ERROR(checkOperands(ctx, "ral_batch_gemm", a, b, c));
     Batch<T> ba{a.data(),          a.sizes[RA - 2],   a.sizes[RA - 1],
                 a.strides[RA - 2], a.strides[RA - 1], batchOffsets<T, RA, RC>(a, c.sizes, batches)};
     Batch<T> bb{b.data(),          b.sizes[RB - 2],   b.sizes[RB - 1],

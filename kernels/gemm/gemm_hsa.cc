@@ -25,6 +25,9 @@ Status gemmImpl(ExecutionContext* ctx, const MemRef<T, 2>& a, const MemRef<T, 2>
   if (m == 0 || n == 0) return Status();
   if (overlaps(c, a) || overlaps(c, b)) return invalidArgument("ral_gemm: c overlaps an input");
   RAL_ASSIGN_OR_RETURN(HsaEnv env, hsaEnv(ctx));
+  RAL_RETURN_IF_ERROR(checkDeviceAccess(*env.driver, a, "ral_gemm", "a"));
+  RAL_RETURN_IF_ERROR(checkDeviceAccess(*env.driver, b, "ral_gemm", "b"));
+  RAL_RETURN_IF_ERROR(checkDeviceAccess(*env.driver, c, "ral_gemm", "c"));
   GemmArgs p{};
   p.a = a.data();
   p.b = b.data();

@@ -20,6 +20,7 @@ struct Impl {
   static Status uniform(ExecutionContext* ctx, const MemRef<T, N>& out, uint64_t seed,
                         uint64_t offset, const RngParams2<T>& bounds) {
     RAL_ASSIGN_OR_RETURN(CudaEnv env, cudaEnv(ctx));
+    RAL_RETURN_IF_ERROR(checkDeviceAccess(*env.driver, out, "ral_rng_uniform", "output"));
     RngParams p{};
     p.low = bounds.a;
     p.span = bounds.b;

@@ -25,6 +25,7 @@ struct Impl {
     RngArgs p{};
     padView(N, out.sizes, out.strides, p.sizes, p.strides);
     RAL_ASSIGN_OR_RETURN(HsaEnv env, hsaEnv(ctx));
+    RAL_RETURN_IF_ERROR(checkDeviceAccess(*env.driver, out, "ral_rng_uniform", "output"));
     const int64_t n = out.numel();
     p.out = out.data();
     p.count = n;

@@ -34,13 +34,17 @@ StridedView rowsOf(const MemRef<T, N>& m) {
 template <typename T, int N>
 Status orderRows(ExecutionContext* ctx, const MemRef<T, N>& in, const MemRef<T, N>& values,
                  const MemRef<int64_t, N>& indices, int64_t k, bool descending,
-                 bool /*partial: the bitonic sort orders whole rows*/) {
+                 bool partial /*topk; the bitonic sort orders whole rows either way*/) {
   const int64_t n = in.sizes[N - 1];
   int64_t rows = 1;
   for (int d = 0; d < N - 1; ++d) rows *= in.sizes[d];
   if (rows == 0 || k == 0) return Status();
   if (rows > 0x7fffffff) return unsupported("cuda: ", rows, " rows exceed one grid");
   RAL_ASSIGN_OR_RETURN(CudaEnv env, cudaEnv(ctx));
+  const char* kernel = partial ? "ral_topk" : "ral_sort";
+  RAL_RETURN_IF_ERROR(checkDeviceAccess(*env.driver, in, kernel, "input"));
+  RAL_RETURN_IF_ERROR(checkDeviceAccess(*env.driver, values, kernel, "values"));
+  RAL_RETURN_IF_ERROR(checkDeviceAccess(*env.driver, indices, kernel, "indices"));
   int64_t padded = 1;
   while (padded < n) padded <<= 1;
   DeviceScratch scratch;

@@ -14,7 +14,6 @@
 #ifndef RAL_TESTS_CTS_CTS_H_
 #define RAL_TESTS_CTS_CTS_H_
 
-#include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -22,6 +21,7 @@
 #include <vector>
 
 #include "ral/driver.h"
+#include "tests/support/conformance.h"
 
 namespace ral::cts {
 
@@ -52,13 +52,8 @@ class CtsBackend {
 // Every backend built into this binary (cpu first).
 const std::vector<const CtsBackend*>& backends();
 
-// Why (test, driver) is expected to fail, or null. `test` is the TEST_P name without the
-// suite or the parameter ("Memory.OutOfMemoryIsACleanError").
-const char* expectedFailure(const std::string& suite, const std::string& test,
-                            const std::string& driver);
-// Recorded by DriverTest for the final report: the test failed as expected.
-void recordExpectedFailure(const std::string& full_name);
-bool wasExpectedFailure(const std::string& full_name);
+// The expected failures (expectations.cc): which driver does not (yet) meet which test, and why.
+extern const ::ral::testing::ExpectedFailureEntry kExpectedFailures[];
 
 class DriverTest : public ::testing::TestWithParam<const CtsBackend*> {
  protected:
@@ -84,9 +79,7 @@ class DriverTest : public ::testing::TestWithParam<const CtsBackend*> {
  private:
   Executable* kernels_[3] = {};
   std::vector<void*> buffers_;
-  const char* xfail_ = nullptr;
-  std::unique_ptr<::testing::TestPartResultArray> xfail_results_;
-  std::unique_ptr<::testing::ScopedFakeTestPartResultReporter> xfail_reporter_;
+  ::ral::testing::ExpectedFailureScope xfail_;
 };
 
 std::string backendName(const ::testing::TestParamInfo<const CtsBackend*>& info);

@@ -1,34 +1,14 @@
 // DriverTest: the fixture every conformance test runs in (a fresh driver per test, helpers,
 // expected failures). See cts.h.
-#include <mutex>
-#include <set>
-
 #include "cts.h"
 
 namespace ral::cts {
-namespace {
-std::mutex xfail_mutex;
-std::set<std::string>& xfails() {
-  static auto* names = new std::set<std::string>();
-  return *names;
-}
-}  // namespace
 
 ExecutableSpec CtsBackend::missingEntry() const {
   ExecutableSpec spec = kernel(KernelId::kAddOne);
   spec.name = "cts.missing_entry";
   spec.entries.push_back({"no_such_entry", {0, 0, 0}});
   return spec;
-}
-
-void recordExpectedFailure(const std::string& full_name) {
-  std::lock_guard<std::mutex> lock(xfail_mutex);
-  xfails().insert(full_name);
-}
-
-bool wasExpectedFailure(const std::string& full_name) {
-  std::lock_guard<std::mutex> lock(xfail_mutex);
-  return xfails().count(full_name) > 0;
 }
 
 std::string backendName(const ::testing::TestParamInfo<const CtsBackend*>& info) {
@@ -39,18 +19,7 @@ void DriverTest::SetUp() {
   auto created = backend().createDriver();
   if (!created.ok()) GTEST_SKIP() << backend().name() << " unavailable: " << created.status();
   driver_ = std::move(created).value();
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  std::string suite = info->test_suite_name();  // "Drivers/Memory"
-  suite = suite.substr(suite.find('/') + 1);
-  std::string test = info->name();  // "Allocate/cpu"
-  test = test.substr(0, test.rfind('/'));
-  xfail_ = expectedFailure(suite, test, backend().name());
-  if (xfail_ != nullptr) {
-    // Failures (from any thread) are collected instead of reported; TearDown judges them.
-    xfail_results_ = std::make_unique<::testing::TestPartResultArray>();
-    xfail_reporter_ = std::make_unique<::testing::ScopedFakeTestPartResultReporter>(
-        ::testing::ScopedFakeTestPartResultReporter::INTERCEPT_ALL_THREADS, xfail_results_.get());
-  }
+  xfail_.begin(::ral::testing::expectedFailureFor(kExpectedFailures, backend().name()));
 }
 
 void DriverTest::TearDown() {
@@ -58,23 +27,7 @@ void DriverTest::TearDown() {
     EXPECT_TRUE(driver_->synchronize().ok());
     for (void* p : buffers_) EXPECT_TRUE(driver_->deallocate(p).ok());
   }
-  if (xfail_ == nullptr) return;
-  xfail_reporter_.reset();
-  bool failed = false, skipped = false;
-  for (int i = 0; i < xfail_results_->size(); ++i) {
-    failed |= xfail_results_->GetTestPartResult(i).failed();
-    skipped |= xfail_results_->GetTestPartResult(i).skipped();
-  }
-  if (failed) {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    recordExpectedFailure(std::string(info->test_suite_name()) + "." + info->name());
-    std::printf("[  XFAIL   ] %s\n", xfail_);
-  } else if (skipped) {
-    GTEST_SKIP() << "skipped (expected to fail: " << xfail_ << ")";
-  } else {
-    ADD_FAILURE() << "passed, but expectations.cc lists it as an expected failure (" << xfail_
-                  << "): remove the entry";
-  }
+  xfail_.finish();
 }
 
 Executable* DriverTest::kernel(KernelId id) {

@@ -165,8 +165,8 @@ TEST_P(Memory, FillsOfEveryPatternSizeAtOddOffsets) {
   constexpr size_t kCapacity = 4096;
   void* p = *driver().allocate(kCapacity);
   const std::vector<unsigned char> sentinel(kCapacity, 0xee);
-  const unsigned char patterns[4] = {0x12, 0x34, 0x56, 0x78};
-  for (size_t width : {size_t{1}, size_t{2}, size_t{4}}) {
+  const unsigned char patterns[8] = {0x12, 0x34, 0x56, 0x78, 0x9a, 0xbc, 0xde, 0xf0};
+  for (size_t width : {size_t{1}, size_t{2}, size_t{4}, size_t{8}}) {
     for (size_t offset_units : {size_t{0}, size_t{1}, size_t{3}, size_t{5}}) {
       for (size_t count : {size_t{1}, size_t{3}, size_t{33}, size_t{257}}) {
         SCOPED_TRACE(::testing::Message()

@@ -17,9 +17,10 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
-#include "conv_test_util.h"
+#include "tests/support/conv_test_util.h"
 #include "cuda_test_util.h"
 #include "ral/context.h"
 
@@ -148,6 +149,28 @@ class FakeCudnnConvTest : public ::testing::Test {
 };
 
 TEST_F(FakeCudnnConvTest, NamesResolveForEveryRank) { expectNamesResolve(*context); }
+
+// An operand in host memory CUDA does not know is an error naming it (a kernel reading it would
+// fault the GPU and end the process's CUDA context), before cuDNN is called; the next call works.
+TEST_F(FakeCudnnConvTest, HostMemoryOperandsAreErrorsNamingThem) {
+  std::mt19937 rng(12);
+  const ConvCase cs = basicConv(1, 4, 6, {6, 6}, {3, 3});
+  ConvOperands<4> ops(cs, rng);
+  DeviceTensor<4> dx(gpu, ops.x), dw(gpu, ops.w), dy(gpu, ops.y);
+  DeviceTensor<1> db(gpu, ops.bias);
+  ASSERT_TRUE(gpu->synchronize().ok());
+  const MemRef<float, 4> host_x = ops.x.view, host_y = ops.y.view;
+  for (const auto& [x, y, what] : {std::tuple{host_x, dy.view, "the x"},
+                                   std::tuple{dx.view, host_y, "the y"}}) {
+    const Status s = callConv<4>(*context, "cuda", x, dw.view, db.view, y, ops.config_view,
+                                 cs.alpha, cs.beta);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s;
+    EXPECT_TRUE(contains(s.message(), std::string("ral_conv: ") + what)) << s;
+    EXPECT_TRUE(contains(s.message(), "is not memory the cuda device can access")) << s;
+  }
+  EXPECT_EQ(takeLog().find("cudnnConvolution"), std::string::npos);
+  expectCudaMatchesCpu(*context, gpu, cs, rng);
+}
 
 TEST_F(FakeCudnnConvTest, ShapesGroupsStridesDilationsPadsMatchTheCpu) {
   for (const ConvCase& cs : convShapeCases()) expectCudaMatchesCpu(*context, gpu, cs, rng);

@@ -10,143 +10,15 @@
 #include <sstream>
 #include <thread>
 
-#include "kernels_test_util.h"
+#include "tests/support/conv_cases.h"
+#include "tests/support/kernels_test_util.h"
 
 namespace ral::testing {
 namespace {
 
-// How a test tensor is stored (its logical shape is what the kernel is given).
-enum class Store {
-  kDense,
-  kPadded,             // every dim one longer in memory, at an offset
-  kColumnMajor,        // dims stored in reverse order
-  kEveryOtherChannel,  // the odd channels of a buffer with twice as many
-  kReversed,           // the last dim with a negative stride
-  kBroadcastBatch,     // batch stride 0 (inputs only)
-};
-
-const char* storeName(Store s) {
-  switch (s) {
-    case Store::kDense:
-      return "dense";
-    case Store::kPadded:
-      return "padded";
-    case Store::kColumnMajor:
-      return "column-major";
-    case Store::kEveryOtherChannel:
-      return "every-other-channel";
-    case Store::kReversed:
-      return "reversed";
-    case Store::kBroadcastBatch:
-      return "broadcast-batch";
-  }
-  return "?";
-}
-
+using Case = ConvCase;
 template <int R>
-struct Tensor {
-  std::vector<float> storage;
-  MemRef<float, R> view{};
-
-  Tensor(const std::array<int64_t, R>& sizes, Store store, int channel_dim) {
-    std::array<int64_t, R> alloc = sizes;
-    if (store == Store::kPadded)
-      for (auto& s : alloc) s += 1;
-    if (store == Store::kEveryOtherChannel) alloc[channel_dim] *= 2;
-    if (store == Store::kBroadcastBatch) alloc[0] = 1;
-    int64_t running = 1;
-    for (int k = 0; k < R; ++k) {
-      const int d = store == Store::kColumnMajor ? k : R - 1 - k;
-      view.strides[d] = running;
-      running *= alloc[d];
-    }
-    int64_t offset = store == Store::kPadded ? 3 : 0;
-    if (store == Store::kEveryOtherChannel) {
-      offset += view.strides[channel_dim];
-      view.strides[channel_dim] *= 2;
-    }
-    if (store == Store::kReversed && sizes[R - 1] > 0) {
-      offset += (sizes[R - 1] - 1) * view.strides[R - 1];
-      view.strides[R - 1] = -view.strides[R - 1];
-    }
-    if (store == Store::kBroadcastBatch) view.strides[0] = 0;
-    for (int d = 0; d < R; ++d) view.sizes[d] = sizes[d];
-    // Values outside the view are large, so reading one shows in the result.
-    storage.assign(static_cast<size_t>(running + offset + 1), 1000.0f);
-    view.allocated = view.aligned = storage.data();
-    view.offset = offset;
-  }
-  // Moves keep the storage (and so the view) in place; copies would not.
-  Tensor(Tensor&&) = default;
-  Tensor(const Tensor&) = delete;
-  Tensor& operator=(const Tensor&) = delete;
-  int64_t numel() const { return view.numel(); }
-  std::array<int64_t, R> index(int64_t i) const {
-    std::array<int64_t, R> idx{};
-    for (int d = R - 1; d >= 0; --d) idx[d] = i % view.sizes[d], i /= view.sizes[d];
-    return idx;
-  }
-  void fill(std::mt19937& rng, double lo = -1, double hi = 1) {
-    std::uniform_real_distribution<double> dist(lo, hi);
-    for (int64_t i = 0; i < numel(); ++i) view.at(index(i)) = static_cast<float>(dist(rng));
-  }
-};
-
-struct Case {
-  int64_t n = 1, c = 1, f = 1, groups = 1;
-  std::vector<int64_t> in, k, stride, dil, pb, pe, op;  // op: output padding (transposed)
-  int act = 0;
-  float alpha = 0, beta = 0;
-  int64_t flags = 0;
-  bool bias = true;
-  Store xs = Store::kDense, ys = Store::kDense, ws = Store::kDense, bs = Store::kDense;
-
-  int spatial() const { return static_cast<int>(in.size()); }
-  bool transposed() const { return flags & 8; }
-  bool channelsLast() const { return flags & 4; }
-  bool residual() const { return flags & 1; }
-  int64_t out(int d) const {
-    const int64_t extent = dil[d] * (k[d] - 1) + 1;
-    if (transposed()) return (in[d] - 1) * stride[d] - pb[d] - pe[d] + extent + op[d];
-    return (in[d] + pb[d] + pe[d] - extent) / stride[d] + 1;
-  }
-  std::string describe() const {
-    std::ostringstream os;
-    auto list = [&](const char* name, const std::vector<int64_t>& v) {
-      os << " " << name << "[";
-      for (size_t i = 0; i < v.size(); ++i) os << (i ? "," : "") << v[i];
-      os << "]";
-    };
-    os << "n" << n << " c" << c << " f" << f << " g" << groups;
-    list("in", in);
-    list("k", k);
-    list("s", stride);
-    list("d", dil);
-    list("pb", pb);
-    list("pe", pe);
-    if (transposed()) list("op", op);
-    os << " act" << act << " flags" << flags << " bias" << bias << " x " << storeName(xs) << " y "
-       << storeName(ys) << " w " << storeName(ws) << " b " << storeName(bs);
-    return os.str();
-  }
-};
-
-// A case with s spatial dims: stride, dilation 1, no padding.
-Case basic(int64_t n, int64_t c, int64_t f, std::vector<int64_t> in, std::vector<int64_t> k) {
-  Case cs;
-  cs.n = n;
-  cs.c = c;
-  cs.f = f;
-  const size_t s = in.size();
-  cs.in = std::move(in);
-  cs.k = std::move(k);
-  cs.stride.assign(s, 1);
-  cs.dil.assign(s, 1);
-  cs.pb.assign(s, 0);
-  cs.pe.assign(s, 0);
-  cs.op.assign(s, 0);
-  return cs;
-}
+using Tensor = HostTensor<R>;
 
 double activate(const Case& cs, double v) {
   switch (cs.act) {
@@ -176,32 +48,10 @@ struct Operands {
   Buffer<int64_t, 1> config;
   std::vector<double> residual;  // y on entry, channels-first dense (residual cases)
 
-  static std::array<int64_t, R> activationShape(const Case& cs, int64_t ch,
-                                                const std::vector<int64_t>& sp) {
-    std::array<int64_t, R> s{};
-    s[0] = cs.n;
-    const int cd = cs.channelsLast() ? R - 1 : 1;
-    s[cd] = ch;
-    for (int d = 0; d < R - 2; ++d) s[cs.channelsLast() ? 1 + d : 2 + d] = sp[d];
-    return s;
-  }
-  static std::vector<int64_t> outSizes(const Case& cs) {
-    std::vector<int64_t> o;
-    for (int d = 0; d < cs.spatial(); ++d) o.push_back(cs.out(d));
-    return o;
-  }
-  static std::array<int64_t, R> weightShape(const Case& cs) {
-    std::array<int64_t, R> s{};
-    s[0] = cs.transposed() ? cs.c : cs.f;
-    s[1] = cs.transposed() ? cs.f / cs.groups : cs.c / cs.groups;
-    for (int d = 0; d < R - 2; ++d) s[2 + d] = cs.k[d];
-    return s;
-  }
-
   Operands(const Case& cs, std::mt19937& rng)
-      : x(activationShape(cs, cs.c, cs.in), cs.xs, cs.channelsLast() ? R - 1 : 1),
-        w(weightShape(cs), cs.ws, 1),
-        y(activationShape(cs, cs.f, outSizes(cs)), cs.ys, cs.channelsLast() ? R - 1 : 1),
+      : x(ConvShapes<R>::x(cs), cs.xs, ConvShapes<R>::channelDim(cs)),
+        w(ConvShapes<R>::weight(cs), cs.ws, 1),
+        y(ConvShapes<R>::y(cs), cs.ys, ConvShapes<R>::channelDim(cs)),
         bias({cs.bias ? cs.f : 0}, cs.bs, 0),
         config({4 + 4 * (R - 2)}, Layout::kDense) {
     x.fill(rng);
@@ -355,78 +205,22 @@ void check(Context& context, const Case& cs, std::mt19937& rng) {
   FAIL() << "bad case " << cs.describe();
 }
 
-// Convolutions of every shape family, with and without bias.
+// The shared shape families (tests/support/conv_cases.h) and two of the sizes oneDNN's blocked
+// kernels take.
 std::vector<Case> shapeCases() {
-  std::vector<Case> cases;
-  Case c = basic(2, 3, 4, {9}, {3});
-  c.pb = {1};
-  c.pe = {1};
-  cases.push_back(c);
-  c = basic(1, 2, 3, {11}, {3});
-  c.stride = {2};
-  c.dil = {2};
-  c.pb = {2};
-  cases.push_back(c);
-  c = basic(1, 4, 6, {7, 5}, {3, 2});
-  c.stride = {1, 2};
-  c.pb = {1, 0};
-  c.pe = {0, 1};
-  cases.push_back(c);
-  c = basic(2, 4, 6, {6, 6}, {3, 3});
-  c.groups = 2;
-  c.stride = {2, 2};
-  c.dil = {2, 1};
-  c.pb = {2, 1};
-  c.pe = {1, 2};
-  cases.push_back(c);
-  c = basic(1, 5, 5, {8, 7}, {3, 3});  // depthwise
-  c.groups = 5;
+  std::vector<Case> cases = convShapeCases();
+  Case c = basicConv(1, 16, 32, {14, 14}, {3, 3});  // blocked kernels of real size
   c.pb = {1, 1};
   c.pe = {1, 1};
   cases.push_back(c);
-  c = basic(1, 4, 8, {9, 6}, {3, 3});  // depthwise, channel multiplier 2
-  c.groups = 4;
-  c.stride = {2, 1};
-  c.dil = {1, 2};
-  c.pb = {1, 2};
-  c.pe = {0, 2};
+  c.bias = false;
   cases.push_back(c);
-  c = basic(1, 3, 2, {10, 11}, {2, 3});
-  c.stride = {3, 3};
-  c.pb = {0, 1};
-  c.pe = {2, 0};
-  cases.push_back(c);
-  c = basic(1, 3, 4, {5, 6, 4}, {3, 2, 1});
-  c.stride = {1, 2, 1};
-  c.dil = {1, 1, 2};
-  c.pb = {1, 0, 1};
-  c.pe = {0, 1, 1};
-  cases.push_back(c);
-  c = basic(2, 3, 3, {4, 5, 3}, {2, 3, 3});  // depthwise 3-D
-  c.groups = 3;
-  c.pb = {1, 1, 1};
-  c.pe = {0, 1, 1};
-  cases.push_back(c);
-  cases.push_back(basic(1, 3, 2, {1, 7}, {1, 3}));  // size-1 spatial dim
-  cases.push_back(basic(2, 1, 1, {1, 1}, {1, 1}));  // everything 1
-  cases.push_back(basic(3, 8, 5, {4, 4}, {1, 1}));  // 1x1
-  cases.push_back(basic(0, 3, 4, {5, 5}, {3, 3}));  // empty batch
-  c = basic(1, 16, 32, {14, 14}, {3, 3});           // blocked kernels of real size
-  c.pb = {1, 1};
-  c.pe = {1, 1};
-  cases.push_back(c);
-  c = basic(1, 32, 32, {12, 12}, {3, 3});  // depthwise, blocked
+  c = basicConv(1, 32, 32, {12, 12}, {3, 3});  // depthwise, blocked
   c.groups = 32;
   c.stride = {2, 2};
   c.pb = {1, 1};
   c.pe = {1, 1};
   cases.push_back(c);
-  const size_t n = cases.size();
-  for (size_t i = 0; i < n; i += 2) {
-    Case nb = cases[i];
-    nb.bias = false;
-    cases.push_back(nb);
-  }
   return cases;
 }
 
@@ -470,7 +264,7 @@ TEST(ConvTest, StridedReversedBroadcastAndChannelsLastOperands) {
 TEST(ConvTest, EveryActivationWithAndWithoutResidual) {
   Context context;
   std::mt19937 rng(3);
-  Case c = basic(2, 6, 4, {6, 5}, {3, 3});
+  Case c = basicConv(2, 6, 4, {6, 5}, {3, 3});
   c.groups = 2;
   c.pb = {1, 0};
   c.pe = {1, 1};
@@ -503,7 +297,7 @@ TEST(ConvTest, EveryActivationWithAndWithoutResidual) {
 TEST(ConvTest, WinogradShapesLayoutsAndEpilogues) {
   Context context;
   std::mt19937 rng(9);
-  Case c = basic(2, 64, 72, {9, 7}, {3, 3});
+  Case c = basicConv(2, 64, 72, {9, 7}, {3, 3});
   c.pb = {1, 1};
   c.pe = {1, 1};
   for (int64_t flags : {0, 1, 4, 5}) {
@@ -519,7 +313,7 @@ TEST(ConvTest, WinogradShapesLayoutsAndEpilogues) {
       }
     }
   }
-  Case edge = basic(1, 64, 64, {1, 1}, {3, 3});  // one output pixel, all but the centre padding
+  Case edge = basicConv(1, 64, 64, {1, 1}, {3, 3});  // one output pixel, all but the centre padding
   edge.pb = edge.pe = {1, 1};
   check(context, edge, rng);
   Case empty_batch = c;
@@ -530,45 +324,8 @@ TEST(ConvTest, WinogradShapesLayoutsAndEpilogues) {
 TEST(ConvTest, TransposedWithStridesPadsDilationsGroupsAndOutputPadding) {
   Context context;
   std::mt19937 rng(4);
-  std::vector<Case> cases;
-  Case c = basic(2, 3, 4, {5}, {3});
-  c.stride = {2};
-  c.pb = {1};
-  c.op = {1};
-  cases.push_back(c);
-  c = basic(1, 4, 6, {4, 5}, {3, 2});
-  c.groups = 2;
-  c.stride = {2, 3};
-  c.dil = {1, 2};
-  c.pb = {1, 0};
-  c.pe = {0, 1};
-  c.op = {1, 2};
-  cases.push_back(c);
-  c = basic(1, 4, 4, {5, 5}, {3, 3});  // depthwise
-  c.groups = 4;
-  c.stride = {2, 2};
-  c.pb = {1, 1};
-  c.pe = {1, 1};
-  c.op = {1, 0};
-  cases.push_back(c);
-  c = basic(1, 2, 3, {4, 4}, {3, 2});  // output padding of a stride or more (dilation 3)
-  c.dil = {3, 2};
-  c.pb = {1, 0};
-  c.pe = {2, 1};
-  c.op = {2, 1};
-  cases.push_back(c);
-  c = basic(1, 3, 2, {5, 4}, {2, 3});  // output padding beyond the end padding
-  c.dil = {3, 2};
-  c.op = {2, 1};
-  cases.push_back(c);
-  c = basic(1, 2, 2, {3, 4, 2}, {2, 2, 3});
-  c.stride = {2, 1, 2};
-  c.pb = {0, 1, 1};
-  c.pe = {1, 0, 0};
-  c.op = {1, 0, 1};
-  cases.push_back(c);
-  cases.push_back(basic(0, 2, 3, {3, 3}, {2, 2}));  // empty batch
-  c = basic(1, 16, 8, {7, 7}, {4, 4});
+  std::vector<Case> cases = convTransposedCases();
+  Case c = basicConv(1, 16, 8, {7, 7}, {4, 4});
   c.stride = {2, 2};
   c.pb = {1, 1};
   c.pe = {1, 1};
@@ -592,14 +349,14 @@ TEST(ConvTest, TransposedWithStridesPadsDilationsGroupsAndOutputPadding) {
 TEST(ConvTest, InputWithoutElementsGivesActivatedBias) {
   Context context;
   std::mt19937 rng(5);
-  Case c = basic(2, 0, 3, {4, 4}, {3, 3});  // no input channels
+  Case c = basicConv(2, 0, 3, {4, 4}, {3, 3});  // no input channels
   c.pb = {1, 1};
   c.pe = {1, 1};
   c.act = 1;
   check(context, c, rng);
   c.flags = 1;  // with the residual
   check(context, c, rng);
-  c = basic(1, 2, 3, {0, 3}, {1, 1});  // empty spatial dim, all-padding windows
+  c = basicConv(1, 2, 3, {0, 3}, {1, 1});  // empty spatial dim, all-padding windows
   c.pb = {1, 0};
   c.pe = {1, 0};
   check(context, c, rng);
@@ -608,7 +365,7 @@ TEST(ConvTest, InputWithoutElementsGivesActivatedBias) {
 TEST(ConvTest, ConstantFilterIsCachedPerAddress) {
   Context context;
   std::mt19937 rng(6);
-  Case c = basic(1, 8, 16, {9, 9}, {3, 3});
+  Case c = basicConv(1, 8, 16, {9, 9}, {3, 3});
   c.pb = {1, 1};
   c.pe = {1, 1};
   c.flags = 2;
@@ -626,7 +383,7 @@ TEST(ConvTest, NonConstantFilterIsReadOnEveryCall) {
   Context context;
   std::mt19937 rng(7);
   for (int64_t flags : {0, 4}) {
-    Case c = basic(1, 8, 16, {9, 9}, {3, 3});
+    Case c = basicConv(1, 8, 16, {9, 9}, {3, 3});
     c.flags = flags;
     Operands<4> ops(c, rng);
     ASSERT_TRUE(ops.call(context, c).ok());
@@ -641,7 +398,7 @@ TEST(ConvTest, OutputOverlappingTheInputStillCorrect) {
   Context context;
   std::mt19937 rng(8);
   // y is x itself: a 1x1 convolution with as many outputs as inputs, computed into scratch.
-  Case c = basic(1, 4, 4, {5, 5}, {1, 1});
+  Case c = basicConv(1, 4, 4, {5, 5}, {1, 1});
   Operands<4> ops(c, rng);
   const auto want = ops.reference(c);  // from x before the call overwrites it
   ASSERT_TRUE(callCpu(context, "ral_conv", ops.x.view, ops.w.view, ops.bias.view, ops.x.view,
@@ -654,9 +411,9 @@ TEST(ConvTest, OutputOverlappingTheInputStillCorrect) {
 TEST(ConvTest, ParallelCallsOnOneContext) {
   Context context;
   std::mt19937 rng(9);
-  Case a = basic(1, 8, 8, {10, 10}, {3, 3});
+  Case a = basicConv(1, 8, 8, {10, 10}, {3, 3});
   a.flags = 2;
-  Case b = basic(2, 6, 4, {7, 9}, {3, 2});
+  Case b = basicConv(2, 6, 4, {7, 9}, {3, 2});
   b.groups = 2;
   b.flags = 1;
   std::vector<Operands<4>> ops;
@@ -705,7 +462,7 @@ TEST(ConvNameTest, EncodedNamesMatchTheAbi) {
 TEST(ConvErrorTest, BadConfigsAndShapesAreContextErrors) {
   Context context;
   std::mt19937 rng(10);
-  Case good = basic(1, 4, 6, {6, 6}, {3, 3});
+  Case good = basicConv(1, 4, 6, {6, 6}, {3, 3});
   good.groups = 2;
   good.pb = {1, 1};
   good.pe = {1, 1};
@@ -780,7 +537,7 @@ TEST(ConvErrorTest, BadConfigsAndShapesAreContextErrors) {
     expectError(ops, good, "x without data", "x [1x4x6x6] has no data");
   }
   {
-    Case c = basic(1, 2, 3, {4, 4}, {3, 3});
+    Case c = basicConv(1, 2, 3, {4, 4}, {3, 3});
     c.flags = 8;
     c.stride = {2, 2};
     c.op = {1, 0};

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "kernels/blas/openblas.h"
-#include "kernels_test_util.h"
+#include "tests/support/kernels_test_util.h"
 
 namespace ral::testing {
 namespace {

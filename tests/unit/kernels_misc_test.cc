@@ -6,7 +6,7 @@
 #include <cstring>
 #include <numeric>
 
-#include "kernels_test_util.h"
+#include "tests/support/kernels_test_util.h"
 
 namespace ral::testing {
 namespace {

@@ -6,7 +6,7 @@
 
 #include "drivers/cpu/cpu_driver.h"
 #include "kernels/rng/philox.h"
-#include "kernels_test_util.h"
+#include "tests/support/kernels_test_util.h"
 
 namespace ral::testing {
 namespace {

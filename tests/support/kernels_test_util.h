@@ -1,7 +1,7 @@
-// Shared helpers of the kernel tests: calling a RAL function by its encoded name, strided test
-// buffers in several layouts, random fills.
-#ifndef RAL_TESTS_UNIT_KERNELS_TEST_UTIL_H_
-#define RAL_TESTS_UNIT_KERNELS_TEST_UTIL_H_
+// Shared helpers of the kernel tests (tests/unit, tests/kernel_cts): calling a RAL function by
+// its encoded name, strided test buffers in several layouts, random fills.
+#ifndef RAL_TESTS_SUPPORT_KERNELS_TEST_UTIL_H_
+#define RAL_TESTS_SUPPORT_KERNELS_TEST_UTIL_H_
 
 #include <gtest/gtest.h>
 
@@ -99,4 +99,4 @@ void fillRandom(Buffer<T, N>& b, std::mt19937& rng, double lo = -1, double hi = 
 
 }  // namespace ral::testing
 
-#endif  // RAL_TESTS_UNIT_KERNELS_TEST_UTIL_H_
+#endif  // RAL_TESTS_SUPPORT_KERNELS_TEST_UTIL_H_

@@ -1,25 +1,18 @@
-// ral_conv cases for the CUDA tests: operands in several layouts on the host, copies of them on a
-// CUDA driver (a GPU, or the simulated one), the CPU kernel's result as the reference and the
-// comparison with the CUDA kernel's.
-#ifndef RAL_TESTS_CUDA_CONV_TEST_UTIL_H_
-#define RAL_TESTS_CUDA_CONV_TEST_UTIL_H_
+// ral_conv test cases shared by the CPU kernel's tests (tests/unit/kernels_conv_test.cc), the
+// CUDA kernel's (tests/cuda) and the kernel conformance suite: a case's parameters, host tensors
+// in several layouts and the shapes of its operands.
+#ifndef RAL_TESTS_SUPPORT_CONV_CASES_H_
+#define RAL_TESTS_SUPPORT_CONV_CASES_H_
 
-#include <gtest/gtest.h>
-
-#include <algorithm>
 #include <array>
-#include <cmath>
 #include <random>
 #include <sstream>
 #include <string>
 #include <vector>
 
-#include "ral/context.h"
-#include "ral/driver.h"
 #include "ral/memref.h"
-#include "ral/name_encoding.h"
 
-namespace ral::cuda::testing {
+namespace ral::testing {
 
 // How a test tensor is stored (its logical shape is what the kernel is given).
 enum class Store {
@@ -157,84 +150,23 @@ struct HostTensor {
   HostTensor(const HostTensor&) = delete;
   HostTensor& operator=(const HostTensor&) = delete;
   int64_t numel() const { return view.numel(); }
+  // The logical index of the i-th element in row-major order.
+  std::array<int64_t, R> index(int64_t i) const {
+    std::array<int64_t, R> idx{};
+    for (int d = R - 1; d >= 0; --d) idx[d] = i % view.sizes[d], i /= view.sizes[d];
+    return idx;
+  }
   void fill(std::mt19937& rng, double lo = -1, double hi = 1) {
     std::uniform_real_distribution<double> dist(lo, hi);
-    for (int64_t i = 0; i < numel(); ++i) {
-      std::array<int64_t, R> idx{};
-      int64_t rest = i;
-      for (int d = R - 1; d >= 0; --d) idx[d] = rest % view.sizes[d], rest /= view.sizes[d];
-      view.at(idx) = static_cast<float>(dist(rng));
-    }
+    for (int64_t i = 0; i < numel(); ++i) view.at(index(i)) = static_cast<float>(dist(rng));
   }
 };
 
+// The shapes of a case's operands with R dims (R - 2 spatial).
 template <int R>
-using ConvFn = void (*)(ExecutionContext*, MemRef<float, R>, MemRef<float, R>, MemRef<float, 1>,
-                        MemRef<float, R>, MemRef<int64_t, 1>, float, float);
-
-template <int R>
-std::string convName(const char* device) {
-  return encodeApiName("ral_conv", device, kSignatureOf<ConvFn<R>>.view());
-}
-
-// Runs ral_conv of `device` on one execution of `context` and returns its status.
-template <int R>
-Status callConv(Context& context, const char* device, MemRef<float, R> x, MemRef<float, R> w,
-                MemRef<float, 1> bias, MemRef<float, R> y, MemRef<int64_t, 1> config, float alpha,
-                float beta, Stream* stream = nullptr) {
-  ExecutionHandle exec = context.acquireExecution();
-  exec->setStream(stream);
-  void* ctx = exec->abi();
-  auto fn = context.resolve(convName<R>(device));
-  if (!fn.ok()) return fn.status();
-  void* args[] = {&ctx, &x, &w, &bias, &y, &config, &alpha, &beta};
-  (*fn)(ctx, args);
-  return exec->status();
-}
-
-// A device copy of a host tensor's storage and the same view over it.
-template <int R>
-struct DeviceTensor {
-  Driver* driver = nullptr;
-  void* ptr = nullptr;
-  MemRef<float, R> view{};
-
-  DeviceTensor(Driver* d, const HostTensor<R>& host) : driver(d), view(host.view) {
-    const size_t bytes = host.storage.size() * sizeof(float);
-    auto p = driver->allocate(bytes);
-    EXPECT_TRUE(p.ok()) << p.status();
-    if (!p.ok()) return;
-    ptr = *p;
-    EXPECT_TRUE(driver->copy(ptr, host.storage.data(), bytes, CopyKind::kHostToDevice).ok());
-    view.allocated = view.aligned = static_cast<float*>(ptr);
-  }
-  ~DeviceTensor() {
-    if (ptr != nullptr) (void)driver->deallocate(ptr);
-  }
-  DeviceTensor(const DeviceTensor&) = delete;
-  DeviceTensor& operator=(const DeviceTensor&) = delete;
-  // The device storage, back on the host.
-  std::vector<float> read(size_t elements) const {
-    std::vector<float> out(elements);
-    EXPECT_TRUE(driver->synchronize().ok());
-    EXPECT_TRUE(
-        driver->copy(out.data(), ptr, elements * sizeof(float), CopyKind::kDeviceToHost).ok());
-    EXPECT_TRUE(driver->synchronize().ok());
-    return out;
-  }
-};
-
-// The operands of one case, in the layouts it asks for.
-template <int R>
-struct ConvOperands {
-  ConvCase cs;
-  HostTensor<R> x, w, y;
-  HostTensor<1> bias;
-  std::vector<int64_t> config;
-  MemRef<int64_t, 1> config_view{};
-
-  static std::array<int64_t, R> activationShape(const ConvCase& cs, int64_t ch,
-                                                const std::vector<int64_t>& sp) {
+struct ConvShapes {
+  static std::array<int64_t, R> activation(const ConvCase& cs, int64_t ch,
+                                           const std::vector<int64_t>& sp) {
     std::array<int64_t, R> s{};
     s[0] = cs.n;
     s[cs.channelsLast() ? R - 1 : 1] = ch;
@@ -246,113 +178,21 @@ struct ConvOperands {
     for (int d = 0; d < cs.spatial(); ++d) o.push_back(cs.out(d));
     return o;
   }
-  static std::array<int64_t, R> weightShape(const ConvCase& cs) {
+  static std::array<int64_t, R> x(const ConvCase& cs) { return activation(cs, cs.c, cs.in); }
+  static std::array<int64_t, R> y(const ConvCase& cs) {
+    return activation(cs, cs.f, outSizes(cs));
+  }
+  static std::array<int64_t, R> weight(const ConvCase& cs) {
     std::array<int64_t, R> s{};
     s[0] = cs.transposed() ? cs.c : cs.f;
     s[1] = cs.transposed() ? cs.f / cs.groups : cs.c / cs.groups;
     for (int d = 0; d < R - 2; ++d) s[2 + d] = cs.k[d];
     return s;
   }
-
-  ConvOperands(const ConvCase& c, std::mt19937& rng)
-      : cs(c),
-        x(activationShape(c, c.c, c.in), c.xs, c.channelsLast() ? R - 1 : 1),
-        w(weightShape(c), c.ws, 1),
-        y(activationShape(c, c.f, outSizes(c)), c.ys, c.channelsLast() ? R - 1 : 1),
-        bias({c.bias ? c.f : 0}, c.bs, 0) {
-    x.fill(rng);
-    w.fill(rng);
-    bias.fill(rng);
-    // The residual, or garbage the kernel must overwrite.
-    if (c.residual()) {
-      y.fill(rng);
-    } else {
-      y.fill(rng, 100, 200);
-    }
-    const int s = R - 2;
-    config = {s, c.groups, c.act, c.flags};
-    for (const auto* v : {&c.stride, &c.dil, &c.pb, &c.pe})
-      for (int d = 0; d < s; ++d) config.push_back((*v)[d]);
-    config_view.allocated = config_view.aligned = config.data();
-    config_view.sizes[0] = static_cast<int64_t>(config.size());
-    config_view.strides[0] = 1;
-  }
-
-  // The CPU kernel's y storage (y's storage is left as it was).
-  std::vector<float> cpuResult(Context& context) {
-    const std::vector<float> before = y.storage;
-    const Status s = callConv<R>(context, "cpu", x.view, w.view, bias.view, y.view, config_view,
-                                 cs.alpha, cs.beta);
-    EXPECT_TRUE(s.ok()) << "cpu: " << s << " for " << cs.describe();
-    std::vector<float> out = y.storage;
-    y.storage = before;
-    return out;
-  }
-
-  // Runs the cuda kernel on device copies of the operands; *out gets y's storage after it.
-  Status cudaCall(Context& context, Driver* gpu, std::vector<float>* out,
-                  Stream* stream = nullptr) {
-    DeviceTensor<R> dx(gpu, x), dw(gpu, w), dy(gpu, y);
-    DeviceTensor<1> db(gpu, bias);
-    // The copies above are on the default stream.
-    EXPECT_TRUE(gpu->synchronize().ok());
-    const Status s = callConv<R>(context, "cuda", dx.view, dw.view, db.view, dy.view, config_view,
-                                 cs.alpha, cs.beta, stream);
-    EXPECT_TRUE(gpu->synchronize(stream).ok());
-    if (out != nullptr) *out = dy.read(y.storage.size());
-    return s;
-  }
+  static int channelDim(const ConvCase& cs) { return cs.channelsLast() ? R - 1 : 1; }
 };
 
-// Every element of y's view in `got` is within float tolerance of `want`, and nothing outside
-// the view changed.
-template <int R>
-void expectSameY(const ConvOperands<R>& ops, const std::vector<float>& got,
-                 const std::vector<float>& want) {
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < want.size(); ++i)
-    ASSERT_NEAR(got[i], want[i], 2e-4 * std::max(1.0f, std::abs(want[i])))
-        << ops.cs.describe() << " at storage element " << i << " (y has " << ops.y.numel()
-        << " elements)";
-}
-
-// The cuda kernel's y matches the CPU kernel's for case `cs` (1-, 2- or 3-D).
-template <int R>
-void expectCudaMatchesCpuR(Context& context, Driver* gpu, const ConvCase& cs, std::mt19937& rng) {
-  ConvOperands<R> ops(cs, rng);
-  const std::vector<float> want = ops.cpuResult(context);
-  std::vector<float> got;
-  const Status s = ops.cudaCall(context, gpu, &got);
-  ASSERT_TRUE(s.ok()) << s << " for " << cs.describe();
-  expectSameY(ops, got, want);
-}
-
-inline void expectCudaMatchesCpu(Context& context, Driver* gpu, const ConvCase& cs,
-                                 std::mt19937& rng) {
-  switch (cs.spatial()) {
-    case 1:
-      return expectCudaMatchesCpuR<3>(context, gpu, cs, rng);
-    case 2:
-      return expectCudaMatchesCpuR<4>(context, gpu, cs, rng);
-    case 3:
-      return expectCudaMatchesCpuR<5>(context, gpu, cs, rng);
-  }
-  FAIL() << "bad case " << cs.describe();
-}
-
-// The status of the cuda kernel for case `cs`.
-inline Status cudaConvStatus(Context& context, Driver* gpu, const ConvCase& cs, std::mt19937& rng) {
-  switch (cs.spatial()) {
-    case 1:
-      return ConvOperands<3>(cs, rng).cudaCall(context, gpu, nullptr);
-    case 2:
-      return ConvOperands<4>(cs, rng).cudaCall(context, gpu, nullptr);
-    default:
-      return ConvOperands<5>(cs, rng).cudaCall(context, gpu, nullptr);
-  }
-}
-
-// Convolutions of every shape family the CUDA kernel maps differently: 1-, 2- and 3-D, groups,
+// Convolutions of every shape family a kernel may map differently: 1-, 2- and 3-D, groups,
 // depthwise, strides, dilations, symmetric pads and asymmetric ones cuDNN's symmetric pads can
 // and cannot express.
 inline std::vector<ConvCase> convShapeCases() {
@@ -461,6 +301,6 @@ inline std::vector<ConvCase> convTransposedCases() {
   return cases;
 }
 
-}  // namespace ral::cuda::testing
+}  // namespace ral::testing
 
-#endif  // RAL_TESTS_CUDA_CONV_TEST_UTIL_H_
+#endif  // RAL_TESTS_SUPPORT_CONV_CASES_H_

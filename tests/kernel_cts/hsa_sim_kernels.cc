@@ -1,0 +1,177 @@
+// The simulated HSA runtime's stand-ins for the "hsa" library kernels (kernels/hsa): the
+// embedded library (real HSACO from kernels/hsa/device_kernels.py) is what loads; the simulation
+// reads each kernel's descriptor from the ELF (kernarg, group and private segment sizes) and runs
+// the host function ral_sim_hsa_kernel_<name> below for each dispatch. These functions do what
+// the device code does, work-item by work-item over the dispatched grid, and record any launch
+// that does not match the kernel's contract (workgroup shape, grid-stride count, workgroup
+// memory), so the host side's argument structs, grids and variant choice are all checked by the
+// kernel conformance suite. The device code itself is checked by
+// tests/hsa/library_code_objects.py (layouts) and runs only on an AMD GPU.
+#include "tests/kernel_cts/hsa_sim_kernels.h"
+
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "kernels/hsa/device_args.h"
+#include "kernels/rng/philox.h"
+#include "ral/half.h"
+#include "tests/sim_hsa/sim_hsa_kernel.h"
+
+namespace emu {
+
+using namespace ral::kernels::hsa;  // NOLINT: the argument structs
+
+std::mutex mutex;
+std::vector<std::string> contract_errors;
+
+void contractError(const std::string& what) {
+  std::lock_guard<std::mutex> lock(mutex);
+  contract_errors.push_back(what);
+}
+
+// A linear kernel's launch: 256-wide workgroups in x only, `threads` = the grid's work-items.
+bool linearLaunch(const RalSimHsaDispatch* d, int64_t threads, const char* kernel) {
+  if (d->workgroup_size[0] != kLinearBlock || d->workgroup_size[1] != 1 ||
+      d->workgroup_size[2] != 1 || d->grid_size[1] != 1 || d->grid_size[2] != 1 ||
+      d->grid_size[0] % kLinearBlock != 0 || threads != d->grid_size[0]) {
+    contractError(std::string(kernel) + ": launch does not match the grid-stride contract");
+    return false;
+  }
+  return true;
+}
+
+int64_t offsetOf(const int64_t* sizes, const int64_t* strides, int64_t i) {
+  int64_t off = 0;
+  for (int d = kMaxRank - 1; d >= 0; --d) {
+    off += (i % sizes[d]) * strides[d];
+    i /= sizes[d];
+  }
+  return off;
+}
+
+template <typename U>
+void copy(const RalSimHsaDispatch* d, const void* kernarg) {
+  CopyArgs a;
+  std::memcpy(&a, kernarg, sizeof(a));
+  if (!linearLaunch(d, a.threads, "ral_strided_copy")) return;
+  for (int64_t t = 0; t < static_cast<int64_t>(d->grid_size[0]); ++t)
+    for (int64_t i = t; i < a.count; i += a.threads)
+      static_cast<U*>(a.dst)[offsetOf(a.sizes, a.dst_strides, i)] =
+          static_cast<const U*>(a.src)[offsetOf(a.sizes, a.src_strides, i)];
+}
+
+template <typename U>
+void fill(const RalSimHsaDispatch* d, const void* kernarg) {
+  FillArgs a;
+  std::memcpy(&a, kernarg, sizeof(a));
+  if (!linearLaunch(d, a.threads, "ral_strided_fill")) return;
+  for (int64_t t = 0; t < static_cast<int64_t>(d->grid_size[0]); ++t)
+    for (int64_t i = t; i < a.count; i += a.threads)
+      static_cast<U*>(a.dst)[offsetOf(a.sizes, a.dst_strides, i)] = static_cast<U>(a.value);
+}
+
+template <typename T>
+void rng(const RalSimHsaDispatch* d, const void* kernarg) {
+  namespace philox = ral::philox;
+  RngArgs a;
+  std::memcpy(&a, kernarg, sizeof(a));
+  if (!linearLaunch(d, a.threads, "ral_rng_uniform")) return;
+  constexpr bool kF64 = std::is_same_v<T, double>;
+  constexpr int64_t kPer = kF64 ? 2 : 4;
+  const auto blocks = static_cast<int64_t>(philox::blocksFor(kF64, static_cast<uint64_t>(a.count)));
+  T* out = static_cast<T*>(a.out);
+  for (int64_t t = 0; t < static_cast<int64_t>(d->grid_size[0]); ++t)
+    for (int64_t b = t; b < blocks; b += a.threads) {
+      const philox::Block w = philox::streamBlock(a.seed, a.offset, static_cast<uint64_t>(b));
+      for (int64_t j = 0; j < kPer && b * kPer + j < a.count; ++j) {
+        T& slot = out[offsetOf(a.sizes, a.strides, b * kPer + j)];
+        if constexpr (kF64) {
+          slot = a.low + philox::uniform53(w.w[2 * j], w.w[2 * j + 1]) * a.span;
+        } else {
+          const auto low = static_cast<float>(a.low), span = static_cast<float>(a.span);
+          float u = philox::uniform24(w.w[j]);
+          if constexpr (std::is_same_v<T, ral::float16>) u = philox::uniform11(w.w[j]);
+          if constexpr (std::is_same_v<T, ral::bfloat16>) u = philox::uniform8(w.w[j]);
+          const float product = u * span;
+          slot = T(low + product);
+        }
+      }
+    }
+}
+
+// The value in the precision the device code computes in: f64 stays f64, the rest is f32.
+template <typename T>
+auto wide(T v) {
+  if constexpr (std::is_same_v<T, ral::float16> || std::is_same_v<T, ral::bfloat16>) {
+    return v.toFloat();
+  } else if constexpr (std::is_same_v<T, double>) {
+    return v;
+  } else {
+    return static_cast<float>(v);
+  }
+}
+
+template <typename T>
+void gemm(const RalSimHsaDispatch* d, const void* kernarg) {
+  using Acc = std::conditional_t<std::is_same_v<T, double>, double, float>;
+  GemmArgs a;
+  std::memcpy(&a, kernarg, sizeof(a));
+  const uint32_t tile = kGemmTile;
+  if (d->workgroup_size[0] != tile || d->workgroup_size[1] != tile || d->workgroup_size[2] != 1 ||
+      d->grid_size[0] % tile != 0 || d->grid_size[1] % tile != 0 || d->grid_size[2] != 1 ||
+      d->group_segment_size < 2 * tile * tile * sizeof(Acc)) {
+    contractError("ral_gemm: launch does not match the 16x16 tile contract");
+    return;
+  }
+  const auto* pa = static_cast<const T*>(a.a);
+  const auto* pb = static_cast<const T*>(a.b);
+  auto* pc = static_cast<T*>(a.c);
+  for (int64_t row = 0; row < static_cast<int64_t>(d->grid_size[1]); ++row)
+    for (int64_t col = 0; col < static_cast<int64_t>(d->grid_size[0]); ++col) {
+      if (row >= a.m || col >= a.n) continue;
+      Acc acc = 0;
+      for (int64_t k = 0; k < a.k; ++k)
+        acc += static_cast<Acc>(wide(pa[row * a.a_rs + k * a.a_cs])) *
+               static_cast<Acc>(wide(pb[k * a.b_rs + col * a.b_cs]));
+      pc[row * a.c_rs + col * a.c_cs] = T(acc);
+    }
+}
+
+}  // namespace emu
+
+#define RAL_EMULATE(name, fn)                                                       \
+  extern "C" __attribute__((visibility("default"))) void ral_sim_hsa_kernel_##name( \
+      const RalSimHsaDispatch* d, const void* kernarg) {                            \
+    fn(d, kernarg);                                                                 \
+  }
+RAL_EMULATE(ral_strided_copy_1, emu::copy<uint8_t>)
+RAL_EMULATE(ral_strided_copy_2, emu::copy<uint16_t>)
+RAL_EMULATE(ral_strided_copy_4, emu::copy<uint32_t>)
+RAL_EMULATE(ral_strided_copy_8, emu::copy<uint64_t>)
+RAL_EMULATE(ral_strided_fill_1, emu::fill<uint8_t>)
+RAL_EMULATE(ral_strided_fill_2, emu::fill<uint16_t>)
+RAL_EMULATE(ral_strided_fill_4, emu::fill<uint32_t>)
+RAL_EMULATE(ral_strided_fill_8, emu::fill<uint64_t>)
+RAL_EMULATE(ral_rng_uniform_f32, emu::rng<float>)
+RAL_EMULATE(ral_rng_uniform_f64, emu::rng<double>)
+RAL_EMULATE(ral_rng_uniform_f16, emu::rng<ral::float16>)
+RAL_EMULATE(ral_rng_uniform_bf16, emu::rng<ral::bfloat16>)
+RAL_EMULATE(ral_gemm_f32, emu::gemm<float>)
+RAL_EMULATE(ral_gemm_f64, emu::gemm<double>)
+RAL_EMULATE(ral_gemm_f16, emu::gemm<ral::float16>)
+RAL_EMULATE(ral_gemm_bf16, emu::gemm<ral::bfloat16>)
+#undef RAL_EMULATE
+
+namespace ral::kernel_cts {
+
+std::vector<std::string> takeHsaContractErrors() {
+  std::lock_guard<std::mutex> lock(emu::mutex);
+  std::vector<std::string> errors;
+  errors.swap(emu::contract_errors);
+  return errors;
+}
+
+}  // namespace ral::kernel_cts
