@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include "drivers/common/deadline.h"
+
 namespace ral::cpu {
 
 Status HostSemaphore::failure() const {
@@ -39,18 +41,10 @@ Status HostSemaphore::wait(uint64_t value, Timeout timeout) {
   // No spinning: on a busy machine it takes the CPU from the very thread that would signal.
   if (!reached(value)) {
     const auto start = std::chrono::steady_clock::now();
-    // Timeouts beyond a century mean "forever" (and would overflow the clock).
-    const bool forever = timeout >= std::chrono::hours(24 * 365 * 100);
-    const auto deadline =
-        forever ? std::chrono::steady_clock::time_point::max()
-                : start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(timeout);
+    const drivers::Deadline deadline(timeout);
     std::unique_lock<std::mutex> lock(mutex_);
     sleepers_.fetch_add(1, std::memory_order_seq_cst);
-    if (forever) {
-      cv_.wait(lock, [&] { return reached(value); });
-    } else {
-      cv_.wait_until(lock, deadline, [&] { return reached(value); });
-    }
+    deadline.wait(cv_, lock, [&] { return reached(value); });
     sleepers_.fetch_sub(1, std::memory_order_relaxed);
     if (failed_.load(std::memory_order_acquire)) return failure_;
     if (value_.load(std::memory_order_acquire) < value) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include "drivers/common/deadline.h"
+
 namespace ral::cuda {
 namespace {
 
@@ -155,18 +157,13 @@ void TimelineSemaphore::failWith(Status status, bool on_host_thread) {
 }
 
 Status TimelineSemaphore::wait(uint64_t value, Timeout timeout) {
-  using Clock = std::chrono::steady_clock;
-  const bool infinite = timeout == kInfiniteTimeout;
-  // A timeout too large to add to now() is as good as infinite.
-  const auto now = Clock::now();
-  const bool bounded = !infinite && timeout < Clock::time_point::max() - now;
-  const auto deadline = bounded ? now + std::chrono::duration_cast<Clock::duration>(timeout)
-                                : Clock::time_point::max();
+  const drivers::Deadline deadline(timeout);
+  const bool bounded = !deadline.infinite();
   std::unique_lock<std::mutex> lock(mutex_);
   while (true) {
     if (failed_) return failure_;
     if (value_ >= value) return Status();
-    if (timeout.count() <= 0 || (bounded && Clock::now() >= deadline))
+    if (deadline.expired())
       return deadlineExceeded("cuda: semaphore did not reach ", value, " in time (value ", value_,
                               ")");
     if (!bounded) {
@@ -193,7 +190,7 @@ Status TimelineSemaphore::wait(uint64_t value, Timeout timeout) {
     host_waits_.push_back(tp);
     lock.unlock();
     if (bounded) {
-      tp->host_event->waitUntil(deadline);
+      tp->host_event->waitUntil(deadline.when());
     } else {
       tp->host_event->wait();
     }

@@ -3,6 +3,8 @@
 #include <utility>
 #include <vector>
 
+#include "drivers/common/deadline.h"
+
 namespace ral::hsa {
 
 StatusOr<std::shared_ptr<WaitPoint>> WaitPoint::create(const HsaLibrary& lib) {
@@ -61,13 +63,11 @@ Status HsaSemaphore::signal(uint64_t value) {
 }
 
 Status HsaSemaphore::wait(uint64_t value, Timeout timeout) {
+  const drivers::Deadline deadline(timeout);
   std::unique_lock<std::mutex> lock(mutex_);
   auto done = [&] { return failed_ || value_ >= value; };
-  if (timeout == kInfiniteTimeout) {
-    changed_.wait(lock, done);
-  } else if (!changed_.wait_for(lock, timeout, done)) {
+  if (!deadline.wait(changed_, lock, done))
     return deadlineExceeded("hsa: semaphore wait for ", value, " timed out at ", value_);
-  }
   if (failed_) return failure_;
   return Status();
 }

@@ -1,24 +1,14 @@
 #include "drivers/vulkan/submission.h"
 
+#include "drivers/common/deadline.h"
+
 #include <algorithm>
 #include <chrono>
 
 namespace ral::vulkan {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-Clock::time_point deadlineOf(Timeout timeout) {
-  if (timeout == kInfiniteTimeout) return Clock::time_point::max();
-  const auto now = Clock::now();
-  if (timeout > Clock::time_point::max() - now) return Clock::time_point::max();
-  return now + std::chrono::duration_cast<Clock::duration>(timeout);
-}
-
-Timeout remaining(Clock::time_point deadline) {
-  if (deadline == Clock::time_point::max()) return kInfiniteTimeout;
-  return std::max(Timeout::zero(), std::chrono::duration_cast<Timeout>(deadline - Clock::now()));
-}
+using drivers::Deadline;
 
 void eraseOne(std::multiset<uint64_t>& set, uint64_t value) {
   auto it = set.find(value);
@@ -167,17 +157,14 @@ void Scheduler::failSemaphoreLocked(SemaphoreState& s, const Status& status) {
 }
 
 Status Scheduler::waitStream(StreamQueue& queue, uint64_t value, Timeout timeout) {
-  const auto deadline = deadlineOf(timeout);
+  const Deadline deadline(timeout);
   std::unique_lock<std::mutex> lock(mutex_);
   auto ready = [&] { return queue.submitted >= value || !queue.failure.ok(); };
-  if (deadline == Clock::time_point::max()) {
-    cv_.wait(lock, ready);
-  } else if (!cv_.wait_until(lock, deadline, ready)) {
+  if (!deadline.wait(cv_, lock, ready))
     return deadlineExceeded("vulkan: timed out waiting for a stream");
-  }
   if (queue.failure.ok()) {
     lock.unlock();
-    return queue.timeline->wait(value, remaining(deadline));
+    return queue.timeline->wait(value, deadline.remaining());
   }
   const Status failure = queue.failure;
   const uint64_t submitted = queue.submitted;
@@ -241,19 +228,16 @@ Status Scheduler::hostSignal(SemaphoreState& s, uint64_t value) {
 }
 
 Status Scheduler::hostWait(SemaphoreState& s, uint64_t value, Timeout timeout) {
-  const auto deadline = deadlineOf(timeout);
+  const Deadline deadline(timeout);
   {
     std::unique_lock<std::mutex> lock(mutex_);
     auto ready = [&] { return s.failed || s.promised >= value; };
-    if (deadline == Clock::time_point::max()) {
-      cv_.wait(lock, ready);
-    } else if (!cv_.wait_until(lock, deadline, ready)) {
+    if (!deadline.wait(cv_, lock, ready))
       return deadlineExceeded("vulkan: timed out waiting for semaphore value ", value);
-    }
     if (s.failed) return s.failure;
   }
   // Covered: a submitted batch or the host will reach the value.
-  RAL_RETURN_IF_ERROR(s.timeline->wait(value, remaining(deadline)));
+  RAL_RETURN_IF_ERROR(s.timeline->wait(value, deadline.remaining()));
   std::lock_guard<std::mutex> lock(mutex_);
   if (s.failed) return s.failure;
   return Status();

@@ -39,6 +39,33 @@ TEST_P(Semaphores, HostWaitTimesOut) {
   EXPECT_TRUE(s->wait(2, 5ms).ok());
 }
 
+// A finite timeout too large to add to the clock (a "wait for a year or more" a host computes)
+// waits like an infinite one, on the host and behind a queued signal; a negative one is zero.
+TEST_P(Semaphores, HugeAndNegativeTimeouts) {
+  auto s = semaphore();
+  EXPECT_EQ(s->wait(1, Timeout(-5)).code(), StatusCode::kDeadlineExceeded);
+  for (const Timeout huge : {kInfiniteTimeout - Timeout(1), Timeout(kInfiniteTimeout.count() / 2),
+                             std::chrono::duration_cast<Timeout>(std::chrono::hours(24 * 366))}) {
+    const uint64_t next = *s->query() + 1;
+    Status result = internalError("not run");
+    std::thread waiter([&] { result = s->wait(next, huge); });
+    std::this_thread::sleep_for(20ms);
+    ASSERT_TRUE(s->signal(next).ok());
+    waiter.join();
+    EXPECT_TRUE(result.ok()) << result << " (timeout " << huge.count() << " ns)";
+  }
+  auto gate = semaphore();
+  auto st = stream();
+  ASSERT_TRUE(driver().queueWait(st.get(), gate.get(), 1).ok());
+  ASSERT_TRUE(driver().queueSignal(st.get(), s.get(), 100).ok());
+  Status result = internalError("not run");
+  std::thread waiter([&] { result = s->wait(100, kInfiniteTimeout - Timeout(1)); });
+  std::this_thread::sleep_for(20ms);
+  ASSERT_TRUE(gate->signal(1).ok());
+  waiter.join();
+  EXPECT_TRUE(result.ok()) << result;
+}
+
 TEST_P(Semaphores, HostWaitTimesOutOnAQueuedSignalThatCannotRunYet) {
   auto s = semaphore(), gate = semaphore();
   auto st = stream();
