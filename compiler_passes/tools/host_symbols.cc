@@ -48,8 +48,12 @@ bool undefinedSymbols(const std::vector<uint8_t>& shared_object, std::vector<std
 
 bool isAllowedHostSymbol(const std::string& name, bool by_name) {
   if (by_name && name == "ral_api_call") return true;
-  // libc: what LLVM lowers memory intrinsics and large copies to.
-  static const std::set<std::string> kLibc = {"memcpy", "memmove", "memset", "memcmp", "bcmp"};
+  // libc: what LLVM lowers memory intrinsics and large copies to, and the heap MLIR's own
+  // lowerings use (an unranked memref returned from a function is copied to malloc'd memory the
+  // caller frees; memref.alloc outside the entry may lower to malloc/aligned_alloc).
+  static const std::set<std::string> kLibc = {"memcpy",        "memmove", "memset", "memcmp",
+                                              "bcmp",          "malloc",  "free",   "calloc",
+                                              "aligned_alloc", "realloc", "posix_memalign"};
   if (kLibc.count(name)) return true;
   // libm, double and float forms (LLVM calls them for math intrinsics it does not expand).
   static const std::set<std::string> kLibm = {

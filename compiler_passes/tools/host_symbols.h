@@ -16,8 +16,8 @@ namespace compiler {
 bool undefinedSymbols(const std::vector<uint8_t>& shared_object, std::vector<std::string>* names,
                       std::string* error);
 
-// True for the symbols a host library may import: the libc memory and libm math functions LLVM's
-// code generation calls, and ral_api_call when `by_name`.
+// True for the symbols a host library may import: the libc memory, heap and libm math functions
+// LLVM's and MLIR's lowerings call, and ral_api_call when `by_name`.
 bool isAllowedHostSymbol(const std::string& name, bool by_name);
 
 }  // namespace compiler
