@@ -6,6 +6,7 @@
 #include "ral/io_checks.h"
 #include "ral/layout.h"
 #include "ral/module_spec.h"
+#include "ral/trace.h"
 
 namespace ral {
 
@@ -141,10 +142,13 @@ Status HostExecutionContext::execute() {
                              ") is not bound; module '", module_.name(), "' takes ", inputs_.size(),
                              " input(s)");
   ran_ = true;
-  module_.entry()(abi());
-  // Kernels may still be queued; outputs are settled once the host says so.
-  Status after = afterEntry();
-  if (!after.ok()) signalError(std::move(after));
+  {
+    trace::Scope span("execution", module_.name());
+    module_.entry()(abi());
+    // Kernels may still be queued; outputs are settled once the host says so.
+    Status after = afterEntry();
+    if (!after.ok()) signalError(std::move(after));
+  }
   if (failed()) return status().withContext(internal::strCat("module '", module_.name(), "'"));
   for (size_t i = 0; i < sent_.size(); ++i)
     if (!sent_[i])

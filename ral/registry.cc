@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "ral/registration.h"
+#include "ral/trace.h"
 
 namespace ral {
 
@@ -138,7 +139,8 @@ Status resolveImports(const Registry& registry, const ContextType* type, ral_imp
     for (const auto& f : failures) message += "\n  - " + f;
     return Status(StatusCode::kNotFound, std::move(message));
   }
-  for (size_t i = 0; i < count; ++i) imports[i].fn = resolved[i];
+  // While a trace records, each import is a wrapper that records its calls (ral/trace.h).
+  for (size_t i = 0; i < count; ++i) imports[i].fn = trace::traced(imports[i].name, resolved[i]);
   return Status();
 }
 

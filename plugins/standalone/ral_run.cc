@@ -37,6 +37,7 @@
 #include "ral/driver.h"
 #include "ral/file_writer.h"
 #include "ral/standalone_context.h"
+#include "ral/trace.h"
 
 namespace {
 
@@ -215,6 +216,10 @@ int runMain(int argc, char** argv) {
                "list the devices of every driver built in (or why there are none), then exit");
   app.add_option("--benchmark", iterations, "then run N timed executions per thread");
   app.add_option("--threads", threads, "benchmark threads sharing the one context");
+  std::string trace_path;
+  app.add_option("--trace", trace_path,
+                 "write a Chrome/Perfetto trace of the executions (each RAL call a span) to this "
+                 "JSON file");
   app.add_flag("--strict-zero-copy", strict_zero_copy,
                "refuse inputs whose layout the module was not compiled for, instead of copying "
                "them (e.g. a Fortran-order .npy for a row-major input)");
@@ -232,6 +237,23 @@ int runMain(int argc, char** argv) {
     return ral::cli::kExitOk;
   }
   if (path.empty()) return fail(kExitUsage, "no module file given (see --help)");
+  // Recording starts before the module loads (its imports then record their calls) and the file
+  // is written on every way out.
+  struct TraceWriter {
+    bool on = false;
+    ~TraceWriter() {
+      if (!on) return;
+      const Status s = ral::trace::stop();
+      if (!s.ok()) std::fprintf(stderr, "ral-run: --trace: %s\n", s.toString().c_str());
+    }
+  } trace_writer;
+  if (!trace_path.empty()) {
+    Status writable = ral::checkOutputFile(trace_path);
+    if (!writable.ok()) return fail(kExitUsage, "--trace " + writable.toString());
+    Status started = ral::trace::start(trace_path);
+    if (!started.ok()) return fail(kExitUsage, "--trace: " + started.toString());
+    trace_writer.on = true;
+  }
   const bool device_given = device_option->count() > 0;
   auto uri = ral::parseDeviceUri(device);
   if (!uri.ok()) return fail(kExitUsage, std::string(uri.status().message()));

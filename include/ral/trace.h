@@ -1,0 +1,86 @@
+// Traces of RAL executions in Chrome's trace-event JSON (open in https://ui.perfetto.dev or
+// chrome://tracing): one track per thread, a span per execution of a module and, inside it, a
+// span per RAL call the module makes (ral_gemm, ral_kernel_launch, ral_alloc, ...), so a trace
+// shows where an execution's time went.
+//
+// Recording starts with start(path), with RAL_TRACE=path in the environment (from the first use
+// of the library until the process exits), or with `ral-run --trace=path`; stop() writes the
+// file. Calls of modules loaded while recording are traced (the loader resolves their imports to
+// recording wrappers), by-name calls (ral_api_call) always. Off, the cost is one relaxed atomic
+// load per execution. Events are buffered in memory until stop(). Thread-safe.
+#ifndef RAL_TRACE_H_
+#define RAL_TRACE_H_
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "ral/abi.h"
+#include "ral/status.h"
+
+namespace ral::trace {
+
+namespace internal {
+extern std::atomic<bool> g_active;
+// `name` and `args` are copied when `owned` is set, else they outlive the trace (string
+// literals, the wrappers' own strings).
+void record(const char* category, const char* name, const char* args, std::string owned_name,
+            int64_t begin_ns, int64_t end_ns);
+int64_t nowNs();
+}  // namespace internal
+
+// Whether a trace is being recorded.
+inline bool active() { return internal::g_active.load(std::memory_order_relaxed); }
+
+// Starts recording into `path` (written by stop()). FailedPrecondition when already recording.
+Status start(const std::string& path);
+// Writes the events recorded since start() to its path and stops. FailedPrecondition when not
+// recording; the write's error otherwise (recording has stopped either way).
+Status stop();
+// The path being recorded to, or empty.
+std::string path();
+
+// A span on the calling thread from construction to destruction, recorded when a trace was
+// active at construction. `name` and `args` (a JSON object's members, "\"k\": 1", or null) must
+// outlive the trace; the std::string form copies the name.
+class Scope {
+ public:
+  Scope(const char* category, const char* name, const char* args = nullptr) {
+    if (active()) {
+      category_ = category;
+      name_ = name;
+      args_ = args;
+      begin_ = internal::nowNs();
+    }
+  }
+  Scope(const char* category, const std::string& name) {
+    if (active()) {
+      category_ = category;
+      owned_ = name;
+      begin_ = internal::nowNs();
+    }
+  }
+  ~Scope() {
+    if (category_ != nullptr)
+      internal::record(category_, name_, args_, std::move(owned_), begin_, internal::nowNs());
+  }
+  Scope(const Scope&) = delete;
+  Scope& operator=(const Scope&) = delete;
+
+ private:
+  const char* category_ = nullptr;
+  const char* name_ = nullptr;
+  const char* args_ = nullptr;
+  std::string owned_;
+  int64_t begin_ = 0;
+};
+
+// `fn`, the function registered as `api_name`, wrapped so each call is a span named after the
+// API's target (the wrapper is shared by every import of that name). `fn` itself when no trace
+// is active or every wrapper slot is taken.
+ral_fn traced(const char* api_name, ral_fn fn);
+
+}  // namespace ral::trace
+
+#endif  // RAL_TRACE_H_

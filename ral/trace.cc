@@ -1,0 +1,222 @@
+// See ral/trace.h. Events go to one mutex-guarded buffer (an execution records a handful); the
+// wrappers for imported functions are a fixed table of template trampolines, each bound to one
+// (name, function) pair for the life of the process.
+#include "ral/trace.h"
+
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "ral/name_encoding.h"
+
+namespace ral::trace {
+namespace internal {
+
+std::atomic<bool> g_active{false};
+
+int64_t nowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace internal
+
+namespace {
+
+struct Event {
+  const char* category;
+  const char* name;  // null: owned_name
+  const char* args;  // may be null
+  std::string owned_name;
+  int64_t begin_ns, end_ns;
+  uint32_t tid;
+};
+
+struct State {
+  std::mutex mutex;
+  std::string path;
+  std::vector<Event> events;
+};
+
+// Never destroyed: threads may record while the process exits.
+State& state() {
+  static State* s = new State();
+  return *s;
+}
+
+// Small per-thread numbers, in order of first use (Perfetto shows them as tracks).
+uint32_t threadNumber() {
+  static std::atomic<uint32_t> next{1};
+  thread_local const uint32_t mine = next.fetch_add(1);
+  return mine;
+}
+
+void appendJsonString(std::string& out, const std::string& s) {
+  out += '"';
+  for (const char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  out += '"';
+}
+
+std::string microseconds(int64_t ns) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%lld.%03lld", static_cast<long long>(ns / 1000),
+                static_cast<long long>(ns % 1000));
+  return buf;
+}
+
+Status writeTrace(const std::string& path, const std::vector<Event>& events) {
+  std::string out = "{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n";
+  const int pid = static_cast<int>(getpid());
+  int64_t origin = events.empty() ? 0 : events.front().begin_ns;
+  for (const Event& e : events) origin = std::min(origin, e.begin_ns);
+  bool first = true;
+  for (const Event& e : events) {
+    if (!first) out += ",\n";
+    first = false;
+    out += "{\"ph\": \"X\", \"cat\": ";
+    appendJsonString(out, e.category);
+    out += ", \"name\": ";
+    appendJsonString(out, e.name != nullptr ? std::string(e.name) : e.owned_name);
+    out += ", \"pid\": " + std::to_string(pid) + ", \"tid\": " + std::to_string(e.tid);
+    out += ", \"ts\": " + microseconds(e.begin_ns - origin);
+    out += ", \"dur\": " + microseconds(e.end_ns - e.begin_ns);
+    out += ", \"args\": {";
+    if (e.args != nullptr) out += e.args;
+    out += "}}";
+  }
+  out += "\n]}\n";
+  FILE* f = std::fopen(path.c_str(), "w");
+  if (f == nullptr) return unavailable("trace: cannot open '", path, "' for writing");
+  const bool ok = std::fwrite(out.data(), 1, out.size(), f) == out.size();
+  if (std::fclose(f) != 0 || !ok) return unavailable("trace: cannot write '", path, "'");
+  return Status();
+}
+
+// RAL_TRACE=path: record from the library's first use to the process's exit.
+[[maybe_unused]] const bool kFromEnvironment = [] {
+  const char* path = std::getenv("RAL_TRACE");
+  if (path == nullptr || path[0] == '\0') return false;
+  if (!start(path).ok()) return false;
+  std::atexit([] {
+    const Status s = stop();
+    if (!s.ok()) std::fprintf(stderr, "ral: RAL_TRACE: %s\n", s.toString().c_str());
+  });
+  return true;
+}();
+
+// ---- wrappers for imported functions
+
+constexpr size_t kSlots = 512;
+
+struct Slot {
+  std::string target;  // the span's name
+  std::string args;
+  ral_fn fn = nullptr;
+};
+
+std::array<Slot, kSlots>& slots() {
+  static auto* s = new std::array<Slot, kSlots>();
+  return *s;
+}
+
+template <size_t I>
+void trampoline(void* ctx, void** args) {
+  const Slot& slot = slots()[I];
+  Scope scope("ral", slot.target.c_str(), slot.args.c_str());
+  slot.fn(ctx, args);
+}
+
+template <size_t... I>
+constexpr std::array<ral_fn, sizeof...(I)> trampolines(std::index_sequence<I...>) {
+  return {&trampoline<I>...};
+}
+
+constexpr std::array<ral_fn, kSlots> kTrampolines = trampolines(std::make_index_sequence<kSlots>());
+
+}  // namespace
+
+namespace internal {
+
+void record(const char* category, const char* name, const char* args, std::string owned_name,
+            int64_t begin_ns, int64_t end_ns) {
+  const uint32_t tid = threadNumber();
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (!active()) return;  // stopped while the span was open
+  s.events.push_back({category, name, args, std::move(owned_name), begin_ns, end_ns, tid});
+}
+
+}  // namespace internal
+
+Status start(const std::string& path) {
+  if (path.empty()) return invalidArgument("trace: no path to write the trace to");
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (active()) return failedPrecondition("trace: already recording to '", s.path, "'");
+  s.path = path;
+  s.events.clear();
+  s.events.reserve(1 << 16);
+  internal::g_active.store(true, std::memory_order_relaxed);
+  return Status();
+}
+
+Status stop() {
+  std::vector<Event> events;
+  std::string path;
+  {
+    State& s = state();
+    std::lock_guard<std::mutex> lock(s.mutex);
+    if (!active()) return failedPrecondition("trace: not recording");
+    internal::g_active.store(false, std::memory_order_relaxed);
+    events.swap(s.events);
+    path.swap(s.path);
+  }
+  return writeTrace(path, events);
+}
+
+std::string path() {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  return active() ? s.path : std::string();
+}
+
+ral_fn traced(const char* api_name, ral_fn fn) {
+  if (!active() || api_name == nullptr || fn == nullptr) return fn;
+  static std::mutex mutex;
+  static auto* bound = new std::map<std::pair<std::string, ral_fn>, size_t>();
+  std::lock_guard<std::mutex> lock(mutex);
+  const auto key = std::make_pair(std::string(api_name), fn);
+  if (auto it = bound->find(key); it != bound->end()) return kTrampolines[it->second];
+  if (bound->size() == kSlots) return fn;
+  const size_t i = bound->size();
+  Slot& slot = slots()[i];
+  slot.fn = fn;
+  slot.target = api_name;
+  if (auto parts = parseApiName(api_name); parts.ok()) {
+    slot.target = std::string(parts->target);
+    slot.args = "\"device\": \"" + std::string(parts->device) + "\", \"api\": ";
+    appendJsonString(slot.args, api_name);
+  }
+  bound->emplace(key, i);
+  return kTrampolines[i];
+}
+
+}  // namespace ral::trace

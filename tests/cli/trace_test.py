@@ -1,0 +1,119 @@
+#!/usr/bin/python3
+"""ral-run --trace and RAL_TRACE: the Chrome/Perfetto trace-event JSON they write (include/ral/trace.h).
+
+  trace_test.py <ral-run> <test module dir> <work dir>
+
+Checks that the file parses; that it has one "execution" span per execution, named after the
+module, and inside each the RAL calls the module makes, all on the execution's thread and nested
+(no span crosses another's boundary); that RAL_TRACE records the same without the flag; that a
+failing execution is still recorded and the file still written; and that an unwritable path is a
+usage error before anything runs.
+"""
+import json
+import os
+import subprocess
+import sys
+
+RAL_RUN, MODULES, WORK = sys.argv[1:4]
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def run(args, env=None):
+    full_env = dict(os.environ)
+    full_env.pop("RAL_TRACE", None)
+    full_env.update(env or {})
+    return subprocess.run([RAL_RUN] + args, capture_output=True, text=True, env=full_env)
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)["traceEvents"]
+
+
+def within(inner, outer):
+    # ts/dur are microseconds printed with 3 decimals: allow one rounding step.
+    eps = 0.002
+    return (inner["ts"] >= outer["ts"] - eps and
+            inner["ts"] + inner["dur"] <= outer["ts"] + outer["dur"] + eps)
+
+
+def check_trace(events, module, executions, calls):
+    execs = [e for e in events if e["cat"] == "execution"]
+    check(len(execs) == executions, f"{len(execs)} execution spans, expected {executions}")
+    check(all(e["name"] == module for e in execs), "every execution span is named after the module")
+    ral = [e for e in events if e["cat"] == "ral"]
+    for e in events:
+        check(e["ph"] == "X" and e["dur"] >= 0 and isinstance(e["args"], dict),
+              f"well-formed complete event: {e}")
+    for call in ral:
+        owners = [x for x in execs if x["tid"] == call["tid"] and within(call, x)]
+        check(len(owners) == 1, f"{call['name']} at {call['ts']} lies inside one execution")
+        check("api" in call["args"] and call["args"]["api"].startswith(call["name"] + "___"),
+              f"{call['name']} names its API: {call['args']}")
+    # Spans of one thread nest: any two are disjoint or one holds the other.
+    by_tid = {}
+    for e in events:
+        by_tid.setdefault(e["tid"], []).append(e)
+    for spans in by_tid.values():
+        for a in spans:
+            for b in spans:
+                if a is b:
+                    continue
+                disjoint = (a["ts"] + a["dur"] <= b["ts"] + 0.002 or
+                            b["ts"] + b["dur"] <= a["ts"] + 0.002)
+                check(disjoint or within(a, b) or within(b, a),
+                      f"{a['name']} and {b['name']} overlap without nesting")
+    names = {e["name"] for e in ral}
+    for call in calls:
+        check(call in names, f"{call} is recorded")
+    for x in execs:
+        inside = [c["name"] for c in ral if c["tid"] == x["tid"] and within(c, x)]
+        check(inside[:1] == ["ral_recv_input"] or "ral_recv_input" in inside,
+              "each execution receives its input")
+
+
+softmax = os.path.join(MODULES, "compiled_softmax.ralm")
+calls = ["ral_recv_input", "ral_alloc", "ral_kernel_launch", "ral_send_output"]
+
+# --trace: one execution, then with --benchmark (1 + warm-up + 3 timed executions).
+path = os.path.join(WORK, "trace_flag.json")
+r = run([softmax, "--input=2x3xf32=1,2,3,4,5,6", f"--trace={path}"])
+check(r.returncode == 0, f"ral-run --trace exits 0: {r.stderr}")
+check_trace(load(path), "compiled_softmax", 1, calls)
+r = run([softmax, "--input=2x3xf32=1,2,3,4,5,6", "--benchmark", "3", f"--trace={path}"])
+check(r.returncode == 0, f"ral-run --trace --benchmark exits 0: {r.stderr}")
+events = load(path)
+check_trace(events, "compiled_softmax",
+            len([e for e in events if e["cat"] == "execution"]), calls)
+check(len([e for e in events if e["cat"] == "execution"]) >= 4, "every benchmark run is recorded")
+
+# RAL_TRACE, no flag.
+path = os.path.join(WORK, "trace_env.json")
+r = run([softmax, "--input=1x4xf32=0,1,2,3"], env={"RAL_TRACE": path})
+check(r.returncode == 0, f"RAL_TRACE run exits 0: {r.stderr}")
+check(os.path.exists(path), "RAL_TRACE writes its file at exit")
+if os.path.exists(path):
+    check_trace(load(path), "compiled_softmax", 1, calls)
+
+# A failing execution is recorded and the file written.
+path = os.path.join(WORK, "trace_error.json")
+r = run([os.path.join(MODULES, "error.ralm"), "--input=i64=-1", f"--trace={path}"])
+check(r.returncode != 0, "the error module fails")
+check(os.path.exists(path), "the trace is written after a failing execution")
+if os.path.exists(path):
+    events = load(path)
+    check(len([e for e in events if e["cat"] == "execution"]) == 1,
+          "the failing execution is recorded")
+
+# An unwritable path: a usage error, nothing run.
+r = run([softmax, "--input=1x1xf32=0", "--trace=/nonexistent-dir/t.json"])
+check(r.returncode == 2 and "--trace" in r.stderr, f"unwritable --trace is exit 2: {r.stderr}")
+
+print("trace_test:", "FAILED" if failures else "ok", f"({len(failures)} failures)")
+sys.exit(1 if failures else 0)
