@@ -78,28 +78,37 @@ def check_trace(events, module, executions, calls):
               "each execution receives its input")
 
 
+# A packed module (every build has it) and, where the compiler is built, a compiled one whose
+# loops run as ral_kernel_launch.
+cases = [(os.path.join(MODULES, "add_r1.ralm"), ["--input=3xf32=1,2,3", "--input=3xf32=4,5,6"],
+          "add_r1", ["ral_recv_input", "ral_alloc", "ral_send_output"])]
 softmax = os.path.join(MODULES, "compiled_softmax.ralm")
-calls = ["ral_recv_input", "ral_alloc", "ral_kernel_launch", "ral_send_output"]
+if os.path.exists(softmax):
+    cases.append((softmax, ["--input=2x3xf32=1,2,3,4,5,6"], "compiled_softmax",
+                  ["ral_recv_input", "ral_alloc", "ral_kernel_launch", "ral_send_output"]))
 
-# --trace: one execution, then with --benchmark (1 + warm-up + 3 timed executions).
-path = os.path.join(WORK, "trace_flag.json")
-r = run([softmax, "--input=2x3xf32=1,2,3,4,5,6", f"--trace={path}"])
-check(r.returncode == 0, f"ral-run --trace exits 0: {r.stderr}")
-check_trace(load(path), "compiled_softmax", 1, calls)
-r = run([softmax, "--input=2x3xf32=1,2,3,4,5,6", "--benchmark", "3", f"--trace={path}"])
-check(r.returncode == 0, f"ral-run --trace --benchmark exits 0: {r.stderr}")
-events = load(path)
-check_trace(events, "compiled_softmax",
-            len([e for e in events if e["cat"] == "execution"]), calls)
-check(len([e for e in events if e["cat"] == "execution"]) >= 4, "every benchmark run is recorded")
+for module, inputs, name, calls in cases:
+    # --trace: one execution, then with --benchmark (1 + warm-up + 3 timed executions).
+    path = os.path.join(WORK, f"trace_flag_{name}.json")
+    r = run([module] + inputs + [f"--trace={path}"])
+    check(r.returncode == 0, f"ral-run --trace exits 0: {r.stderr}")
+    if r.returncode == 0:
+        check_trace(load(path), name, 1, calls)
+    r = run([module] + inputs + ["--benchmark", "3", f"--trace={path}"])
+    check(r.returncode == 0, f"ral-run --trace --benchmark exits 0: {r.stderr}")
+    if r.returncode == 0:
+        events = load(path)
+        executions = len([e for e in events if e["cat"] == "execution"])
+        check_trace(events, name, executions, calls)
+        check(executions >= 4, "every benchmark run is recorded")
 
-# RAL_TRACE, no flag.
-path = os.path.join(WORK, "trace_env.json")
-r = run([softmax, "--input=1x4xf32=0,1,2,3"], env={"RAL_TRACE": path})
-check(r.returncode == 0, f"RAL_TRACE run exits 0: {r.stderr}")
-check(os.path.exists(path), "RAL_TRACE writes its file at exit")
-if os.path.exists(path):
-    check_trace(load(path), "compiled_softmax", 1, calls)
+    # RAL_TRACE, no flag.
+    path = os.path.join(WORK, f"trace_env_{name}.json")
+    r = run([module] + inputs, env={"RAL_TRACE": path})
+    check(r.returncode == 0, f"RAL_TRACE run exits 0: {r.stderr}")
+    check(os.path.exists(path), "RAL_TRACE writes its file at exit")
+    if os.path.exists(path):
+        check_trace(load(path), name, 1, calls)
 
 # A failing execution is recorded and the file written.
 path = os.path.join(WORK, "trace_error.json")
@@ -112,7 +121,7 @@ if os.path.exists(path):
           "the failing execution is recorded")
 
 # An unwritable path: a usage error, nothing run.
-r = run([softmax, "--input=1x1xf32=0", "--trace=/nonexistent-dir/t.json"])
+r = run([cases[0][0]] + cases[0][1] + ["--trace=/nonexistent-dir/t.json"])
 check(r.returncode == 2 and "--trace" in r.stderr, f"unwritable --trace is exit 2: {r.stderr}")
 
 print("trace_test:", "FAILED" if failures else "ok", f"({len(failures)} failures)")
