@@ -191,7 +191,7 @@ std::vector<int64_t> batchOffsets(const MemRef<T, R>& m, const int64_t* c_sizes,
 template <typename T, int RA, int RB, int RC>
 Status checkOperands(ExecutionContext* ctx, const char* kernel, const MemRef<T, RA>& a,
                      const MemRef<T, RB>& b, const MemRef<T, RC>& c) {
-  RAL_ASSIGN_OR_RETURN(CudaEnv env, cudaEnv(ctx));
+  RAL_ASSIGN_OR_RETURN(KernelEnv env, kernelEnv(ctx, DeviceKind::kCuda));
   RAL_RETURN_IF_ERROR(checkDeviceAccess(*env.driver, a, kernel, "a"));
   RAL_RETURN_IF_ERROR(checkDeviceAccess(*env.driver, b, kernel, "b"));
   return checkDeviceAccess(*env.driver, c, kernel, "c");

@@ -121,7 +121,7 @@ class MemoryOps : public KernelTest {
   }
 };
 
-TEST_P(MemoryOps, CopyAndFillMatchReference) {
+TEST_P(MemoryOps, CopiesAndFillsAgreeWithReference) {
   for (Layout a : {Layout::kDense, Layout::kPadded, Layout::kColumnMajor}) {
     for (Layout b : {Layout::kDense, Layout::kPadded}) {
       check<float, 2>({33, 17}, a, b);

@@ -9,6 +9,8 @@
 namespace ral::kernel_cts {
 namespace {
 
+using ::ral::testing::toDouble;
+
 // Unit roundoff of T.
 template <typename T>
 double roundoff() {
@@ -41,12 +43,12 @@ class Gemm : public KernelTest {
     forEachIndex<2>({m, n}, [&](const std::array<int64_t, 2>& ij) {
       double want = 0, magnitude = 0;
       for (int64_t p = 0; p < k; ++p) {
-        const double x = ::ral::testing::toDouble(a.at(ta ? std::array{p, ij[0]} : std::array{ij[0], p}));
-        const double y = ::ral::testing::toDouble(b.at(tb ? std::array{ij[1], p} : std::array{p, ij[1]}));
+        const double x = toDouble(a.at(ta ? std::array{p, ij[0]} : std::array{ij[0], p}));
+        const double y = toDouble(b.at(tb ? std::array{ij[1], p} : std::array{p, ij[1]}));
         want += x * y;
         magnitude += std::abs(x * y);
       }
-      const double have = ::ral::testing::toDouble(elementOf(c, got, ij));
+      const double have = toDouble(elementOf(c, got, ij));
       ASSERT_NEAR(have, want, u * std::abs(want) + static_cast<double>(k) * u * magnitude)
           << "c[" << ij[0] << "][" << ij[1] << "]";
     });

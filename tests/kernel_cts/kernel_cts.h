@@ -8,7 +8,7 @@
 //  - KernelTest: the fixture of every TEST_P: one Context per test, the backend's driver from
 //    it, device copies of host vectors, typed calls by RAL name on the backend's device or the
 //    CPU; skipped (with the reason) where the device is unavailable, and run as an expected
-//    failure where expectations.cc lists the (op, device) pair as not implemented.
+//    failure where expectations.cc lists the (op, device) pair as missing on that device.
 // References: GEMM against float64 computed here; copies, fills and transposes against index
 // arithmetic here; the RNG bit for bit and TopK/sort exactly against the CPU kernel (the CPU
 // kernels are checked against known answers and float64 in tests/unit), convolutions against

@@ -10,6 +10,8 @@
 namespace ral::kernel_cts {
 namespace {
 
+using ::ral::testing::toDouble;
+
 class RngUniform : public KernelTest {
  protected:
   template <typename T, int N>
@@ -30,8 +32,8 @@ class RngUniform : public KernelTest {
     for (size_t i = 0; i < got.size(); ++i) mismatches += got[i] != out.host()[i];
     EXPECT_EQ(mismatches, 0u) << "bytes differ from the CPU's Philox stream";
     forEachIndex<N>(sizes, [&](const std::array<int64_t, N>& index) {
-      const double v = ::ral::testing::toDouble(out.at(index));
-      ASSERT_TRUE(v >= ::ral::testing::toDouble(low) && v <= ::ral::testing::toDouble(high)) << v;
+      const double v = toDouble(out.at(index));
+      ASSERT_TRUE(v >= toDouble(low) && v <= toDouble(high)) << v;
     });
   }
 };
