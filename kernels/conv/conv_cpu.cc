@@ -40,6 +40,7 @@
 #include "kernels/common/devices.h"
 #include "kernels/common/omp_threads.h"
 #include "kernels/conv/conv.h"
+#include "kernels/conv/pointwise_conv_cpu.h"
 #include "kernels/copy/strided_copy.h"
 #include "ral/driver_services.h"
 #include "ral/registration.h"
@@ -754,6 +755,9 @@ struct Impl {
     auto* threads = env.driver->service<HostThreadsService>();
     k.threads = threads ? threads->threadCount() : ::ral::cpu::usableCpuCount();
     k.alias = overlaps(y, x) || overlaps(y, w) || overlaps(y, bias);
+    bool handled = false;
+    RAL_RETURN_IF_ERROR(tryPointwiseConv(env, c, x, w, bias, y, k.alias, &handled));
+    if (handled) return Status();
     // Output padding of a transposed convolution past the end padding receives no input, and
     // oneDNN cannot express it (its end padding would be negative): oneDNN computes y without
     // those trailing positions and they are filled afterwards.

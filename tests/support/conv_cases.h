@@ -58,6 +58,7 @@ struct ConvCase {
   bool transposed() const { return flags & 8; }
   bool channelsLast() const { return flags & 4; }
   bool residual() const { return flags & 1; }
+  bool constantFilter() const { return flags & 2; }
   int64_t out(int d) const {
     const int64_t extent = dil[d] * (k[d] - 1) + 1;
     if (transposed()) return (in[d] - 1) * stride[d] - pb[d] - pe[d] + extent + op[d];

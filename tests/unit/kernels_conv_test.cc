@@ -10,6 +10,7 @@
 #include <sstream>
 #include <thread>
 
+#include "kernels/conv/pointwise_conv_cpu.h"
 #include "tests/support/conv_cases.h"
 #include "tests/support/kernels_test_util.h"
 
@@ -360,6 +361,169 @@ TEST(ConvTest, InputWithoutElementsGivesActivatedBias) {
   c.pb = {1, 0};
   c.pe = {1, 0};
   check(context, c, rng);
+}
+
+// Pointwise (1x1, stride 1, unpadded, one group) channels-last convolutions run on RAL's own
+// AVX-512 kernel where the host has it: channel counts around its 16-wide vectors and 96-wide
+// panels, pixel counts around its 12-pixel blocks, every activation (GELU goes to oneDNN), the
+// residual, constant and per-call filters, padded and broadcast operands, 1-, 2- and 3-D.
+TEST(ConvTest, PointwiseShapesLayoutsAndEpilogues) {
+  Context context;
+  std::mt19937 rng(11);
+  std::vector<Case> cases = {
+      basicConv(1, 16, 96, {5, 7}, {1, 1}),  basicConv(2, 3, 17, {4, 4}, {1, 1}),
+      basicConv(1, 24, 100, {13, 1}, {1, 1}), basicConv(1, 7, 200, {3, 5}, {1, 1}),
+      basicConv(1, 33, 97, {1, 1}, {1, 1}),  basicConv(3, 5, 160, {2, 3}, {1, 1}),
+      basicConv(1, 1, 1, {3, 3}, {1, 1}),    basicConv(2, 8, 40, {29}, {1}),
+      basicConv(1, 6, 20, {3, 4, 5}, {1, 1, 1}), basicConv(1, 70, 33, {25}, {1})};
+  for (Case c : cases) {
+    c.alpha = -0.4f;
+    c.beta = 0.5f;
+    for (int64_t flags : {4, 5, 6, 7}) {
+      c.flags = flags;
+      for (int act = 0; act < 8; ++act) {
+        c.act = act;
+        // A constant filter is read-only for its Context's lifetime, and a later case's weights
+        // may land at an earlier one's address: a Context of its own.
+        Context own;
+        check(c.constantFilter() ? own : context, c, rng);
+      }
+    }
+    c.act = 4;
+    for (Store xs : {Store::kPadded, Store::kBroadcastBatch, Store::kEveryOtherChannel}) {
+      for (Store ys : {Store::kDense, Store::kPadded}) {
+        for (int64_t flags : {4, 5}) {
+          c.xs = xs;
+          c.ys = ys;
+          c.flags = flags;
+          check(context, c, rng);
+        }
+      }
+    }
+    c.xs = c.ys = Store::kDense;
+    c.bias = false;
+    c.ws = Store::kColumnMajor;
+    c.flags = 4;
+    check(context, c, rng);
+    c.flags = 6;
+    Context own;
+    check(own, c, rng);
+  }
+  Case empty_batch = cases[0];
+  empty_batch.n = 0;
+  empty_batch.flags = 4;
+  check(context, empty_batch, rng);
+}
+
+// The pointwise kernel's activations on their own (one input channel of weight 1, no bias, so
+// nothing but the activation rounds): within 4 float ulps of the float64 function from -110 to
+// 100 (1e-37 where it underflows), at the infinities and for NaN, which propagates.
+TEST(ConvTest, PointwiseActivationsWithinFourUlps) {
+  if (!kernels::cpu::pointwiseConvAvailable()) GTEST_SKIP() << "no AVX-512 on this host";
+  namespace pw = kernels::cpu::pointwise;
+  std::vector<float> x;
+  for (int i = 0; i <= 21000; ++i) x.push_back(-110.0f + i * 0.01f);
+  for (float v : {0.0f, -0.0f, 1e-30f, -1e-30f, 88.7f, -87.3f, -103.9f, 3e38f, -3e38f})
+    x.push_back(v);
+  const float inf = std::numeric_limits<float>::infinity();
+  x.push_back(inf);
+  x.push_back(-inf);
+  x.push_back(std::numeric_limits<float>::quiet_NaN());
+  pw::Panels panels;
+  ASSERT_TRUE(pw::planPanels(1, &panels));
+  std::vector<float> packed(pw::packedFloats(1, 1), 0.0f);
+  packed[0] = 1.0f;
+  for (int act = 0; act <= 5; ++act) {
+    std::vector<float> y(x.size(), 0.0f);
+    pw::Problem p;
+    p.pixels = static_cast<int64_t>(x.size());
+    p.in_channels = p.out_channels = 1;
+    p.x = x.data();
+    p.x_row = 1;
+    p.y = y.data();
+    p.y_row = 1;
+    p.packed = packed.data();
+    p.panels = &panels;
+    p.activation = act;
+    p.lo = -0.25f;
+    p.hi = 3.5f;
+    pw::runAvx512(p, 0, (p.pixels + pw::kBlock - 1) / pw::kBlock, 0, 1);
+    Case cs;
+    cs.act = act;
+    cs.alpha = p.lo;
+    cs.beta = p.hi;
+    for (size_t i = 0; i < x.size(); ++i) {
+      const double want = activate(cs, x[i]);
+      if (std::isnan(want)) {
+        EXPECT_TRUE(std::isnan(y[i])) << "activation " << act << " of " << x[i];
+        continue;
+      }
+      if (std::isinf(want)) {
+        EXPECT_EQ(y[i], want) << "activation " << act << " of " << x[i];
+        continue;
+      }
+      // 4 ulps, or where the result underflows (silu near -90: v / e^-v, e^-v past float's
+      // range), a few times the smallest normal float.
+      const double tol = std::max(4 * std::abs(want) * std::numeric_limits<float>::epsilon(), 1e-37);
+      ASSERT_NEAR(y[i], want, tol) << "activation " << act << " of " << x[i];
+    }
+  }
+}
+
+// Which convolutions the pointwise kernel takes: the rest is left untouched for oneDNN.
+TEST(ConvTest, PointwiseKernelTakesOnlyWhatItComputes) {
+  Context context;
+  StatusOr<Driver*> driver = context.driver(DeviceKind::kCpu);
+  ASSERT_TRUE(driver.ok()) << driver.status();
+  const kernels::KernelEnv env{&context, *driver, nullptr};
+  std::mt19937 rng(12);
+  auto taken = [&](const Case& cs) {
+    Operands<4> ops(cs, rng);
+    MemRef<float, 4> xc, yc;
+    auto config = kernels::checkConv(ops.x.view, ops.w.view, ops.bias.view, ops.y.view,
+                                     ops.config.view, cs.alpha, cs.beta, &xc, &yc);
+    EXPECT_TRUE(config.ok()) << config.status() << " for " << cs.describe();
+    if (!config.ok()) return false;
+    const std::vector<float> before = ops.y.storage;
+    bool handled = true;
+    const Status s = kernels::cpu::tryPointwiseConv(env, *config, xc, ops.w.view, ops.bias.view,
+                                                    yc, false, &handled);
+    EXPECT_TRUE(s.ok()) << s << " for " << cs.describe();
+    if (!handled) {
+      EXPECT_EQ(ops.y.storage, before) << "y written but not taken: " << cs.describe();
+    }
+    return handled;
+  };
+  Case pointwise = basicConv(2, 16, 40, {5, 6}, {1, 1});
+  pointwise.flags = 4;
+  EXPECT_EQ(taken(pointwise), kernels::cpu::pointwiseConvAvailable());
+  std::vector<Case> others;
+  Case c = pointwise;
+  c.stride = {2, 1};
+  others.push_back(c);
+  c = pointwise;
+  c.pb = {0, 1};
+  others.push_back(c);
+  c = pointwise;
+  c.groups = 2;
+  others.push_back(c);
+  c = pointwise;
+  c.act = 6;  // GELU
+  others.push_back(c);
+  c = pointwise;
+  c.k = {3, 1};
+  others.push_back(c);
+  c = pointwise;
+  c.flags = 0;  // channels-first: channels are not contiguous
+  others.push_back(c);
+  c = pointwise;
+  c.xs = Store::kEveryOtherChannel;
+  others.push_back(c);
+  c = pointwise;
+  c.flags = 4 | 8;  // transposed
+  c.f = 16;
+  others.push_back(c);
+  for (const Case& other : others) EXPECT_FALSE(taken(other)) << other.describe();
 }
 
 TEST(ConvTest, ConstantFilterIsCachedPerAddress) {

@@ -1,0 +1,172 @@
+// The AVX-512 code of the pointwise convolution kernel (pointwise_conv_kernel.h). Compiled with
+// -mavx512f -mfma and called only on hosts that have them; everything but runAvx512 has internal
+// linkage, and nothing here is shared with the rest of RAL (see pointwise_conv_kernel.h).
+//
+// A tile is MR pixels x NV vectors of output channels, kept in MR * NV registers (at most 24 of
+// the 32) while the input channels stream past: per input channel, NV loads of packed weights,
+// MR broadcasts of x and MR * NV FMAs. Its epilogue adds the bias and the residual, applies the
+// activation and stores each pixel's channels contiguously.
+// GCC 12 reports the deliberately undefined pass-through operand inside its own unmasked
+// AVX-512 min/max intrinsics as maybe-uninitialized.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <immintrin.h>
+
+#include <cstdint>
+#include <utility>
+
+#include "kernels/conv/pointwise_conv_kernel.h"
+
+namespace ral::kernels::cpu::pointwise {
+namespace {
+
+// e^x for float32: x = n ln2 + r with |r| <= ln2 / 2, e^r by its degree-7 Taylor polynomial
+// (truncation below 6e-9 relative), scaled by 2^n with scalef, which overflows to +inf and
+// underflows through the subnormals to 0 like the exact function. x is first clamped to
+// [-105, 89], past which the result is already 0 or +inf (and r would lose every bit).
+// (max/min return their second operand when one is NaN: the clamp keeps NaN.)
+__attribute__((always_inline)) inline __m512 exp512(__m512 x) {
+  x = _mm512_min_ps(_mm512_set1_ps(89.0f), _mm512_max_ps(_mm512_set1_ps(-105.0f), x));
+  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  // ln 2 in two parts: the first has 16 significant bits, so n * hi is exact for |n| < 2^8.
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693145751953125f), x);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(1.428606765330187045e-06f), r);
+  __m512 p = _mm512_set1_ps(1.0f / 5040);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 720));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+  return _mm512_scalef_ps(p, n);
+}
+
+// 1 / (1 + e^-v), as e^-|v| / (1 + e^-|v|) for negative v: e^-|v| never overflows, so the
+// result keeps its relative precision down to the subnormals (silu(-89) is -2e-37, not -0).
+__attribute__((always_inline)) inline __m512 sigmoid512(__m512 v) {
+  const __m512 one = _mm512_set1_ps(1.0f);
+  const __m512 t = exp512(_mm512_sub_ps(_mm512_setzero_ps(), _mm512_abs_ps(v)));
+  const __m512 d = _mm512_div_ps(one, _mm512_add_ps(one, t));
+  return _mm512_mask_mul_ps(d, _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ), t, d);
+}
+
+// The activations of conv.h (GELU excepted). NaN propagates, as in PyTorch and ONNX: max/min
+// return their second operand when one is NaN, so v goes second.
+__attribute__((always_inline)) inline __m512 activate(__m512 v, const Problem& p) {
+  const __m512 zero = _mm512_setzero_ps();
+  switch (p.activation) {
+    case 1:  // relu
+      return _mm512_max_ps(zero, v);
+    case 2:  // clip
+      return _mm512_min_ps(_mm512_set1_ps(p.hi), _mm512_max_ps(_mm512_set1_ps(p.lo), v));
+    case 3:  // sigmoid
+      return sigmoid512(v);
+    case 4:  // silu
+      return _mm512_mul_ps(v, sigmoid512(v));
+    case 5: {  // hardswish
+      const __m512 t = _mm512_min_ps(_mm512_set1_ps(6.0f),
+                                     _mm512_max_ps(zero, _mm512_add_ps(v, _mm512_set1_ps(3.0f))));
+      return _mm512_mul_ps(v, _mm512_div_ps(t, _mm512_set1_ps(6.0f)));  // no overflow near FLT_MAX
+    }
+    default:
+      return v;
+  }
+}
+
+// MR pixels from x (row stride x_row) times the packed panel w ([c][16 * NV]) into y; the last
+// vector of each pixel is stored under `last`.
+template <int MR, int NV>
+void tile(const Problem& p, const float* x, const float* w, float* y, const float* bias,
+          __mmask16 last) {
+  __m512 acc[MR][NV];
+#pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_setzero_ps();
+  const int64_t channels = p.in_channels, x_row = p.x_row, y_row = p.y_row;
+  for (int64_t k = 0; k < channels; ++k) {
+    __m512 b[NV];
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) b[v] = _mm512_loadu_ps(w + k * (kVector * NV) + kVector * v);
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r) {
+      const __m512 a = _mm512_set1_ps(x[r * x_row + k]);
+#pragma GCC unroll 8
+      for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_fmadd_ps(a, b[v], acc[r][v]);
+    }
+  }
+#pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r) {
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) {
+      const __mmask16 m = v == NV - 1 ? last : __mmask16(0xffff);
+      float* out = y + r * y_row + kVector * v;
+      __m512 s = acc[r][v];
+      if (bias) s = _mm512_add_ps(s, _mm512_maskz_loadu_ps(m, bias + kVector * v));
+      if (p.residual) s = _mm512_add_ps(s, _mm512_maskz_loadu_ps(m, out));
+      _mm512_mask_storeu_ps(out, m, activate(s, p));
+    }
+  }
+}
+
+using TileFn = void (*)(const Problem&, const float*, const float*, float*, const float*,
+                        __mmask16);
+
+// Rows per tile for NV vectors: MR * NV <= 24 accumulators, and MR divides kBlock.
+constexpr int rowsFor(int nv) { return nv <= 2 ? 12 : nv <= 4 ? 6 : 4; }
+static_assert(kBlock % rowsFor(1) == 0 && kBlock % rowsFor(3) == 0 && kBlock % rowsFor(6) == 0);
+
+template <int NV, int... Rows>
+constexpr TileFn tileFor(int rows, std::integer_sequence<int, Rows...>) {
+  constexpr TileFn fns[] = {tile<Rows + 1, NV>...};
+  return fns[rows - 1];
+}
+
+// The tile of NV vectors and `rows` (1 .. rowsFor(NV)) pixels.
+TileFn tileFor(int nv, int rows) {
+  switch (nv) {
+    case 1:
+      return tileFor<1>(rows, std::make_integer_sequence<int, rowsFor(1)>());
+    case 2:
+      return tileFor<2>(rows, std::make_integer_sequence<int, rowsFor(2)>());
+    case 3:
+      return tileFor<3>(rows, std::make_integer_sequence<int, rowsFor(3)>());
+    case 4:
+      return tileFor<4>(rows, std::make_integer_sequence<int, rowsFor(4)>());
+    case 5:
+      return tileFor<5>(rows, std::make_integer_sequence<int, rowsFor(5)>());
+    default:
+      return tileFor<6>(rows, std::make_integer_sequence<int, rowsFor(6)>());
+  }
+}
+
+}  // namespace
+
+void runAvx512(const Problem& p, int64_t block_begin, int64_t block_end, int panel_begin,
+               int panel_end) {
+  const Panels& panels = *p.panels;
+  for (int64_t block = block_begin; block < block_end; ++block) {
+    const int64_t m0 = block * kBlock;
+    const int64_t m_end = p.pixels < m0 + kBlock ? p.pixels : m0 + kBlock;
+    for (int q = panel_begin; q < panel_end; ++q) {
+      const int nv = panels.vectors[q];
+      const int mr = rowsFor(nv);
+      const int64_t f0 = panels.first[q];
+      // Channels in the panel's last vector: 1..16.
+      const int64_t tail = (p.out_channels - f0 < kVector * nv ? p.out_channels - f0 : kVector * nv) -
+                           kVector * (nv - 1);
+      const __mmask16 last = tail >= kVector ? __mmask16(0xffff) : __mmask16((1u << tail) - 1);
+      const float* w = p.packed + f0 * p.in_channels;
+      const float* bias = p.bias ? p.bias + f0 : nullptr;
+      for (int64_t m = m0; m < m_end; m += mr) {
+        const int rows = static_cast<int>(m_end - m < mr ? m_end - m : mr);
+        tileFor(nv, rows)(p, p.x + m * p.x_row, w, p.y + m * p.y_row + f0, bias, last);
+      }
+    }
+  }
+}
+
+}  // namespace ral::kernels::cpu::pointwise

@@ -1,0 +1,53 @@
+// The pointwise (1x1) convolution kernel's interface between pointwise_conv_cpu.cc (which
+// plans, packs and threads) and pointwise_conv_avx512.cc (the AVX-512 code). Only <cstdint>:
+// the AVX-512 file is compiled with -mavx512f, and any inline function it shared with the rest
+// of RAL could be linked into code that runs on hosts without AVX-512.
+#ifndef RAL_KERNELS_CONV_POINTWISE_CONV_KERNEL_H_
+#define RAL_KERNELS_CONV_POINTWISE_CONV_KERNEL_H_
+
+#include <cstdint>
+
+namespace ral::kernels::cpu {
+namespace pointwise {
+
+inline constexpr int kVector = 16;  // floats per AVX-512 register
+inline constexpr int kBlock = 12;   // pixels computed together (every panel's rows divide it)
+inline constexpr int kMaxPanelVectors = 6;
+
+// The output channels in panels of up to 6 vectors (96 channels): one panel when there are at
+// most 96 channels, else panels of 4 and a last one of 1 to 6 vectors. Panel p covers channels
+// [first[p], first[p] + 16 * vectors[p]) (the last one masked at f); its weights are packed
+// [c][16 * vectors[p]] at offset first[p] * c.
+struct Panels {
+  static constexpr int kMax = 1024;  // f <= 16 * 4 * kMax
+  int count = 0;
+  int vectors[kMax] = {};
+  int64_t first[kMax] = {};
+};
+// False when f has more channels than kMax panels cover.
+bool planPanels(int64_t f, Panels* panels);
+inline int64_t packedFloats(int64_t f, int64_t c) { return (f + kVector - 1) / kVector * kVector * c; }
+
+// One pointwise convolution over the pixels of one image; rows are pixels.
+struct Problem {
+  int64_t pixels = 0, in_channels = 0, out_channels = 0;
+  const float* x = nullptr;  // pixel m, channel c at x[m * x_row + c]
+  int64_t x_row = 0;
+  float* y = nullptr;  // pixel m, channel f at y[m * y_row + f]
+  int64_t y_row = 0;
+  const float* packed = nullptr;  // the weights, packed as Panels says
+  const float* bias = nullptr;    // dense, f values; null: none
+  const Panels* panels = nullptr;
+  int activation = 0;  // ConvActivation, not GELU
+  float lo = 0, hi = 0;
+  bool residual = false;
+};
+
+// Computes the panels [panel_begin, panel_end) of the pixel blocks [block_begin, block_end).
+void runAvx512(const Problem& p, int64_t block_begin, int64_t block_end, int panel_begin,
+               int panel_end);
+
+}  // namespace pointwise
+}  // namespace ral::kernels::cpu
+
+#endif  // RAL_KERNELS_CONV_POINTWISE_CONV_KERNEL_H_
