@@ -1,6 +1,7 @@
-// ral_conv on the CPU (kernels/conv/conv.h has the contract): oneDNN's convolution and
-// deconvolution primitives, with bias, residual (a sum post-op, before the activation) and
-// activation (an eltwise post-op) fused.
+// ral_conv on the CPU (kernels/conv/conv.h has the contract): RAL's own kernel for pointwise
+// convolutions where it runs (conv_tiles_cpu.h), else oneDNN's convolution and deconvolution
+// primitives, with bias, residual (a sum post-op, before the activation) and activation (an
+// eltwise post-op) fused.
 //
 // Layout: oneDNN 2.6 runs f32 convolutions on dense channels-last memory with its brgemm kernels
 // (brgconv, brdgmm_dw for depthwise) and on channels-first memory with gemm:jit. On one AVX-512
@@ -40,7 +41,7 @@
 #include "kernels/common/devices.h"
 #include "kernels/common/omp_threads.h"
 #include "kernels/conv/conv.h"
-#include "kernels/conv/pointwise_conv_cpu.h"
+#include "kernels/conv/conv_tiles_cpu.h"
 #include "kernels/copy/strided_copy.h"
 #include "ral/driver_services.h"
 #include "ral/registration.h"

@@ -10,7 +10,7 @@
 #include <sstream>
 #include <thread>
 
-#include "kernels/conv/pointwise_conv_cpu.h"
+#include "kernels/conv/conv_tiles_cpu.h"
 #include "tests/support/conv_cases.h"
 #include "tests/support/kernels_test_util.h"
 
@@ -419,8 +419,8 @@ TEST(ConvTest, PointwiseShapesLayoutsAndEpilogues) {
 // nothing but the activation rounds): within 4 float ulps of the float64 function from -110 to
 // 100 (1e-37 where it underflows), at the infinities and for NaN, which propagates.
 TEST(ConvTest, PointwiseActivationsWithinFourUlps) {
-  if (!kernels::cpu::pointwiseConvAvailable()) GTEST_SKIP() << "no AVX-512 on this host";
-  namespace pw = kernels::cpu::pointwise;
+  if (!kernels::cpu::convTilesAvailable()) GTEST_SKIP() << "no AVX-512 on this host";
+  namespace pw = kernels::cpu::tiles;
   std::vector<float> x;
   for (int i = 0; i <= 21000; ++i) x.push_back(-110.0f + i * 0.01f);
   for (float v : {0.0f, -0.0f, 1e-30f, -1e-30f, 88.7f, -87.3f, -103.9f, 3e38f, -3e38f})
@@ -496,7 +496,7 @@ TEST(ConvTest, PointwiseKernelTakesOnlyWhatItComputes) {
   };
   Case pointwise = basicConv(2, 16, 40, {5, 6}, {1, 1});
   pointwise.flags = 4;
-  EXPECT_EQ(taken(pointwise), kernels::cpu::pointwiseConvAvailable());
+  EXPECT_EQ(taken(pointwise), kernels::cpu::convTilesAvailable());
   std::vector<Case> others;
   Case c = pointwise;
   c.stride = {2, 1};

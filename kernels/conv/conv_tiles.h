@@ -1,14 +1,17 @@
-// The pointwise (1x1) convolution kernel's interface between pointwise_conv_cpu.cc (which
-// plans, packs and threads) and pointwise_conv_avx512.cc (the AVX-512 code). Only <cstdint>:
+// GEMM tiles for ral_conv's own CPU kernel (conv_tiles_cpu.h): y[m, f] = act(sum_k a[m, k] *
+// w[f, k] + bias[f] (+ y[m, f])) over rows m of a row-major a, the interface between
+// conv_tiles_cpu.cc (which plans, packs and threads) and conv_tiles_avx512.cc (the AVX-512
+// code). A pointwise convolution's a is x itself: a row per pixel, k over its channels.
+// Only <cstdint>:
 // the AVX-512 file is compiled with -mavx512f, and any inline function it shared with the rest
 // of RAL could be linked into code that runs on hosts without AVX-512.
-#ifndef RAL_KERNELS_CONV_POINTWISE_CONV_KERNEL_H_
-#define RAL_KERNELS_CONV_POINTWISE_CONV_KERNEL_H_
+#ifndef RAL_KERNELS_CONV_CONV_TILES_H_
+#define RAL_KERNELS_CONV_CONV_TILES_H_
 
 #include <cstdint>
 
 namespace ral::kernels::cpu {
-namespace pointwise {
+namespace tiles {
 
 inline constexpr int kVector = 16;  // floats per AVX-512 register
 inline constexpr int kBlock = 12;   // pixels computed together (every panel's rows divide it)
@@ -17,7 +20,7 @@ inline constexpr int kMaxPanelVectors = 6;
 // The output channels in panels of up to 6 vectors (96 channels): one panel when there are at
 // most 96 channels, else panels of 4 and a last one of 1 to 6 vectors. Panel p covers channels
 // [first[p], first[p] + 16 * vectors[p]) (the last one masked at f); its weights are packed
-// [c][16 * vectors[p]] at offset first[p] * c.
+// [k][16 * vectors[p]] at offset first[p] * k.
 struct Panels {
   static constexpr int kMax = 1024;  // f <= 16 * 4 * kMax
   int count = 0;
@@ -28,10 +31,10 @@ struct Panels {
 bool planPanels(int64_t f, Panels* panels);
 inline int64_t packedFloats(int64_t f, int64_t c) { return (f + kVector - 1) / kVector * kVector * c; }
 
-// One pointwise convolution over the pixels of one image; rows are pixels.
+// One GEMM: rows are pixels, in_channels the reduction's length k.
 struct Problem {
   int64_t pixels = 0, in_channels = 0, out_channels = 0;
-  const float* x = nullptr;  // pixel m, channel c at x[m * x_row + c]
+  const float* x = nullptr;  // row m, element k at x[m * x_row + k]
   int64_t x_row = 0;
   float* y = nullptr;  // pixel m, channel f at y[m * y_row + f]
   int64_t y_row = 0;
@@ -47,7 +50,7 @@ struct Problem {
 void runAvx512(const Problem& p, int64_t block_begin, int64_t block_end, int panel_begin,
                int panel_end);
 
-}  // namespace pointwise
+}  // namespace tiles
 }  // namespace ral::kernels::cpu
 
-#endif  // RAL_KERNELS_CONV_POINTWISE_CONV_KERNEL_H_
+#endif  // RAL_KERNELS_CONV_CONV_TILES_H_

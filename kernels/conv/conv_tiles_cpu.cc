@@ -1,6 +1,6 @@
-// Which pointwise convolutions the kernel takes, the packing of their filters, and the split of
-// the work over the CPU driver's threads (pointwise_conv_cpu.h has the contract).
-#include "kernels/conv/pointwise_conv_cpu.h"
+// Which convolutions the tile kernels take, the packing of their filters, and the split of
+// the work over the CPU driver's threads (conv_tiles_cpu.h has the contract).
+#include "kernels/conv/conv_tiles_cpu.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -16,7 +16,7 @@ namespace ral::kernels::cpu {
 namespace {
 
 bool hostHasAvx512() {
-#if defined(RAL_HAVE_POINTWISE_AVX512)
+#if defined(RAL_HAVE_CONV_TILES_AVX512)
   __builtin_cpu_init();
   // __builtin_cpu_supports checks that the OS saves the registers (XGETBV) too.
   return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
@@ -99,18 +99,22 @@ bool nonOverlapping(const MemRef<float, R>& y) {
 class PackedFilters {
  public:
   static constexpr size_t kMaxEntries = 4096;
+  // A filter [F, C, KH, KW] read as [F, k] with k = (kh * KW + kw) * C + c (KH = KW = 1 for a
+  // pointwise one), by address, shape and strides.
   struct Key {
     const void* data;
-    int64_t f, c, f_stride, c_stride;
+    int64_t f, c, kh, kw, f_stride, c_stride, kh_stride, kw_stride;
+    int64_t k() const { return c * kh * kw; }
     bool operator==(const Key& o) const {
-      return data == o.data && f == o.f && c == o.c && f_stride == o.f_stride &&
-             c_stride == o.c_stride;
+      return data == o.data && f == o.f && c == o.c && kh == o.kh && kw == o.kw &&
+             f_stride == o.f_stride && c_stride == o.c_stride && kh_stride == o.kh_stride &&
+             kw_stride == o.kw_stride;
     }
   };
   struct KeyHash {
     size_t operator()(const Key& k) const {
       uint64_t h = reinterpret_cast<uintptr_t>(k.data);
-      for (int64_t v : {k.f, k.c, k.f_stride, k.c_stride})
+      for (int64_t v : {k.f, k.c, k.kh, k.kw, k.f_stride, k.c_stride, k.kh_stride, k.kw_stride})
         h = (h ^ static_cast<uint64_t>(v)) * 1099511628211ull;
       return static_cast<size_t>(h);
     }
@@ -123,7 +127,7 @@ class PackedFilters {
     auto it = entries_.find(key);
     if (it != entries_.end()) return it->second;
     if (entries_.size() >= kMaxEntries) entries_.clear();
-    auto packed = std::make_shared<std::vector<float>>(pointwise::packedFloats(key.f, key.c));
+    auto packed = std::make_shared<std::vector<float>>(tiles::packedFloats(key.f, key.k()));
     pack(packed->data());
     return entries_.emplace(key, std::move(packed)).first->second;
   }
@@ -133,22 +137,91 @@ class PackedFilters {
   std::unordered_map<Key, Packed, KeyHash> entries_;
 };
 
-// w [F, C, 1...] (any strides) into the panels' layout, zeros past F.
-void pack(const float* w, int64_t f_stride, int64_t c_stride, int64_t f, int64_t c,
-          const pointwise::Panels& panels, float* out) {
+// The filter `key` describes into the panels' layout ([k][panel width] per panel), zeros
+// past F.
+void pack(const PackedFilters::Key& key, const tiles::Panels& panels, float* out) {
+  const float* w = static_cast<const float*>(key.data);
+  const int64_t k_count = key.k();
   for (int q = 0; q < panels.count; ++q) {
-    const int64_t width = pointwise::kVector * panels.vectors[q], f0 = panels.first[q];
-    float* o = out + f0 * c;
-    for (int64_t k = 0; k < c; ++k)
-      for (int64_t j = 0; j < width; ++j)
-        o[k * width + j] = f0 + j < f ? w[(f0 + j) * f_stride + k * c_stride] : 0.0f;
+    const int64_t width = tiles::kVector * panels.vectors[q], f0 = panels.first[q];
+    float* o = out + f0 * k_count;
+    int64_t k = 0;
+    for (int64_t kh = 0; kh < key.kh; ++kh)
+      for (int64_t kw = 0; kw < key.kw; ++kw)
+        for (int64_t c = 0; c < key.c; ++c, ++k) {
+          const float* tap = w + kh * key.kh_stride + kw * key.kw_stride + c * key.c_stride;
+          for (int64_t j = 0; j < width; ++j)
+            o[k * width + j] = f0 + j < key.f ? tap[(f0 + j) * key.f_stride] : 0.0f;
+        }
   }
+}
+
+// The packed filter of `key`: once per Context for constant weights, else packed into
+// `scratch` for this call.
+StatusOr<const float*> packedFilter(const KernelEnv& env, const ConvConfig& c,
+                                    const PackedFilters::Key& key, const tiles::Panels& panels,
+                                    PackedFilters::Packed* kept, Scratch* scratch) {
+  if (c.constantFilter()) {
+    RAL_ASSIGN_OR_RETURN(PackedFilters * cache,
+                         env.context->getOrCreate<PackedFilters>(uint64_t{0}, [] {
+                           return std::make_unique<PackedFilters>();
+                         }));
+    *kept = cache->findOrPack(key, [&](float* out) { pack(key, panels, out); });
+    return (*kept)->data();
+  }
+  RAL_RETURN_IF_ERROR(
+      scratch->allocate(env.driver, tiles::packedFloats(key.f, key.k()) * sizeof(float)));
+  pack(key, panels, scratch->as<float>());
+  return scratch->as<float>();
+}
+
+// The bias as dense floats (copied into `scratch` when strided); null without one.
+StatusOr<const float*> denseBias(const KernelEnv& env, const MemRef<float, 1>& bias,
+                                 Scratch* scratch) {
+  if (bias.sizes[0] == 0) return static_cast<const float*>(nullptr);
+  if (bias.sizes[0] == 1 || bias.strides[0] == 1) return static_cast<const float*>(bias.data());
+  RAL_RETURN_IF_ERROR(scratch->allocate(env.driver, bias.sizes[0] * sizeof(float)));
+  float* b = scratch->as<float>();
+  for (int64_t i = 0; i < bias.sizes[0]; ++i) b[i] = bias.data()[i * bias.strides[0]];
+  return static_cast<const float*>(b);
+}
+
+// The tiles' problem for everything a call shares.
+tiles::Problem baseProblem(const ConvConfig& c, int64_t k, int64_t f, const float* packed,
+                           const float* bias, const tiles::Panels& panels) {
+  tiles::Problem p;
+  p.in_channels = k;
+  p.out_channels = f;
+  p.packed = packed;
+  p.bias = bias;
+  p.panels = &panels;
+  p.activation = static_cast<int>(c.activation);
+  p.lo = c.alpha;
+  p.hi = c.beta;
+  p.residual = c.residual();
+  return p;
+}
+
+// What both kernels need: the tiles on this host, one group, a forward convolution, an
+// activation the tiles compute, y apart from the inputs.
+bool tilesTake(const ConvConfig& c, bool alias) {
+  return convTilesAvailable() && !alias && !c.transposed() && c.groups == 1 &&
+         c.activation != ConvActivation::kGeluErf && c.activation != ConvActivation::kGeluTanh;
+}
+
+// Runs fn over [0, tasks) on the CPU driver's threads (or here, for one thread or one task).
+Status runParallel(const KernelEnv& env, uint64_t tasks, HostThreadsService::ParallelTask fn,
+                   void* state) {
+  auto* threads = env.driver->service<HostThreadsService>();
+  if (threads != nullptr && threads->threadCount() > 1 && tasks > 1)
+    return threads->parallelFor(tasks, 0, fn, state);
+  return fn(state, 0, tasks);
 }
 
 // The work of one call: tasks are (outer index, pixel block, panel), the panel innermost, so
 // that a thread's consecutive tasks reuse the same pixels.
 struct Work {
-  pointwise::Problem problem;
+  tiles::Problem problem;
   const float* x = nullptr;
   float* y = nullptr;
   PixelDims dims;
@@ -159,7 +232,7 @@ struct Work {
 Status runTasks(void* state, uint64_t begin, uint64_t end) {
   const Work& work = *static_cast<const Work*>(state);
   const PixelDims& dims = work.dims;
-  pointwise::Problem p = work.problem;
+  tiles::Problem p = work.problem;
   for (uint64_t t = begin; t < end; ++t) {
     const int panel = static_cast<int>(t % work.panels);
     int64_t rest = static_cast<int64_t>(t / work.panels);
@@ -174,14 +247,14 @@ Status runTasks(void* state, uint64_t begin, uint64_t end) {
     }
     p.x = work.x + x_offset;
     p.y = work.y + y_offset;
-    pointwise::runAvx512(p, block, block + 1, panel, panel + 1);
+    tiles::runAvx512(p, block, block + 1, panel, panel + 1);
   }
   return Status();
 }
 
 }  // namespace
 
-bool pointwiseConvAvailable() {
+bool convTilesAvailable() {
   static const bool available = [] {
     const char* v = std::getenv("RAL_CONV_ALGORITHM");
     return hostHasAvx512() && !(v != nullptr && std::string(v) == "onednn");
@@ -189,7 +262,7 @@ bool pointwiseConvAvailable() {
   return available;
 }
 
-bool pointwise::planPanels(int64_t f, Panels* panels) {
+bool tiles::planPanels(int64_t f, Panels* panels) {
   int64_t vectors = (f + kVector - 1) / kVector, first = 0;
   panels->count = 0;
   while (vectors > 0) {
@@ -208,9 +281,7 @@ Status tryPointwiseConv(const KernelEnv& env, const ConvConfig& c, const MemRef<
                         const MemRef<float, R>& w, const MemRef<float, 1>& bias,
                         const MemRef<float, R>& y, bool alias, bool* handled) {
   *handled = false;
-  if (!pointwiseConvAvailable() || alias || c.transposed() || c.groups != 1 ||
-      c.activation == ConvActivation::kGeluErf || c.activation == ConvActivation::kGeluTanh)
-    return Status();
+  if (!tilesTake(c, alias)) return Status();
   for (int d = 0; d < c.spatial; ++d)
     if (w.sizes[2 + d] != 1 || c.strides[d] != 1 || c.pad_begin[d] != 0 || c.pad_end[d] != 0)
       return Status();
@@ -221,69 +292,29 @@ Status tryPointwiseConv(const KernelEnv& env, const ConvConfig& c, const MemRef<
       !nonOverlapping(y))
     return Status();
   const PixelDims dims = pixelDims(x, y);
-  pointwise::Panels panels;
-  if (!pointwise::planPanels(out_channels, &panels)) return Status();
+  tiles::Panels panels;
+  if (!tiles::planPanels(out_channels, &panels)) return Status();
 
-  // The filter, packed: once per Context for constant weights, else into scratch.
-  const int64_t f_stride = w.strides[0], c_stride = w.strides[1];
+  const PackedFilters::Key key{w.data(), out_channels, in_channels, 1, 1, w.strides[0],
+                               w.strides[1], 0, 0};
   PackedFilters::Packed kept;
   Scratch packed_scratch, bias_scratch;
-  const float* packed = nullptr;
-  if (c.constantFilter()) {
-    RAL_ASSIGN_OR_RETURN(PackedFilters * cache,
-                         env.context->getOrCreate<PackedFilters>(uint64_t{0}, [] {
-                           return std::make_unique<PackedFilters>();
-                         }));
-    kept = cache->findOrPack({w.data(), out_channels, in_channels, f_stride, c_stride},
-                             [&](float* out) {
-                               pack(w.data(), f_stride, c_stride, out_channels, in_channels,
-                                    panels, out);
-                             });
-    packed = kept->data();
-  } else {
-    RAL_RETURN_IF_ERROR(packed_scratch.allocate(
-        env.driver, pointwise::packedFloats(out_channels, in_channels) * sizeof(float)));
-    pack(w.data(), f_stride, c_stride, out_channels, in_channels, panels,
-         packed_scratch.as<float>());
-    packed = packed_scratch.as<float>();
-  }
-  const float* dense_bias = nullptr;
-  if (bias.sizes[0] > 0) {
-    dense_bias = bias.data();
-    if (bias.sizes[0] > 1 && bias.strides[0] != 1) {
-      RAL_RETURN_IF_ERROR(bias_scratch.allocate(env.driver, out_channels * sizeof(float)));
-      float* b = bias_scratch.as<float>();
-      for (int64_t i = 0; i < out_channels; ++i) b[i] = bias.data()[i * bias.strides[0]];
-      dense_bias = b;
-    }
-  }
+  RAL_ASSIGN_OR_RETURN(const float* packed,
+                       packedFilter(env, c, key, panels, &kept, &packed_scratch));
+  RAL_ASSIGN_OR_RETURN(const float* dense_bias, denseBias(env, bias, &bias_scratch));
 
   Work work;
-  pointwise::Problem& p = work.problem;
-  p.pixels = dims.pixels;
-  p.in_channels = in_channels;
-  p.out_channels = out_channels;
-  p.x_row = dims.x_row;
-  p.y_row = dims.y_row;
-  p.packed = packed;
-  p.bias = dense_bias;
-  p.panels = &panels;
-  p.activation = static_cast<int>(c.activation);
-  p.lo = c.alpha;
-  p.hi = c.beta;
-  p.residual = c.residual();
+  work.problem = baseProblem(c, in_channels, out_channels, packed, dense_bias, panels);
+  work.problem.pixels = dims.pixels;
+  work.problem.x_row = dims.x_row;
+  work.problem.y_row = dims.y_row;
   work.x = x.data();
   work.y = y.data();
   work.dims = dims;
-  work.blocks = (dims.pixels + pointwise::kBlock - 1) / pointwise::kBlock;
+  work.blocks = (dims.pixels + tiles::kBlock - 1) / tiles::kBlock;
   work.panels = panels.count;
   const uint64_t tasks = static_cast<uint64_t>(dims.outer_count) * work.blocks * work.panels;
-  auto* threads = env.driver->service<HostThreadsService>();
-  if (threads != nullptr && threads->threadCount() > 1 && tasks > 1) {
-    RAL_RETURN_IF_ERROR(threads->parallelFor(tasks, 0, runTasks, &work));
-  } else {
-    RAL_RETURN_IF_ERROR(runTasks(&work, 0, tasks));
-  }
+  RAL_RETURN_IF_ERROR(runParallel(env, tasks, runTasks, &work));
   *handled = true;
   return Status();
 }

@@ -1,6 +1,6 @@
-// The AVX-512 code of the pointwise convolution kernel (pointwise_conv_kernel.h). Compiled with
+// The AVX-512 code of ral_conv's GEMM tiles (conv_tiles.h). Compiled with
 // -mavx512f -mfma and called only on hosts that have them; everything but runAvx512 has internal
-// linkage, and nothing here is shared with the rest of RAL (see pointwise_conv_kernel.h).
+// linkage, and nothing here is shared with the rest of RAL (see conv_tiles.h).
 //
 // A tile is MR pixels x NV vectors of output channels, kept in MR * NV registers (at most 24 of
 // the 32) while the input channels stream past: per input channel, NV loads of packed weights,
@@ -16,9 +16,9 @@
 #include <cstdint>
 #include <utility>
 
-#include "kernels/conv/pointwise_conv_kernel.h"
+#include "kernels/conv/conv_tiles.h"
 
-namespace ral::kernels::cpu::pointwise {
+namespace ral::kernels::cpu::tiles {
 namespace {
 
 // e^x for float32: x = n ln2 + r with |r| <= ln2 / 2, e^r by its degree-7 Taylor polynomial
@@ -169,4 +169,4 @@ void runAvx512(const Problem& p, int64_t block_begin, int64_t block_end, int pan
   }
 }
 
-}  // namespace ral::kernels::cpu::pointwise
+}  // namespace ral::kernels::cpu::tiles

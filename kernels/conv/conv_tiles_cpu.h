@@ -1,0 +1,41 @@
+// ral_conv's own CPU kernel for pointwise convolutions (1x1, stride 1, no padding, one group,
+// channels-last x and y), on GEMM tiles (conv_tiles.h) that compute every output channel of a
+// block of 12 pixels in registers and apply the bias, residual and activation before a single
+// store of y. Such a convolution is a GEMM over the pixels with x itself as its left operand;
+// MobileNet- and EfficientNet-style networks spend most of their time there. oneDNN 2.6's
+// brgconv_1x1 writes y in column panels, which miss the cache on the 112x112 and 56x56 layers
+// (1.3x to 2.8x slower than this kernel there; about even on the deep 7x7 and 14x14 ones).
+//
+// x86-64 hosts with AVX-512 only (convTilesAvailable()); elsewhere, for GELU, which the tiles do
+// not compute, and for every other convolution, ral_conv runs oneDNN. RAL_CONV_ALGORITHM=onednn
+// turns the kernel off.
+//
+// Plain functions, thread-safe; the packed filters of constant weights live in the Context's
+// resource cache (conv_tiles_cpu.cc).
+#ifndef RAL_KERNELS_CONV_CONV_TILES_CPU_H_
+#define RAL_KERNELS_CONV_CONV_TILES_CPU_H_
+
+#include <cstdint>
+
+#include "kernels/common/devices.h"
+#include "kernels/conv/conv.h"
+#include "kernels/conv/conv_tiles.h"
+#include "ral/api.h"
+#include "ral/memref.h"
+
+namespace ral::kernels::cpu {
+
+// Whether this host runs the kernel (AVX-512 present and usable, and not switched off).
+bool convTilesAvailable();
+
+// Runs the convolution when the kernel takes it: *handled is false (and nothing is written) for
+// a configuration or layout it does not take, which then goes to oneDNN. x and y are the
+// channels-first views conv.h's Impl::conv receives; `alias` whether y overlaps an input.
+template <int R>
+Status tryPointwiseConv(const KernelEnv& env, const ConvConfig& c, const MemRef<float, R>& x,
+                        const MemRef<float, R>& w, const MemRef<float, 1>& bias,
+                        const MemRef<float, R>& y, bool alias, bool* handled);
+
+}  // namespace ral::kernels::cpu
+
+#endif  // RAL_KERNELS_CONV_CONV_TILES_CPU_H_
