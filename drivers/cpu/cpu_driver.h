@@ -61,11 +61,8 @@ class CpuDriver : public Driver, public HostThreadsService {
   Status queueSignal(Stream* stream, Semaphore* semaphore, uint64_t value) override;
   Status queueWait(Stream* stream, Semaphore* semaphore, uint64_t value) override;
 
-  // HostThreadsService.
   int threadCount() const override { return pool_->threadCount(); }
-  Status parallelFor(uint64_t count, uint64_t chunk, ParallelTask fn, void* state) override {
-    return pool_->run(count, chunk, fn, state);
-  }
+  // HostThreadsService.
   void* queryService(ServiceId id) override {
     return id == ServiceId::kHostThreads ? static_cast<HostThreadsService*>(this) : nullptr;
   }

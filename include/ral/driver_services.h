@@ -14,17 +14,12 @@
 
 namespace ral {
 
-// CPU drivers: the pool their host launches run on. Libraries with their own threads (OpenBLAS,
-// oneDNN) match its size; RAL's own CPU kernels run their loops on it.
+// CPU drivers: the size of the pool their host launches run on, so libraries with their own
+// threads (OpenBLAS) can match it.
 class HostThreadsService {
  public:
   static constexpr ServiceId kServiceId = ServiceId::kHostThreads;
   virtual int threadCount() const = 0;
-  // Runs fn(state, begin, end) over the tasks [0, count), in chunks of `chunk` (0: chosen from
-  // the thread count), on the pool's threads and the caller's; returns when every task is done,
-  // with the first non-OK status a chunk returned.
-  using ParallelTask = Status (*)(void* state, uint64_t begin, uint64_t end);
-  virtual Status parallelFor(uint64_t count, uint64_t chunk, ParallelTask fn, void* state) = 0;
 
  protected:
   ~HostThreadsService() = default;

@@ -10,7 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "ral/driver_services.h"
+#include "kernels/common/parallel.h"
 
 namespace ral::kernels::cpu {
 namespace {
@@ -209,13 +209,12 @@ bool tilesTake(const ConvConfig& c, bool alias) {
          c.activation != ConvActivation::kGeluErf && c.activation != ConvActivation::kGeluTanh;
 }
 
-// Runs fn over [0, tasks) on the CPU driver's threads (or here, for one thread or one task).
-Status runParallel(const KernelEnv& env, uint64_t tasks, HostThreadsService::ParallelTask fn,
+// Runs fn over [0, tasks) on the CPU driver's threads (kernels/common/parallel.h).
+Status runParallel(const KernelEnv& env, uint64_t tasks, Status (*fn)(void*, uint64_t, uint64_t),
                    void* state) {
-  auto* threads = env.driver->service<HostThreadsService>();
-  if (threads != nullptr && threads->threadCount() > 1 && tasks > 1)
-    return threads->parallelFor(tasks, 0, fn, state);
-  return fn(state, 0, tasks);
+  return parallelFor(env.driver, static_cast<int64_t>(tasks), 1, [&](int64_t begin, int64_t end) {
+    return fn(state, static_cast<uint64_t>(begin), static_cast<uint64_t>(end));
+  });
 }
 
 // The work of one call: tasks are (outer index, pixel block, panel), the panel innermost, so
