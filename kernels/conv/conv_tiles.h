@@ -18,17 +18,19 @@ inline constexpr int kBlock = 12;   // pixels computed together (every panel's r
 inline constexpr int kMaxPanelVectors = 6;
 
 // The output channels in panels of up to 6 vectors (96 channels): one panel when there are at
-// most 96 channels, else panels of 4 and a last one of 1 to 6 vectors. Panel p covers channels
-// [first[p], first[p] + 16 * vectors[p]) (the last one masked at f); its weights are packed
-// [k][16 * vectors[p]] at offset first[p] * k.
-struct Panels {
-  static constexpr int kMax = 1024;  // f <= 16 * 4 * kMax
-  int count = 0;
-  int vectors[kMax] = {};
-  int64_t first[kMax] = {};
-};
-// False when f has more channels than kMax panels cover.
-bool planPanels(int64_t f, Panels* panels);
+// most 96 channels, else panels of 4 vectors and a last one of 3 to 6. Panel q covers channels
+// [64 q, 64 q + 16 * panelVectors(f, q)) (the last one masked at f); its weights are packed
+// [k][16 * panelVectors(f, q)] at offset 64 q * k. Derived, not stored: a call needs no table.
+inline int64_t vectorsOf(int64_t f) { return (f + kVector - 1) / kVector; }
+inline int64_t panelCount(int64_t f) {
+  const int64_t v = vectorsOf(f);
+  return v <= kMaxPanelVectors ? 1 : (v - kMaxPanelVectors + 3) / 4 + 1;
+}
+inline int panelVectors(int64_t f, int64_t q) {
+  const int64_t v = vectorsOf(f), count = panelCount(f);
+  return static_cast<int>(q + 1 < count ? 4 : v - 4 * (count - 1));
+}
+inline int64_t panelFirst(int64_t q) { return 4 * kVector * q; }
 inline int64_t packedFloats(int64_t f, int64_t c) { return (f + kVector - 1) / kVector * kVector * c; }
 
 // One GEMM: rows are pixels, in_channels the reduction's length k.
@@ -38,9 +40,8 @@ struct Problem {
   int64_t x_row = 0;
   float* y = nullptr;  // pixel m, channel f at y[m * y_row + f]
   int64_t y_row = 0;
-  const float* packed = nullptr;  // the weights, packed as Panels says
+  const float* packed = nullptr;  // the weights, packed in panels (above)
   const float* bias = nullptr;    // dense, f values; null: none
-  const Panels* panels = nullptr;
   int activation = 0;  // ConvActivation, not GELU
   float lo = 0, hi = 0;
   bool residual = false;

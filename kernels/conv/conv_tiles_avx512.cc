@@ -152,14 +152,13 @@ TileFn tileFor(int nv, int rows) {
 
 void runAvx512(const Problem& p, int64_t block_begin, int64_t block_end, int panel_begin,
                int panel_end) {
-  const Panels& panels = *p.panels;
   for (int64_t block = block_begin; block < block_end; ++block) {
     const int64_t m0 = block * kBlock;
     const int64_t m_end = p.pixels < m0 + kBlock ? p.pixels : m0 + kBlock;
     for (int q = panel_begin; q < panel_end; ++q) {
-      const int nv = panels.vectors[q];
+      const int nv = panelVectors(p.out_channels, q);
       const int mr = rowsFor(nv);
-      const int64_t f0 = panels.first[q];
+      const int64_t f0 = panelFirst(q);
       // Channels in the panel's last vector: 1..16.
       const int64_t tail = (p.out_channels - f0 < kVector * nv ? p.out_channels - f0 : kVector * nv) -
                            kVector * (nv - 1);

@@ -1,4 +1,4 @@
-// Which convolutions the tile kernels take, the packing of their filters, and the split of
+// Which convolutions the pointwise kernel takes, the packing of its filters, and the split of
 // the work over the CPU driver's threads (conv_tiles_cpu.h has the contract).
 #include "kernels/conv/conv_tiles_cpu.h"
 
@@ -93,87 +93,56 @@ bool nonOverlapping(const MemRef<float, R>& y) {
   return true;
 }
 
+// A pointwise filter [F, C, 1...] (any strides) packed into the panels' layout, zeros past F.
+struct Filter {
+  const float* data;
+  int64_t f, c, f_stride, c_stride;
+  bool operator==(const Filter& o) const {
+    return data == o.data && f == o.f && c == o.c && f_stride == o.f_stride &&
+           c_stride == o.c_stride;
+  }
+};
+struct FilterHash {
+  size_t operator()(const Filter& k) const {
+    uint64_t h = reinterpret_cast<uintptr_t>(k.data);
+    for (int64_t v : {k.f, k.c, k.f_stride, k.c_stride})
+      h = (h ^ static_cast<uint64_t>(v)) * 1099511628211ull;
+    return static_cast<size_t>(h);
+  }
+};
+
+void pack(const Filter& w, float* out) {
+  for (int64_t q = 0; q < tiles::panelCount(w.f); ++q) {
+    const int64_t width = tiles::kVector * tiles::panelVectors(w.f, q), f0 = tiles::panelFirst(q);
+    float* o = out + f0 * w.c;
+    for (int64_t k = 0; k < w.c; ++k)
+      for (int64_t j = 0; j < width; ++j)
+        o[k * width + j] = f0 + j < w.f ? w.data[(f0 + j) * w.f_stride + k * w.c_stride] : 0.0f;
+  }
+}
+
 // The packed filters of constant weights (conv.h's constant_filter flag), per Context, by the
 // weights' address, shape and strides. Bounded like the oneDNN entries: full, it is emptied;
 // filters in use stay alive through their shared_ptr.
 class PackedFilters {
  public:
   static constexpr size_t kMaxEntries = 4096;
-  // A filter [F, C, KH, KW] read as [F, k] with k = (kh * KW + kw) * C + c (KH = KW = 1 for a
-  // pointwise one), by address, shape and strides.
-  struct Key {
-    const void* data;
-    int64_t f, c, kh, kw, f_stride, c_stride, kh_stride, kw_stride;
-    int64_t k() const { return c * kh * kw; }
-    bool operator==(const Key& o) const {
-      return data == o.data && f == o.f && c == o.c && kh == o.kh && kw == o.kw &&
-             f_stride == o.f_stride && c_stride == o.c_stride && kh_stride == o.kh_stride &&
-             kw_stride == o.kw_stride;
-    }
-  };
-  struct KeyHash {
-    size_t operator()(const Key& k) const {
-      uint64_t h = reinterpret_cast<uintptr_t>(k.data);
-      for (int64_t v : {k.f, k.c, k.kh, k.kw, k.f_stride, k.c_stride, k.kh_stride, k.kw_stride})
-        h = (h ^ static_cast<uint64_t>(v)) * 1099511628211ull;
-      return static_cast<size_t>(h);
-    }
-  };
   using Packed = std::shared_ptr<const std::vector<float>>;
 
-  template <typename Pack>
-  Packed findOrPack(const Key& key, Pack pack) {
+  Packed findOrPack(const Filter& w) {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto it = entries_.find(key);
+    auto it = entries_.find(w);
     if (it != entries_.end()) return it->second;
     if (entries_.size() >= kMaxEntries) entries_.clear();
-    auto packed = std::make_shared<std::vector<float>>(tiles::packedFloats(key.f, key.k()));
-    pack(packed->data());
-    return entries_.emplace(key, std::move(packed)).first->second;
+    auto packed = std::make_shared<std::vector<float>>(tiles::packedFloats(w.f, w.c));
+    pack(w, packed->data());
+    return entries_.emplace(w, std::move(packed)).first->second;
   }
 
  private:
   std::mutex mutex_;
-  std::unordered_map<Key, Packed, KeyHash> entries_;
+  std::unordered_map<Filter, Packed, FilterHash> entries_;
 };
-
-// The filter `key` describes into the panels' layout ([k][panel width] per panel), zeros
-// past F.
-void pack(const PackedFilters::Key& key, const tiles::Panels& panels, float* out) {
-  const float* w = static_cast<const float*>(key.data);
-  const int64_t k_count = key.k();
-  for (int q = 0; q < panels.count; ++q) {
-    const int64_t width = tiles::kVector * panels.vectors[q], f0 = panels.first[q];
-    float* o = out + f0 * k_count;
-    int64_t k = 0;
-    for (int64_t kh = 0; kh < key.kh; ++kh)
-      for (int64_t kw = 0; kw < key.kw; ++kw)
-        for (int64_t c = 0; c < key.c; ++c, ++k) {
-          const float* tap = w + kh * key.kh_stride + kw * key.kw_stride + c * key.c_stride;
-          for (int64_t j = 0; j < width; ++j)
-            o[k * width + j] = f0 + j < key.f ? tap[(f0 + j) * key.f_stride] : 0.0f;
-        }
-  }
-}
-
-// The packed filter of `key`: once per Context for constant weights, else packed into
-// `scratch` for this call.
-StatusOr<const float*> packedFilter(const KernelEnv& env, const ConvConfig& c,
-                                    const PackedFilters::Key& key, const tiles::Panels& panels,
-                                    PackedFilters::Packed* kept, Scratch* scratch) {
-  if (c.constantFilter()) {
-    RAL_ASSIGN_OR_RETURN(PackedFilters * cache,
-                         env.context->getOrCreate<PackedFilters>(uint64_t{0}, [] {
-                           return std::make_unique<PackedFilters>();
-                         }));
-    *kept = cache->findOrPack(key, [&](float* out) { pack(key, panels, out); });
-    return (*kept)->data();
-  }
-  RAL_RETURN_IF_ERROR(
-      scratch->allocate(env.driver, tiles::packedFloats(key.f, key.k()) * sizeof(float)));
-  pack(key, panels, scratch->as<float>());
-  return scratch->as<float>();
-}
 
 // The bias as dense floats (copied into `scratch` when strided); null without one.
 StatusOr<const float*> denseBias(const KernelEnv& env, const MemRef<float, 1>& bias,
@@ -186,71 +155,6 @@ StatusOr<const float*> denseBias(const KernelEnv& env, const MemRef<float, 1>& b
   return static_cast<const float*>(b);
 }
 
-// The tiles' problem for everything a call shares.
-tiles::Problem baseProblem(const ConvConfig& c, int64_t k, int64_t f, const float* packed,
-                           const float* bias, const tiles::Panels& panels) {
-  tiles::Problem p;
-  p.in_channels = k;
-  p.out_channels = f;
-  p.packed = packed;
-  p.bias = bias;
-  p.panels = &panels;
-  p.activation = static_cast<int>(c.activation);
-  p.lo = c.alpha;
-  p.hi = c.beta;
-  p.residual = c.residual();
-  return p;
-}
-
-// What both kernels need: the tiles on this host, one group, a forward convolution, an
-// activation the tiles compute, y apart from the inputs.
-bool tilesTake(const ConvConfig& c, bool alias) {
-  return convTilesAvailable() && !alias && !c.transposed() && c.groups == 1 &&
-         c.activation != ConvActivation::kGeluErf && c.activation != ConvActivation::kGeluTanh;
-}
-
-// Runs fn over [0, tasks) on the CPU driver's threads (kernels/common/parallel.h).
-Status runParallel(const KernelEnv& env, uint64_t tasks, Status (*fn)(void*, uint64_t, uint64_t),
-                   void* state) {
-  return parallelFor(env.driver, static_cast<int64_t>(tasks), 1, [&](int64_t begin, int64_t end) {
-    return fn(state, static_cast<uint64_t>(begin), static_cast<uint64_t>(end));
-  });
-}
-
-// The work of one call: tasks are (outer index, pixel block, panel), the panel innermost, so
-// that a thread's consecutive tasks reuse the same pixels.
-struct Work {
-  tiles::Problem problem;
-  const float* x = nullptr;
-  float* y = nullptr;
-  PixelDims dims;
-  int64_t blocks = 0;  // per outer index
-  int panels = 0;
-};
-
-Status runTasks(void* state, uint64_t begin, uint64_t end) {
-  const Work& work = *static_cast<const Work*>(state);
-  const PixelDims& dims = work.dims;
-  tiles::Problem p = work.problem;
-  for (uint64_t t = begin; t < end; ++t) {
-    const int panel = static_cast<int>(t % work.panels);
-    int64_t rest = static_cast<int64_t>(t / work.panels);
-    const int64_t block = rest % work.blocks;
-    rest /= work.blocks;
-    int64_t x_offset = 0, y_offset = 0;
-    for (int i = dims.outer - 1; i >= 0; --i) {
-      const int64_t idx = rest % dims.size[i];
-      rest /= dims.size[i];
-      x_offset += idx * dims.x_stride[i];
-      y_offset += idx * dims.y_stride[i];
-    }
-    p.x = work.x + x_offset;
-    p.y = work.y + y_offset;
-    tiles::runAvx512(p, block, block + 1, panel, panel + 1);
-  }
-  return Status();
-}
-
 }  // namespace
 
 bool convTilesAvailable() {
@@ -261,59 +165,80 @@ bool convTilesAvailable() {
   return available;
 }
 
-bool tiles::planPanels(int64_t f, Panels* panels) {
-  int64_t vectors = (f + kVector - 1) / kVector, first = 0;
-  panels->count = 0;
-  while (vectors > 0) {
-    if (panels->count == Panels::kMax) return false;
-    const int nv = vectors <= kMaxPanelVectors ? static_cast<int>(vectors) : 4;
-    panels->vectors[panels->count] = nv;
-    panels->first[panels->count++] = first;
-    first += kVector * nv;
-    vectors -= nv;
-  }
-  return true;
-}
-
 template <int R>
 Status tryPointwiseConv(const KernelEnv& env, const ConvConfig& c, const MemRef<float, R>& x,
                         const MemRef<float, R>& w, const MemRef<float, 1>& bias,
                         const MemRef<float, R>& y, bool alias, bool* handled) {
   *handled = false;
-  if (!tilesTake(c, alias)) return Status();
+  if (!convTilesAvailable() || alias || c.transposed() || c.groups != 1 ||
+      c.activation == ConvActivation::kGeluErf || c.activation == ConvActivation::kGeluTanh ||
+      x.numel() == 0 || y.numel() == 0)  // the last two: Impl::conv's own cases
+    return Status();
   for (int d = 0; d < c.spatial; ++d)
     if (w.sizes[2 + d] != 1 || c.strides[d] != 1 || c.pad_begin[d] != 0 || c.pad_end[d] != 0)
       return Status();
   const int64_t in_channels = x.sizes[1], out_channels = y.sizes[1];
-  if (x.numel() == 0 || y.numel() == 0) return Status();  // Impl::conv's cases
   // Channels contiguous in x and y, y's elements apart.
   if ((in_channels > 1 && x.strides[1] != 1) || (out_channels > 1 && y.strides[1] != 1) ||
       !nonOverlapping(y))
     return Status();
   const PixelDims dims = pixelDims(x, y);
-  tiles::Panels panels;
-  if (!tiles::planPanels(out_channels, &panels)) return Status();
 
-  const PackedFilters::Key key{w.data(), out_channels, in_channels, 1, 1, w.strides[0],
-                               w.strides[1], 0, 0};
+  // The filter, packed: once per Context for constant weights, else into scratch.
+  const Filter filter{w.data(), out_channels, in_channels, w.strides[0], w.strides[1]};
   PackedFilters::Packed kept;
   Scratch packed_scratch, bias_scratch;
-  RAL_ASSIGN_OR_RETURN(const float* packed,
-                       packedFilter(env, c, key, panels, &kept, &packed_scratch));
+  const float* packed = nullptr;
+  if (c.constantFilter()) {
+    RAL_ASSIGN_OR_RETURN(PackedFilters * cache,
+                         env.context->getOrCreate<PackedFilters>(uint64_t{0}, [] {
+                           return std::make_unique<PackedFilters>();
+                         }));
+    kept = cache->findOrPack(filter);
+    packed = kept->data();
+  } else {
+    RAL_RETURN_IF_ERROR(packed_scratch.allocate(
+        env.driver, tiles::packedFloats(out_channels, in_channels) * sizeof(float)));
+    pack(filter, packed_scratch.as<float>());
+    packed = packed_scratch.as<float>();
+  }
   RAL_ASSIGN_OR_RETURN(const float* dense_bias, denseBias(env, bias, &bias_scratch));
 
-  Work work;
-  work.problem = baseProblem(c, in_channels, out_channels, packed, dense_bias, panels);
-  work.problem.pixels = dims.pixels;
-  work.problem.x_row = dims.x_row;
-  work.problem.y_row = dims.y_row;
-  work.x = x.data();
-  work.y = y.data();
-  work.dims = dims;
-  work.blocks = (dims.pixels + tiles::kBlock - 1) / tiles::kBlock;
-  work.panels = panels.count;
-  const uint64_t tasks = static_cast<uint64_t>(dims.outer_count) * work.blocks * work.panels;
-  RAL_RETURN_IF_ERROR(runParallel(env, tasks, runTasks, &work));
+  tiles::Problem problem;
+  problem.pixels = dims.pixels;
+  problem.in_channels = in_channels;
+  problem.out_channels = out_channels;
+  problem.x_row = dims.x_row;
+  problem.y_row = dims.y_row;
+  problem.packed = packed;
+  problem.bias = dense_bias;
+  problem.activation = static_cast<int>(c.activation);
+  problem.lo = c.alpha;
+  problem.hi = c.beta;
+  problem.residual = c.residual();
+  // Tasks are (outer index, pixel block, panel), the panel innermost, so that a thread's
+  // consecutive tasks reuse the same pixels.
+  const int64_t panels = tiles::panelCount(out_channels);
+  const int64_t blocks = (dims.pixels + tiles::kBlock - 1) / tiles::kBlock;
+  RAL_RETURN_IF_ERROR(parallelFor(
+      env.driver, dims.outer_count * blocks * panels, 1, [&](int64_t begin, int64_t end) {
+        tiles::Problem p = problem;
+        for (int64_t t = begin; t < end; ++t) {
+          const int64_t panel = t % panels, block = (t / panels) % blocks;
+          int64_t rest = t / panels / blocks, x_offset = 0, y_offset = 0;
+          for (int i = dims.outer - 1; i >= 0; --i) {
+            const int64_t idx = rest % dims.size[i];
+            rest /= dims.size[i];
+            x_offset += idx * dims.x_stride[i];
+            y_offset += idx * dims.y_stride[i];
+          }
+          p.x = x.data() + x_offset;
+          p.y = y.data() + y_offset;
+          tiles::runAvx512(p, block, block + 1, static_cast<int>(panel),
+                           static_cast<int>(panel) + 1);
+        }
+        return Status();
+      }));
   *handled = true;
   return Status();
 }

@@ -429,8 +429,6 @@ TEST(ConvTest, PointwiseActivationsWithinFourUlps) {
   x.push_back(inf);
   x.push_back(-inf);
   x.push_back(std::numeric_limits<float>::quiet_NaN());
-  pw::Panels panels;
-  ASSERT_TRUE(pw::planPanels(1, &panels));
   std::vector<float> packed(pw::packedFloats(1, 1), 0.0f);
   packed[0] = 1.0f;
   for (int act = 0; act <= 5; ++act) {
@@ -443,7 +441,6 @@ TEST(ConvTest, PointwiseActivationsWithinFourUlps) {
     p.y = y.data();
     p.y_row = 1;
     p.packed = packed.data();
-    p.panels = &panels;
     p.activation = act;
     p.lo = -0.25f;
     p.hi = 3.5f;
