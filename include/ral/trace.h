@@ -1,7 +1,8 @@
 // Traces of RAL executions in Chrome's trace-event JSON (open in https://ui.perfetto.dev or
 // chrome://tracing): one track per thread, a span per execution of a module and, inside it, a
-// span per RAL call the module makes (ral_gemm, ral_kernel_launch, ral_alloc, ...), so a trace
-// shows where an execution's time went.
+// span per RAL call the module makes (ral_gemm, ral_kernel_launch, ral_alloc, ...), inside each
+// kernel launch a span (category "kernel") named after the kernel, so a trace shows where an
+// execution's time went.
 //
 // Recording starts with start(path), with RAL_TRACE=path in the environment (from the first use
 // of the library until the process exits), or with `ral-run --trace=path`; stop() writes the

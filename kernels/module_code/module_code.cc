@@ -3,6 +3,8 @@
 #include <limits>
 #include <vector>
 
+#include "ral/trace.h"
+
 namespace ral::kernels {
 
 namespace {
@@ -66,6 +68,8 @@ Status launchModuleKernel(ExecutionContext* ctx, DeviceKind kind, Stream* stream
   }
   const KernelArgs args{r.args, sizes, static_cast<size_t>(r.count)};
   RAL_ASSIGN_OR_RETURN(Driver * driver, context->driver(kind));
+  // Inside the import's ral_kernel_launch span: which kernel it ran (the copy only when tracing).
+  trace::Scope span("kernel", entry_name);
   Status launched = driver->launch(*exe, static_cast<uint32_t>(r.entry), config, args, stream);
   if (!launched.ok())
     return launched.withContext(internal::strCat("ral_kernel_launch: kernel '", entry_name, "'"));

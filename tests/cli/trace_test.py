@@ -5,7 +5,7 @@
 
 Checks that the file parses; that it has one "execution" span per execution, named after the
 module, and inside each the RAL calls the module makes, all on the execution's thread and nested
-(no span crosses another's boundary); that RAL_TRACE records the same without the flag; that a
+(no span crosses another's boundary), each kernel launch holding a span named after its kernel; that RAL_TRACE records the same without the flag; that a
 failing execution is still recorded and the file still written; and that an unwritable path is a
 usage error before anything runs.
 """
@@ -72,6 +72,14 @@ def check_trace(events, module, executions, calls):
     names = {e["name"] for e in ral}
     for call in calls:
         check(call in names, f"{call} is recorded")
+    # Each kernel a launch ran: a "kernel" span named after its entry, inside the launch's span.
+    kernels = [e for e in events if e["cat"] == "kernel"]
+    launches = [e for e in ral if e["name"] == "ral_kernel_launch"]
+    check(len(kernels) == len(launches), f"{len(kernels)} kernel spans for {len(launches)} launches")
+    for k in kernels:
+        check(k["name"].startswith("ral_kernel_"), f"kernel span named after its entry: {k['name']}")
+        check(any(l["tid"] == k["tid"] and within(k, l) for l in launches),
+              f"kernel span {k['name']} lies inside a ral_kernel_launch span")
     for x in execs:
         inside = [c["name"] for c in ral if c["tid"] == x["tid"] and within(c, x)]
         check(inside[:1] == ["ral_recv_input"] or "ral_recv_input" in inside,
