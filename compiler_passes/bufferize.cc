@@ -109,6 +109,14 @@ class BufferizePass : public impl::BufferizePassBase<BufferizePass> {
     if (!hasTensors(module)) return;
     // Convolutions decide the layout of the activations around them first.
     if (failed(convsToChannelsLast(module))) return signalPassFailure();
+    // Inputs belong to the host: an op that would update one in place (a convolution whose
+    // residual is an input) writes a copy instead.
+    module.walk([](func::FuncOp f) {
+      for (unsigned i = 0; i < f.getNumArguments(); ++i)
+        if (isTensor(f.getArgumentTypes()[i]))
+          f.setArgAttr(i, bufferization::BufferizationDialect::kWritableAttrName,
+                       BoolAttr::get(f.getContext(), false));
+    });
     OpPassManager pm(ModuleOp::getOperationName());
     buildTensorPipeline(pm, hasTosa(module));
     if (failed(runPipeline(pm, module))) return signalPassFailure();
