@@ -1,13 +1,39 @@
 #include "compiler_passes/onnx/conv_fusion.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <map>
+#include <optional>
+#include <set>
 
 namespace mlir {
 namespace disc_ral {
 namespace onnx {
 
-std::vector<ConvEpilogue> planConvEpilogues(const ::onnx::GraphProto& graph, bool hardswish) {
+namespace {
+
+// The value of a one-element float constant stored in the model (raw or float_data), if `t` is
+// one.
+std::optional<float> scalarOf(const ::onnx::TensorProto& t) {
+  if (t.data_type() != ::onnx::TensorProto::FLOAT ||
+      t.data_location() != ::onnx::TensorProto::DEFAULT ||
+      std::any_of(t.dims().begin(), t.dims().end(), [](int64_t d) { return d != 1; }))
+    return std::nullopt;
+  if (t.float_data_size() == 1) return t.float_data(0);
+  if (t.raw_data().size() == sizeof(float)) {
+    float f;
+    std::memcpy(&f, t.raw_data().data(), sizeof(f));
+    return f;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::vector<ConvEpilogue> planConvEpilogues(const ::onnx::GraphProto& graph,
+                                            const EpiloguePlanOptions& options) {
+  const bool hardswish = options.hardswish, linear = options.linear;
   // value -> the nodes reading it; -1 stands for the graph's outputs.
   std::map<std::string, std::vector<int>> users;
   for (int n = 0; n < graph.node_size(); ++n)
@@ -25,17 +51,63 @@ std::vector<ConvEpilogue> planConvEpilogues(const ::onnx::GraphProto& graph, boo
            (inputs < 0 || graph.node(n).input_size() == inputs);
   };
 
+  // Values known at import time: initializers, Constants and Identities of them; and the
+  // one-float ones' values.
+  std::set<std::string> constant;
+  std::map<std::string, float> scalar;
+  for (const auto& init : graph.initializer()) {
+    constant.insert(init.name());
+    if (auto f = scalarOf(init)) scalar[init.name()] = *f;
+  }
+  for (const auto& node : graph.node()) {
+    if (!node.domain().empty() || node.output_size() != 1) continue;
+    if (node.op_type() == "Constant") {
+      constant.insert(node.output(0));
+      for (const auto& a : node.attribute())
+        if (a.name() == "value" && a.has_t())
+          if (auto f = scalarOf(a.t())) scalar[node.output(0)] = *f;
+    } else if (node.op_type() == "Identity" && node.input_size() == 1 &&
+               constant.count(node.input(0))) {
+      constant.insert(node.output(0));
+      auto f = scalar.find(node.input(0));
+      if (f != scalar.end()) scalar[node.output(0)] = f->second;
+    }
+  }
+  // Whether node n's inputs are `v` and a constant scalar within 1e-6 of `value`, either order.
+  auto withScalar = [&](int n, const std::string& v, double value) {
+    const ::onnx::NodeProto& node = graph.node(n);
+    if (node.input_size() != 2 || (node.input(0) != v && node.input(1) != v)) return false;
+    const std::string& other = node.input(0) == v ? node.input(1) : node.input(0);
+    auto f = scalar.find(other);
+    return f != scalar.end() && std::abs(f->second - value) <= 1e-6 * std::abs(value);
+  };
+
   std::vector<ConvEpilogue> plans;
   // A node joins one epilogue at most (an Add of two Conv outputs goes with the first Conv).
   std::vector<bool> claimed(static_cast<size_t>(graph.node_size()), false);
   for (int c = 0; c < graph.node_size(); ++c) {
     const ::onnx::NodeProto& conv = graph.node(c);
-    if (conv.op_type() != "Conv" || !conv.domain().empty() || conv.output_size() != 1) continue;
+    const bool is_linear = conv.op_type() == "MatMul" || conv.op_type() == "Gemm";
+    if ((conv.op_type() != "Conv" && !(linear && is_linear)) || !conv.domain().empty() ||
+        conv.output_size() != 1)
+      continue;
     ConvEpilogue e;
     e.conv = c;
+    e.linear = is_linear;
     std::string v = conv.output(0);
     int u = onlyUser(v);
-    if (isOp(u, "BatchNormalization", 5) && graph.node(u).input(0) == v) {
+    if (is_linear && isOp(u, "Add", 2)) {
+      // The bias: an Add of a constant (the converter checks that it is one value per column).
+      const ::onnx::NodeProto& add = graph.node(u);
+      const std::string& other = add.input(0) == v ? add.input(1) : add.input(0);
+      if (add.input(0) != add.input(1) && constant.count(other)) {
+        e.bias = other;
+        e.absorbed.push_back(u);
+        v = add.output(0);
+        u = onlyUser(v);
+      }
+    }
+    if (!is_linear && isOp(u, "BatchNormalization", 5) && graph.node(u).input(0) == v) {
       const ::onnx::NodeProto& bn = graph.node(u);
       bool training = false;
       for (const auto& a : bn.attribute()) {
@@ -74,7 +146,31 @@ std::vector<ConvEpilogue> planConvEpilogues(const ::onnx::GraphProto& graph, boo
         if (a.name() == "min") e.attr_min = a.f();
         if (a.name() == "max") e.attr_max = a.f();
       }
-    } else if (usersOf(v).size() == 2) {
+    } else if (usersOf(v).size() == 2 && options.gelu) {
+      // GELU, erf form: Mul(Mul(v, Add(Erf(Div(v, sqrt 2)), 1)), 0.5) (or Mul by 1 / sqrt 2),
+      // each intermediate read by the next node alone.
+      int d = usersOf(v)[0], m = usersOf(v)[1];
+      if (!(isOp(d, "Div", 2) || isOp(d, "Mul", 2)) || !isOp(m, "Mul", 2) || m < d)
+        std::swap(d, m);
+      const bool scaled = isOp(d, "Div", 2) ? graph.node(d).input(0) == v &&
+                                                  withScalar(d, v, std::sqrt(2.0))
+                                            : isOp(d, "Mul", 2) && withScalar(d, v, std::sqrt(0.5));
+      const int erf = scaled ? onlyUser(graph.node(d).output(0)) : -1;
+      const int one = isOp(erf, "Erf", 1) ? onlyUser(graph.node(erf).output(0)) : -1;
+      const bool plus_one = isOp(one, "Add", 2) && withScalar(one, graph.node(erf).output(0), 1.0);
+      const std::string& sum = plus_one ? graph.node(one).output(0) : v;
+      if (plus_one && isOp(m, "Mul", 2) && onlyUser(sum) == m &&
+          ((graph.node(m).input(0) == v && graph.node(m).input(1) == sum) ||
+           (graph.node(m).input(1) == v && graph.node(m).input(0) == sum))) {
+        const int half = onlyUser(graph.node(m).output(0));
+        if (isOp(half, "Mul", 2) && withScalar(half, graph.node(m).output(0), 0.5)) {
+          e.activation = "gelu_erf";
+          e.activation_node = half;
+          for (int a : {d, erf, one, m, half}) e.absorbed.push_back(a);
+        }
+      }
+    }
+    if (e.activation == "none" && usersOf(v).size() == 2) {
       // SiLU: Sigmoid(v) and Mul(v, Sigmoid(v)), the Sigmoid read by the Mul alone.
       int s = usersOf(v)[0], m = usersOf(v)[1];
       if (isOp(m, "Sigmoid", 1)) std::swap(s, m);

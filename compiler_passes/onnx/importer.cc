@@ -501,7 +501,9 @@ bool Importer::convertNodes(const ::onnx::GraphProto& graph, const Registry& reg
   // A Conv with an epilogue converts where its last node is (the residual is defined by then);
   // the nodes in between wait with it.
   std::vector<ConvEpilogue> epilogues;
-  if (options_.library_conv) epilogues = planConvEpilogues(graph, options_.conv_hardswish);
+  if (options_.library_conv)
+    epilogues = planConvEpilogues(graph, {options_.conv_hardswish, options_.conv_gelu,
+                                          options_.library_linear});
   std::map<int, ConvEpilogue*> at_last;
   std::set<int> waiting;
   for (ConvEpilogue& e : epilogues) {
@@ -537,6 +539,9 @@ NodeContext::NodeContext(Importer& importer, const ::onnx::NodeProto& node, OpBu
       opset_(opset) {}
 
 bool NodeContext::libraryConv() const { return importer_.options().library_conv; }
+bool NodeContext::libraryLinear() const {
+  return importer_.options().library_conv && importer_.options().library_linear;
+}
 
 Tensor* NodeContext::named(const std::string& name) {
   return importer_.defined(name) ? &importer_.lookup(name) : nullptr;
@@ -673,6 +678,10 @@ FailureOr<DenseElementsAttr> NodeContext::constant(const ::onnx::TensorProto& t)
   if (failed(data)) return unsupported ? this->unsupported(error) : this->error(error);
   importer_.chargeConstant(static_cast<int64_t>(data->getRawData().size()));
   return data;
+}
+
+bool NodeContext::constantFits(int64_t bytes) const {
+  return bytes <= importer_.constantBudget();
 }
 
 LogicalResult NodeContext::chargeConstant(int64_t bytes, const llvm::Twine& what) {

@@ -44,6 +44,13 @@ struct ImportOptions {
   // Whether the device's ral_conv applies hardswish itself (cuDNN's legacy API has no such
   // activation: on CUDA a HardSwish after a Conv stays a loop of its own).
   bool conv_hardswish = true;
+  // And whether it applies GELU (oneDNN's eltwise does; cuDNN's legacy API does not).
+  bool conv_gelu = false;
+  // f32 MatMul and Gemm by a constant matrix, with a bias Add, a residual Add and an activation
+  // after them, become disc_ral.conv too (a 1x1 channels-last convolution over the rows: the
+  // kernel keeps the weights packed and applies the epilogue before each store). Off, they are
+  // linalg.matmul (ral_gemm) and loops. Only where ral_conv runs on the CPU (oneDNN).
+  bool library_linear = false;
 };
 
 struct ImportStatus {

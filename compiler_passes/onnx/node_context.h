@@ -100,6 +100,8 @@ class NodeContext {
   // Charges `bytes` of constant data the converter is about to fold to the budget; an error
   // naming `what` when they do not fit.
   LogicalResult chargeConstant(int64_t bytes, const llvm::Twine& what);
+  // Whether `bytes` more of constants would fit the budget (for a converter with another way).
+  bool constantFits(int64_t bytes) const;
 
   // Normalizes an axis attribute or input in [-rank, rank) to [0, rank); fails (error) outside.
   FailureOr<int64_t> axis(int64_t axis, int64_t rank);
@@ -107,6 +109,9 @@ class NodeContext {
   Importer& importer() { return importer_; }
   // Whether f32 convolutions become disc_ral.conv (ImportOptions::library_conv).
   bool libraryConv() const;
+  // Whether f32 MatMul and Gemm by a constant matrix become disc_ral.conv
+  // (ImportOptions::library_linear).
+  bool libraryLinear() const;
   // A Conv's planned epilogue (conv_fusion.h), or null; the converter sets `fused` when it
   // folded the epilogue's nodes in and defined its output.
   ConvEpilogue* epilogue() const { return epilogue_; }

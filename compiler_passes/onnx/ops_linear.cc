@@ -3,6 +3,7 @@
 // dilations), MaxPool, AveragePool, the global pools, and BatchNormalization at inference.
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include "compiler_passes/dialect.h"
@@ -120,7 +121,15 @@ FailureOr<Value> numpyMatmul(NodeContext& n, Value a, Value c) {
   return reshape(b, loc, out, dims);
 }
 
+FailureOr<bool> libraryLinear(NodeContext& n, Value a, DenseElementsAttr w, bool nk,
+                              DenseElementsAttr bias);
+
 LogicalResult convertMatMul(NodeContext& n) {
+  if (n.libraryLinear()) {
+    FailureOr<bool> done = libraryLinear(n, n.value(0), n.input(1).data, false, {});
+    if (failed(done)) return failure();
+    if (*done) return success();
+  }
   FailureOr<Value> y = numpyMatmul(n, n.value(0), n.value(1));
   if (failed(y)) return failure();
   n.setOutput(0, *y);
@@ -140,13 +149,21 @@ LogicalResult convertGemm(NodeContext& n) {
   if (n.rank(0) != 2 || n.rank(1) != 2) return n.error("A and B must be 2-D");
   Type t = n.elementType(0);
   if (!isFloat(t)) return n.unsupported("Gemm of non-float element type");
+  const double alpha = n.f("alpha", 1.0f), beta = n.f("beta", 1.0f);
+  const bool bias = n.hasInput(2) && beta != 0;
+  // A weight matrix and a bias of one value per column (or none): a linear layer.
+  if (n.libraryLinear() && n.i("transA", 0) == 0 && alpha == 1.0 && (!bias || beta == 1.0) &&
+      (!bias || n.input(2).data)) {
+    FailureOr<bool> done = libraryLinear(n, n.value(0), n.input(1).data, n.i("transB", 0) != 0,
+                                         bias ? n.input(2).data : DenseElementsAttr());
+    if (failed(done)) return failure();
+    if (*done) return success();
+  }
   Value a = gemmOperand(n, 0, n.i("transA", 0) != 0);
   Value c = gemmOperand(n, 1, n.i("transB", 0) != 0);
   FailureOr<Value> y = numpyMatmul(n, a, c);
   if (failed(y)) return failure();
-  const double alpha = n.f("alpha", 1.0f), beta = n.f("beta", 1.0f);
   Value out = *y;
-  const bool bias = n.hasInput(2) && beta != 0;
   if (alpha != 1.0 || bias) {
     SmallVector<Value> inputs = {out};
     if (bias) inputs.push_back(n.value(2));
@@ -443,6 +460,104 @@ FailureOr<EpilogueValues> epilogueValues(NodeContext& n, const ConvEpilogue& e, 
         return failure();
   }
   return v;
+}
+
+// A bias of `columns` values for a [..., columns] result of rank `rank`: [columns] or that with
+// leading 1s, no higher rank (a broadcast that adds dims is not a bias); as [columns], or null.
+DenseElementsAttr linearBias(DenseElementsAttr data, int64_t columns, int64_t rank) {
+  if (!data || !data.getElementType().isF32()) return {};
+  ArrayRef<int64_t> shape = data.getType().getShape();
+  if (shape.empty() || static_cast<int64_t>(shape.size()) > rank || shape.back() != columns ||
+      llvm::any_of(shape.drop_back(), [](int64_t d) { return d != 1; }))
+    return {};
+  return data.reshape(RankedTensorType::get({columns}, data.getElementType()));
+}
+
+// a [..., K] times a constant w ([K, N], or [N, K] when `nk`) plus an optional bias [N], as a 1x1
+// channels-last disc_ral.conv over a's rows: ral_conv keeps such weights packed for the
+// Context's life and applies the node's planned epilogue (bias Add, residual Add, activation)
+// before each store. False (nothing built) when it does not apply: then the GEMM path converts
+// the node.
+FailureOr<bool> libraryLinear(NodeContext& n, Value a, DenseElementsAttr w, bool nk,
+                              DenseElementsAttr bias) {
+  OpBuilder& b = n.b();
+  Location loc = n.loc();
+  auto ta = cast<RankedTensorType>(a.getType());
+  if (!ta.getElementType().isF32() || ta.getRank() < 2 || !w || !w.getElementType().isF32() ||
+      w.getType().getRank() != 2)
+    return false;
+  const int64_t k = w.getType().getDimSize(nk ? 1 : 0), cols = w.getType().getDimSize(nk ? 0 : 1);
+  // Without a contraction or a column the GEMM path's zeros (plus bias) are all there is.
+  if (k == 0 || cols == 0) return false;
+  const int64_t rank = ta.getRank();
+  if (bias && !(bias = linearBias(bias, cols, rank))) return false;
+  // The filter, [N, K, 1]: w transposed at import time unless it already is [N, K].
+  Type f32 = ta.getElementType();
+  auto filter_type = RankedTensorType::get({cols, k, 1}, f32);
+  DenseElementsAttr filter;
+  if (w.isSplat()) {
+    filter = DenseElementsAttr::get(filter_type, w.getSplatValue<Attribute>());
+  } else if (nk) {
+    filter = w.reshape(filter_type);
+  } else {
+    // A second copy of the weights: past the constant budget, the GEMM reads them as they are.
+    const int64_t bytes = w.getNumElements() * 4;
+    if (!n.constantFits(bytes) || failed(n.chargeConstant(bytes, "the transposed weights")))
+      return false;
+    filter = transposeConstant(w, {1, 0}).reshape(filter_type);
+  }
+  if (failed(checkSameDim(n, dimOf(b, loc, a, rank - 1), b.getIndexAttr(k), "contraction dims")))
+    return failure();
+  SmallVector<OpFoldResult> lead = dimsOf(b, loc, a);
+  lead.pop_back();
+  SmallVector<OpFoldResult> out_dims(lead);
+  out_dims.push_back(b.getIndexAttr(cols));
+  OpFoldResult rows = product(b, loc, lead);
+  SmallVector<OpFoldResult> conv_dims = {b.getIndexAttr(1), rows, b.getIndexAttr(cols)};
+
+  // The planned epilogue, when its values allow (a bias Add of one value per column, after a
+  // Gemm without its own).
+  ConvEpilogue* e = n.epilogue();
+  std::optional<EpilogueValues> ev;
+  DenseElementsAttr fused_bias = bias;
+  if (e && e->linear) {
+    bool ok = true;
+    if (!e->bias.empty()) {
+      Tensor* t = n.named(e->bias);
+      fused_bias = t && !bias ? linearBias(t->data, cols, rank) : DenseElementsAttr();
+      ok = static_cast<bool>(fused_bias);
+    }
+    if (ok) {
+      FailureOr<EpilogueValues> values = epilogueValues(n, *e, emptyTensor(b, loc, out_dims, f32));
+      if (succeeded(values)) ev = *values;
+    }
+    if (!ev) fused_bias = bias;
+  }
+  Value init = ev && ev->residual ? reshape(b, loc, ev->residual, conv_dims)
+                                             : emptyTensor(b, loc, conv_dims, f32);
+  Window window;
+  window.strides = {1};
+  window.dilations = {1};
+  window.pad_begin = {0};
+  window.pad_end = {0};
+  Value x = reshape(b, loc, a, {b.getIndexAttr(1), rows, b.getIndexAttr(k)});
+  Value bias_value = fused_bias ? b.create<arith::ConstantOp>(loc, fused_bias) : Value();
+  Value y = libraryConvolution(b, loc, x, b.create<arith::ConstantOp>(loc, filter), bias_value,
+                               init, window, 1, /*transposed=*/false);
+  auto conv = y.getDefiningOp<ConvOp>();
+  conv.setChannelsLast(true);
+  Value result = reshape(b, loc, y, out_dims);
+  if (!ev) {
+    n.setOutput(0, result);
+    return true;
+  }
+  conv.setActivation(e->activation);
+  conv.setAlpha(APFloat(ev->alpha));
+  conv.setBeta(APFloat(ev->beta));
+  if (ev->residual) conv.setResidual(true);
+  n.defineNamed(e->output, result);
+  e->fused = true;
+  return true;
 }
 
 LogicalResult convertConv(NodeContext& n) {

@@ -325,6 +325,9 @@ int compile(const CompileRequest& r, llvm::raw_ostream& os) {
     import.library_conv = r.library_conv && ((r.device == "cpu" && RAL_HAVE_LIBRARY_CONV) ||
                                              r.device == "cuda");
     import.conv_hardswish = r.device != "cuda";
+    import.conv_gelu = r.device == "cpu";
+    // On CUDA a GEMM stays cuBLAS's.
+    import.library_linear = r.device == "cpu";
     if (budget.limited()) {
       // No constant may take more than the whole budget; the budget is asked after each node.
       if (r.max_memory < static_cast<uint64_t>(import.max_constant_bytes))

@@ -69,7 +69,8 @@ cl::opt<bool> library_conv(
     "library-conv",
     cl::desc("cpu and cuda: run ONNX f32 Conv and ConvTranspose, with their bias, activation and "
              "residual add, as ral_conv library calls (oneDNN on the cpu, where RAL is built with "
-             "it; cuDNN on cuda; default true); false: im2col and GEMM"),
+             "it; cuDNN on cuda; default true), and on the cpu also MatMul and Gemm by constant "
+             "weights (1x1 convolutions over the rows); false: im2col and GEMM"),
     cl::init(true), cl::cat(category));
 // Integer options are taken as text and parsed with the C API's range checks
 // (parseIntegerOption): LLVM's own parsers print their errors themselves.

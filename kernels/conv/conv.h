@@ -31,7 +31,8 @@
 //        output_padding with 0 <= output_padding < max(stride, dilation).
 // Shapes (channels-first): x [N, C, D...], w [F, C/groups, K...] (K >= 1), bias [F] or [0] (no
 // bias), y [N, F, O...] with O = floor((D + pad_begin + pad_end - dil*(K-1) - 1) / stride) + 1;
-// the padded input must hold the dilated kernel. C and F are divisible by groups.
+// the padded input must hold the dilated kernel, except that one shorter than it by at most a
+// stride gives O = 0 (an empty spatial dim of x, say). C and F are divisible by groups.
 // Any strides. An empty batch or output computes nothing; an input without elements (C = 0 or an
 // empty spatial dim) gives act(bias [+ y_in]). Every mismatch is an INVALID_ARGUMENT naming the
 // operand and the shapes; a configuration the device cannot run is UNSUPPORTED, never a wrong
@@ -285,6 +286,9 @@ StatusOr<ConvConfig> checkConv(const MemRef<float, R>& x, const MemRef<float, R>
                                " = ", base, " + output_padding with 0 <= output_padding < ", limit,
                                ", not ", out);
     } else {
+      // A padded input shorter than the kernel by at most one stride has no output position
+      // (ONNX's floor): an empty y (e.g. a linear layer's rows, an empty spatial dim).
+      if (out == 0 && in + pads < extent && extent - (in + pads) <= c.strides[d]) continue;
       if (in + pads < extent)
         return invalidArgument(kernel, ": the dilated kernel (extent ", extent, ") of spatial dim ",
                                d, " is larger than x's padded size ", in + pads, " (x ", xs(), ", w ",

@@ -6,8 +6,9 @@
 // brgconv_1x1 writes y in column panels, which miss the cache on the 112x112 and 56x56 layers
 // (1.3x to 2.8x slower than this kernel there; about even on the deep 7x7 and 14x14 ones).
 //
-// x86-64 hosts with AVX-512 only (convTilesAvailable()); elsewhere, for GELU, which the tiles do
-// not compute, and for every other convolution, ral_conv runs oneDNN. RAL_CONV_ALGORITHM=onednn
+// x86-64 hosts with AVX-512 only (convTilesAvailable()), filters of at most 2^18 weights (they
+// stay in L2); elsewhere, for GELU, which the tiles do not compute, and for every other
+// convolution, ral_conv runs oneDNN. RAL_CONV_ALGORITHM=onednn
 // turns the kernel off.
 //
 // Plain functions, thread-safe; the packed filters of constant weights live in the Context's

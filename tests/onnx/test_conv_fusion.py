@@ -207,6 +207,26 @@ def test_one_and_three_dimensional_convolutions_and_transposed(tmp_path, spatial
     run_both(tmp_path, m, reference, shape, batches=(0, 2))
 
 
+def test_an_input_used_as_the_residual_is_not_written(tmp_path):
+    # ral_conv adds the residual in its output buffer: an input read as the residual is the
+    # caller's, so the compiler gives the kernel a copy.
+    w, b = conv_params(3, 3, (3, 3))
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("Add", ["x", "c"], ["y"])]
+    m = model(nodes, [helper.make_tensor_value_info("x", F, ["N", 3, 4, 5])],
+              [helper.make_tensor_value_info("y", F, None)], [const("w", w), const("b", b)])
+    assert "residual" in imported(tmp_path, m)
+    fused = ral_torch.load(str(compile_to(tmp_path, m, "fused")))
+    x = torch.randn(2, 3, 4, 5)
+    before = x.clone()
+    want = x.double() + tf.conv2d(x.double(), torch.from_numpy(w).double(),
+                                  torch.from_numpy(b).double(), padding=1)
+    for _ in range(2):
+        got = fused(x)
+        assert torch.equal(x, before)
+        np.testing.assert_allclose(got.double().numpy(), want.numpy(), rtol=1e-4, atol=1e-5)
+
+
 def test_weights_given_at_run_time_are_read_every_call(tmp_path):
     # Not a module constant: the kernel must not keep a prepared copy between calls.
     nodes = [helper.make_node("Conv", ["x", "w"], ["y"], pads=[1, 1, 1, 1])]

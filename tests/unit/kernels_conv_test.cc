@@ -361,6 +361,12 @@ TEST(ConvTest, InputWithoutElementsGivesActivatedBias) {
   c.pb = {1, 0};
   c.pe = {1, 0};
   check(context, c, rng);
+  // Without padding: no output position (a linear layer's zero rows), channels-last too.
+  for (const int64_t flags : {0, 4, 4 | 2}) {
+    c = basicConv(1, 5, 3, {0, 3}, {1, 1});
+    c.flags = flags;
+    check(context, c, rng);
+  }
 }
 
 // Pointwise (1x1, stride 1, unpadded, one group) channels-last convolutions run on RAL's own
@@ -494,8 +500,15 @@ TEST(ConvTest, PointwiseKernelTakesOnlyWhatItComputes) {
   Case pointwise = basicConv(2, 16, 40, {5, 6}, {1, 1});
   pointwise.flags = 4;
   EXPECT_EQ(taken(pointwise), kernels::cpu::convTilesAvailable());
+  // The largest filter it takes (2^18 weights), and one more row.
+  Case largest = basicConv(1, 512, 512, {1, 3}, {1, 1});
+  largest.flags = 4;
+  EXPECT_EQ(taken(largest), kernels::cpu::convTilesAvailable());
   std::vector<Case> others;
-  Case c = pointwise;
+  Case c = largest;
+  c.f = 513;
+  others.push_back(c);
+  c = pointwise;
   c.stride = {2, 1};
   others.push_back(c);
   c = pointwise;
