@@ -462,6 +462,18 @@ FailureOr<EpilogueValues> epilogueValues(NodeContext& n, const ConvEpilogue& e, 
   return v;
 }
 
+// The epilogue's activation and residual set on `conv`, whose result (or a reshape of it) is
+// `result`: it now defines the epilogue's output.
+void applyEpilogue(NodeContext& n, ConvEpilogue& e, const EpilogueValues& ev, ConvOp conv,
+                   Value result) {
+  conv.setActivation(e.activation);
+  conv.setAlpha(APFloat(ev.alpha));
+  conv.setBeta(APFloat(ev.beta));
+  if (ev.residual) conv.setResidual(true);
+  n.defineNamed(e.output, result);
+  e.fused = true;
+}
+
 // A bias of `columns` values for a [..., columns] result of rank `rank`: [columns] or that with
 // leading 1s, no higher rank (a broadcast that adds dims is not a bias); as [columns], or null.
 DenseElementsAttr linearBias(DenseElementsAttr data, int64_t columns, int64_t rank) {
@@ -551,12 +563,7 @@ FailureOr<bool> libraryLinear(NodeContext& n, Value a, DenseElementsAttr w, bool
     n.setOutput(0, result);
     return true;
   }
-  conv.setActivation(e->activation);
-  conv.setAlpha(APFloat(ev->alpha));
-  conv.setBeta(APFloat(ev->beta));
-  if (ev->residual) conv.setResidual(true);
-  n.defineNamed(e->output, result);
-  e->fused = true;
+  applyEpilogue(n, *e, *ev, conv, result);
   return true;
 }
 
@@ -625,13 +632,7 @@ LogicalResult convertConv(NodeContext& n) {
       n.setOutput(0, y);
       return success();
     }
-    auto conv = y.getDefiningOp<ConvOp>();
-    conv.setActivation(e->activation);
-    conv.setAlpha(APFloat(ev->alpha));
-    conv.setBeta(APFloat(ev->beta));
-    if (ev->residual) conv.setResidual(true);
-    n.defineNamed(e->output, y);
-    e->fused = true;
+    applyEpilogue(n, *e, *ev, y.getDefiningOp<ConvOp>(), y);
     return success();
   }
 
