@@ -19,6 +19,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -730,7 +731,7 @@ OwningOpRef<ModuleOp> importModel(llvm::StringRef bytes, const ImportOptions& op
   }
   context->loadDialect<affine::AffineDialect, arith::ArithDialect, cf::ControlFlowDialect,
                        func::FuncDialect, linalg::LinalgDialect, math::MathDialect,
-                       tensor::TensorDialect, DiscRalDialect>();
+                       scf::SCFDialect, tensor::TensorDialect, DiscRalDialect>();
   Importer importer(context, options, status);
   return importer.run(model);
 }

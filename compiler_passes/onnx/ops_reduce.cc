@@ -1,5 +1,6 @@
 // Reductions and the normalizations built on them: Reduce{Sum,Mean,Max,Min,Prod,SumSquare,L1,L2,
-// LogSum,LogSumExp}, Softmax, LogSoftmax and LayerNormalization.
+// LogSum,LogSumExp}, ArgMax/ArgMin and Hardmax, Softmax, LogSoftmax and LayerNormalization; and
+// CumSum, a scan.
 #include <limits>
 
 #include "compiler_passes/onnx/builders.h"
@@ -7,6 +8,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 namespace mlir {
@@ -167,36 +169,18 @@ LogicalResult convertReduce(NodeContext& n) {
 
 // ArgMax / ArgMin: one linalg.generic carrying the best value and its index (int64); NaN counts
 // as the largest (and smallest) value, as numpy's argmax/argmin.
-LogicalResult convertArgReduce(NodeContext& n) {
-  OpBuilder& b = n.b();
-  Location loc = n.loc();
-  const bool max = n.node().op_type() == "ArgMax";
-  Type t = n.elementType(0);
-  if (t.isInteger(1)) return n.unsupported("element type for " + n.node().op_type());
-  const int64_t rank = n.rank(0);
-  if (rank == 0) return n.error("a scalar has no axis to reduce");
-  FailureOr<int64_t> axis = n.axis(n.i("axis", 0), rank);
-  if (failed(axis)) return failure();
-  const bool keep = n.i("keepdims", 1) != 0, last = n.i("select_last_index", 0) != 0;
-  Value x = n.value(0);
-  SmallVector<OpFoldResult> in = dimsOf(b, loc, x), out, kept;
-  // No element, no index of the best one (ONNX and numpy refuse it too).
-  if (rank > 0) {
-    if (auto c = constantIndex(in[*axis])) {
-      if (*c == 0) return n.error("the reduced axis " + std::to_string(*axis) + " is empty");
-    } else {
-      Value nonempty =
-          b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sgt, indexValue(b, loc, in[*axis]),
-                                  b.create<arith::ConstantIndexOp>(loc, 0));
-      runtimeCheck(b, loc, nonempty, "the reduced axis is empty");
-    }
-  }
+// The index (i64) of the largest (`max`) or smallest element of x along `axis`: its first
+// occurrence, or with `last` its last; a NaN counts as the best (numpy's argmax). The result has
+// x's dims without `axis`; over an empty axis it is 0 (callers that report it check first).
+Value bestIndex(OpBuilder& b, Location loc, Value x, int64_t ax, bool max, bool last) {
+  Type t = cast<RankedTensorType>(x.getType()).getElementType();
+  const int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
+  SmallVector<OpFoldResult> in = dimsOf(b, loc, x), out;
   SmallVector<AffineExpr> out_exprs;
   SmallVector<utils::IteratorType> iters;
   for (int64_t d = 0; d < rank; ++d) {
-    const bool reduced = d == *axis;
+    const bool reduced = d == ax;
     iters.push_back(reduced ? utils::IteratorType::reduction : utils::IteratorType::parallel);
-    kept.push_back(reduced ? OpFoldResult(b.getIndexAttr(1)) : in[d]);
     if (reduced) continue;
     out.push_back(in[d]);
     out_exprs.push_back(b.getAffineDimExpr(d));
@@ -205,7 +189,6 @@ LogicalResult convertArgReduce(NodeContext& n) {
   Value index = filled(b, loc, out, scalarConstant(b, loc, b.getI64Type(), 0));
   AffineMap out_map = AffineMap::get(rank, 0, out_exprs, b.getContext());
   const bool f = isFloat(t);
-  const int64_t ax = *axis;
   auto generic = b.create<linalg::GenericOp>(
       loc, TypeRange{best.getType(), index.getType()}, ValueRange{x}, ValueRange{best, index},
       SmallVector<AffineMap>{b.getMultiDimIdentityMap(rank), out_map, out_map}, iters,
@@ -242,8 +225,74 @@ LogicalResult convertArgReduce(NodeContext& n) {
                                    ValueRange{nb.create<arith::SelectOp>(nl, better, v, acc),
                                               nb.create<arith::SelectOp>(nl, better, i, acc_i)});
       });
-  Value result = generic.getResult(1);
+  return generic.getResult(1);
+}
+
+LogicalResult convertArgReduce(NodeContext& n) {
+  OpBuilder& b = n.b();
+  Location loc = n.loc();
+  const bool max = n.node().op_type() == "ArgMax";
+  Type t = n.elementType(0);
+  if (t.isInteger(1)) return n.unsupported("element type for " + n.node().op_type());
+  const int64_t rank = n.rank(0);
+  if (rank == 0) return n.error("a scalar has no axis to reduce");
+  FailureOr<int64_t> axis = n.axis(n.i("axis", 0), rank);
+  if (failed(axis)) return failure();
+  const bool keep = n.i("keepdims", 1) != 0, last = n.i("select_last_index", 0) != 0;
+  Value x = n.value(0);
+  SmallVector<OpFoldResult> in = dimsOf(b, loc, x), kept(in);
+  kept[*axis] = b.getIndexAttr(1);
+  // No element, no index of the best one (ONNX and numpy refuse it too).
+  if (auto c = constantIndex(in[*axis])) {
+    if (*c == 0) return n.error("the reduced axis " + std::to_string(*axis) + " is empty");
+  } else {
+    Value nonempty =
+        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sgt, indexValue(b, loc, in[*axis]),
+                                b.create<arith::ConstantIndexOp>(loc, 0));
+    runtimeCheck(b, loc, nonempty, "the reduced axis is empty");
+  }
+  Value result = bestIndex(b, loc, x, *axis, max, last);
   n.setOutput(0, keep ? reshape(b, loc, result, kept) : result);
+  return success();
+}
+
+// Hardmax: 1 where x's first largest element along `axis` is, 0 elsewhere. Opset 13 on, along
+// that one axis (default -1); before, over the dims from `axis` on (default 1) taken as one.
+LogicalResult convertHardmax(NodeContext& n) {
+  OpBuilder& b = n.b();
+  Location loc = n.loc();
+  Value x = n.value(0);
+  Type t = n.elementType(0);
+  if (!isFloat(t)) return n.unsupported("Hardmax of a non-float element type");
+  const int64_t rank = n.rank(0);
+  if (rank == 0) return n.error("Hardmax of a scalar (x must have rank 1 or more)");
+  const bool coerced = n.opset() < 13;
+  FailureOr<int64_t> axis = n.axis(n.i("axis", coerced ? 1 : -1), rank);
+  if (failed(axis)) return failure();
+  SmallVector<OpFoldResult> dims = dimsOf(b, loc, x);
+  Value v = x;
+  int64_t ax = *axis;
+  if (coerced) {
+    SmallVector<OpFoldResult> outer(dims.begin(), dims.begin() + ax),
+        inner(dims.begin() + ax, dims.end());
+    v = reshape(b, loc, x, {product(b, loc, outer), product(b, loc, inner)});
+    ax = 1;
+  }
+  Value index = bestIndex(b, loc, v, ax, /*max=*/true, /*last=*/false);
+  const int64_t r = cast<RankedTensorType>(v.getType()).getRank();
+  SmallVector<AffineExpr> drop;
+  for (int64_t d = 0; d < r; ++d)
+    if (d != ax) drop.push_back(b.getAffineDimExpr(d));
+  Value y = generate(b, loc, emptyTensor(b, loc, dimsOf(b, loc, v), t), {index},
+                     {AffineMap::get(r, 0, drop, b.getContext())},
+                     [&](OpBuilder& nb, Location nl, ValueRange a) -> Value {
+                       Value i = nb.create<arith::IndexCastOp>(
+                           nl, nb.getI64Type(), nb.create<linalg::IndexOp>(nl, ax));
+                       Value hit = nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::eq, i, a[0]);
+                       return nb.create<arith::SelectOp>(nl, hit, scalarConstant(nb, nl, t, 1),
+                                                         scalarConstant(nb, nl, t, 0));
+                     });
+  n.setOutput(0, coerced ? reshape(b, loc, y, dims) : y);
   return success();
 }
 
@@ -546,6 +595,108 @@ LogicalResult convertSoftmaxCrossEntropy(NodeContext& n) {
   return success();
 }
 
+// Running sums of x along `axis`: an scf.for over the axis carries the sum of the slices so far
+// (x without the axis dim) and inserts each step's sum (or, exclusive, the one before it) into
+// the result: O(x's size) work, one elementwise add per step, summed in order as ONNX's reference
+// does.
+Value cumulativeSum(OpBuilder& b, Location loc, Value x, int64_t axis_d, bool exclusive,
+                    bool reverse) {
+  auto tx = cast<RankedTensorType>(x.getType());
+  Type t = tx.getElementType();
+  const int64_t rank = tx.getRank();
+  const int64_t* axis = &axis_d;
+  SmallVector<OpFoldResult> dims = dimsOf(b, loc, x), rest;
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != *axis) rest.push_back(dims[d]);
+  Value sum0 = filled(b, loc, rest, scalarConstant(b, loc, t, 0));
+  Value y0 = emptyTensor(b, loc, dims, t);
+  Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
+  Value one = b.create<arith::ConstantIndexOp>(loc, 1);
+  Value len = indexValue(b, loc, dims[*axis]);
+  auto slice_type = RankedTensorType::get(staticSizes(rest), t);
+  auto loop = b.create<scf::ForOp>(
+      loc, zero, len, one, ValueRange{sum0, y0},
+      [&](OpBuilder& lb, Location ll, Value k, ValueRange carried) {
+        Value i = reverse ? lb.create<arith::SubIOp>(
+                                ll, lb.create<arith::SubIOp>(ll, len, one), k).getResult()
+                          : k;
+        SmallVector<OpFoldResult> offsets(rank, lb.getIndexAttr(0)), sizes(dims),
+            strides(rank, lb.getIndexAttr(1));
+        offsets[*axis] = i;
+        sizes[*axis] = lb.getIndexAttr(1);
+        Value slice = lb.create<tensor::ExtractSliceOp>(ll, slice_type, x, offsets, sizes, strides);
+        // The sum is updated in place (a loop's carried tensors must stay its own buffers);
+        // exclusive, the result takes the sum before the update.
+        Value y = carried[1];
+        if (exclusive)
+          y = lb.create<tensor::InsertSliceOp>(ll, carried[0], y, offsets, sizes, strides);
+        const int64_t r = rank - 1;
+        AffineMap id = lb.getMultiDimIdentityMap(r);
+        Value sum = lb.create<linalg::GenericOp>(
+                          ll, TypeRange{carried[0].getType()}, ValueRange{slice},
+                          ValueRange{carried[0]}, ArrayRef<AffineMap>{id, id},
+                          SmallVector<utils::IteratorType>(r, utils::IteratorType::parallel),
+                          [&](OpBuilder& eb, Location el, ValueRange v) {
+                            Value add = isFloat(t) ? eb.create<arith::AddFOp>(el, v[1], v[0])
+                                                         .getResult()
+                                                   : eb.create<arith::AddIOp>(el, v[1], v[0])
+                                                         .getResult();
+                            eb.create<linalg::YieldOp>(el, add);
+                          })
+                        .getResult(0);
+        if (!exclusive)
+          y = lb.create<tensor::InsertSliceOp>(ll, sum, y, offsets, sizes, strides);
+        lb.create<scf::YieldOp>(ll, ValueRange{sum, y});
+      });
+  return loop.getResult(1);
+}
+
+// CumSum: running sums along `axis`, inclusive or `exclusive`, forwards or `reverse`d, in x's
+// element type (integers wrap, as numpy's cumsum does). An axis known only at run time (ONNX's
+// own tests pass it as an input) selects among the rank's scans with scf.index_switch.
+LogicalResult convertCumSum(NodeContext& n) {
+  OpBuilder& b = n.b();
+  Location loc = n.loc();
+  Value x = n.value(0);
+  auto tx = cast<RankedTensorType>(x.getType());
+  if (tx.getElementType().isInteger(1)) return n.error("CumSum of bool (x must be numeric)");
+  const int64_t rank = tx.getRank();
+  if (rank == 0) return n.error("CumSum of a scalar (x must have rank 1 or more)");
+  if (n.rank(1) > 1 || !hasOneElement(n.type(1)))
+    return n.error("axis must be a scalar or a 1-D tensor of one element");
+  const bool exclusive = n.i("exclusive", 0) != 0, reverse = n.i("reverse", 0) != 0;
+  if (std::optional<SmallVector<int64_t>> axes = n.constInts(1)) {
+    FailureOr<int64_t> axis = n.axis((*axes)[0], rank);
+    if (failed(axis)) return failure();
+    n.setOutput(0, cumulativeSum(b, loc, x, *axis, exclusive, reverse));
+    return success();
+  }
+  std::optional<SmallVector<OpFoldResult>> elems = n.shapeElems(1);
+  if (!elems || elems->size() != 1) return n.unsupported("CumSum's axis of this type");
+  // axis in [-rank, rank), normalized to [0, rank); anything else fails the execution.
+  Value a = indexValue(b, loc, (*elems)[0]);
+  Value r = b.create<arith::ConstantIndexOp>(loc, rank);
+  Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
+  Value negative = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, a, zero);
+  a = b.create<arith::SelectOp>(loc, negative, b.create<arith::AddIOp>(loc, a, r), a);
+  Value in_range = b.create<arith::AndIOp>(
+      loc, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, a, zero),
+      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, a, r));
+  runtimeCheck(b, loc, in_range,
+               "axis is out of range for x's rank " + std::to_string(rank));
+  SmallVector<int64_t> cases;
+  for (int64_t d = 1; d < rank; ++d) cases.push_back(d);
+  auto select = b.create<scf::IndexSwitchOp>(loc, TypeRange{tx}, a, cases, cases.size());
+  for (int64_t d = 0; d < rank; ++d) {
+    Region& region = d == 0 ? select.getDefaultRegion() : select.getCaseRegions()[d - 1];
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&region.emplaceBlock());
+    b.create<scf::YieldOp>(loc, cumulativeSum(b, loc, x, d, exclusive, reverse));
+  }
+  n.setOutput(0, select.getResult(0));
+  return success();
+}
+
 }  // namespace
 
 void addReductionOps(Registry& r) {
@@ -561,6 +712,8 @@ void addReductionOps(Registry& r) {
   r["SoftmaxCrossEntropyLoss"] = {convertSoftmaxCrossEntropy, {"ignore_index", "reduction"}};
   r["InstanceNormalization"] = {convertInstanceNorm, {"epsilon"}};
   r["LayerNormalization"] = {convertLayerNorm, {"axis", "epsilon", "stash_type"}};
+  r["CumSum"] = {convertCumSum, {"exclusive", "reverse"}};
+  r["Hardmax"] = {convertHardmax, {"axis"}};
 }
 
 }  // namespace onnx

@@ -309,6 +309,68 @@ def test_reductions_softmax_layernorm(tmp_path):
                                    rtol=1e-4, atol=1e-5)
 
 
+def numpy_cumsum(x, axis, exclusive, reverse):
+    x = np.flip(x, axis) if reverse else x
+    c = np.cumsum(x, axis=axis, dtype=x.dtype)
+    if exclusive and c.shape[axis]:
+        c = np.concatenate([np.zeros_like(np.take(c, [0], axis=axis)),
+                            np.take(c, range(c.shape[axis] - 1), axis=axis)], axis=axis)
+    return np.flip(c, axis) if reverse else c
+
+
+@pytest.mark.parametrize("exclusive,reverse", [(0, 0), (1, 0), (0, 1), (1, 1)])
+def test_cumsum_constant_and_run_time_axis(tmp_path, exclusive, reverse):
+    # Axis -2 as a constant, and as an input (one scan per possible axis, chosen at run time).
+    m = model([helper.make_node("CumSum", ["x", "c"], ["y"], exclusive=exclusive,
+                                reverse=reverse),
+               helper.make_node("CumSum", ["i", "a"], ["z"], exclusive=exclusive,
+                                reverse=reverse)],
+              [tensor("x", F, ["n", 4, 3]), tensor("i", TensorProto.INT32, ["n", 5]),
+               tensor("a", TensorProto.INT64, [])],
+              [tensor("y", F, None), tensor("z", TensorProto.INT32, None)],
+              [numpy_helper.from_array(np.array(-2, dtype=np.int64), "c")])
+    mod = load(tmp_path, m)
+    for n in [3, 1, 0]:
+        x = torch.randn(3, 4, n).permute(2, 1, 0)  # non-contiguous
+        i = torch.randint(-2**31, 2**31 - 1, (n, 5), dtype=torch.int32)  # sums wrap
+        for axis in [0, 1, -1]:
+            y, z = mod(x, i, torch.tensor(axis))
+            np.testing.assert_allclose(
+                y.double().numpy(), numpy_cumsum(x.double().numpy(), 1, exclusive, reverse),
+                rtol=1e-5, atol=1e-5)
+            np.testing.assert_array_equal(
+                z.numpy(), numpy_cumsum(i.numpy(), axis % 2, exclusive, reverse))
+    with pytest.raises(RuntimeError, match=r"\(CumSum\): axis is out of range for x.s rank 2"):
+        mod(torch.zeros(2, 4, 3), torch.zeros(2, 5, dtype=torch.int32), torch.tensor(2))
+    y, _ = mod(torch.ones(1, 4, 3), torch.ones(1, 5, dtype=torch.int32), torch.tensor(1))
+    np.testing.assert_array_equal(y.numpy(), numpy_cumsum(np.ones((1, 4, 3), np.float32), 1,
+                                                          exclusive, reverse))
+
+
+def numpy_hardmax(x, axis):
+    y = np.zeros_like(x)
+    if x.shape[axis] == 0 or x.size == 0:
+        return y
+    np.put_along_axis(y, np.expand_dims(np.argmax(x, axis=axis), axis), 1, axis=axis)
+    return y
+
+
+@pytest.mark.parametrize("opset", [11, 13])
+def test_hardmax_ties_and_empty_dims(tmp_path, opset):
+    # Opset 13 on: along axis 1 alone; before: the dims from axis 1 on flattened into one.
+    m = model([helper.make_node("Hardmax", ["x"], ["y"], axis=1)],
+              [tensor("x", F, ["n", 3, "k"])], [tensor("y", F, None)], opset=opset)
+    mod = load(tmp_path, m)
+    for n, k in [(2, 4), (1, 1), (0, 3), (2, 0)]:
+        x = torch.randint(-2, 3, (k, 3, n)).float().permute(2, 1, 0)  # ties, non-contiguous
+        xd = x.numpy()
+        if opset >= 13:
+            want = numpy_hardmax(xd, 1)
+        else:
+            want = numpy_hardmax(xd.reshape(n, 3 * k), 1).reshape(n, 3, k)
+        np.testing.assert_array_equal(mod(x).numpy(), want)
+
+
 def test_conv_groups_strides_dilations_and_pool(tmp_path):
     rng = np.random.default_rng(0)
     w = rng.standard_normal((6, 2, 3, 2)).astype(np.float32)

@@ -70,8 +70,8 @@ class CNN(nn.Module):
         return self.head(torch.flatten(self.features(x), 1))
 
 
-class CumsumNet(nn.Module):
-    """Two parts the compiler handles around a cumulative sum (ONNX CumSum), which it does not."""
+class TopkNet(nn.Module):
+    """Two parts the compiler handles around a top-k (ONNX TopK), which it does not."""
 
     def __init__(self):
         super().__init__()
@@ -80,7 +80,7 @@ class CumsumNet(nn.Module):
 
     def forward(self, x):
         h = torch.relu(self.fc1(x))
-        h = torch.cumsum(h, dim=1)
+        h = torch.topk(h, 32, dim=1).values
         return torch.tanh(self.fc2(h))
 
 
@@ -146,29 +146,29 @@ def test_several_outputs(cache):
 
 
 def test_unsupported_operator_without_fallback_names_it(cache):
-    model = CumsumNet().eval()
+    model = TopkNet().eval()
     with pytest.raises(ral_torch.UnsupportedOperatorError) as info:
         ral_torch.compile(model, torch.randn(4, 16), cache_dir=cache)
     error = info.value
     assert isinstance(error, RuntimeError)
-    assert "CumSum" in [op for _, op, _ in error.operators]
-    assert "CumSum" in str(error)
+    assert "TopK" in [op for _, op, _ in error.operators]
+    assert "TopK" in str(error)
     assert "fallback=True" in str(error)
 
 
 def test_fallback_keeps_unsupported_operator_in_pytorch(cache):
-    model = CumsumNet().eval()
+    model = TopkNet().eval()
     x = torch.randn(4, 16)
-    with pytest.warns(ral_torch.FallbackWarning, match="cumsum"):
+    with pytest.warns(ral_torch.FallbackWarning, match="topk"):
         compiled = ral_torch.compile(model, (x,), fallback=True, cache_dir=cache)
     assert 0.0 < compiled.coverage < 1.0
-    assert "cumsum" in compiled.report and "CumSum" in compiled.report
+    assert "topk" in compiled.report and "TopK" in compiled.report
     check(compiled, model, x)
     check(compiled, model, torch.randn(4, 16))
 
 
 def test_fallback_with_dynamic_batch(cache):
-    model = CumsumNet().eval()
+    model = TopkNet().eval()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ral_torch.FallbackWarning)
         compiled = ral_torch.compile(model, torch.randn(3, 16), dynamic_dims={0: [0]},
@@ -228,7 +228,7 @@ def mlp_pair(cache):
 @pytest.fixture(scope="module")
 def fallback_pair(cache):
     torch.manual_seed(2)
-    model = CumsumNet().eval()
+    model = TopkNet().eval()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ral_torch.FallbackWarning)
         compiled = ral_torch.compile(model, torch.randn(4, 16), fallback=True, cache_dir=cache)
