@@ -986,6 +986,82 @@ LogicalResult convertGatherElements(NodeContext& n) {
   return success();
 }
 
+// GatherND: y[i..., j...] = data[i[:b]..., indices[i...], j...] for indices [..., m] (m static):
+// the first `batch_dims` dims of indices and data are shared, each index vector's m components
+// address data's next m dims (negative from the end), the rest of data's dims are copied.
+LogicalResult convertGatherND(NodeContext& n) {
+  OpBuilder& b = n.b();
+  Location loc = n.loc();
+  const int64_t rank = n.rank(0), irank = n.rank(1);
+  Type it = n.elementType(1);
+  if (it != b.getI64Type()) return n.error("indices must be int64");
+  const int64_t batch = n.i("batch_dims", 0);
+  if (rank < 1 || irank < 1) return n.error("data and indices must have rank >= 1");
+  if (batch < 0 || batch >= std::min(rank, irank))
+    return n.error("batch_dims must be in [0, min(rank of data, rank of indices))");
+  const int64_t m = n.type(1).getDimSize(irank - 1);
+  if (ShapedType::isDynamic(m)) return n.unsupported("indices with a dynamic last dim");
+  if (batch + m > rank)
+    return n.error("indices' last dim (" + std::to_string(m) + ") plus batch_dims exceeds data's rank");
+  Value data = n.value(0), indices = n.value(1);
+  SmallVector<OpFoldResult> dd = dimsOf(b, loc, data), id = dimsOf(b, loc, indices);
+  for (int64_t d = 0; d < batch; ++d)
+    if (failed(checkSameDim(n, dd[d], id[d], "batch dims of data and indices")))
+      return failure();
+  // Every index in range for the dim it addresses (checked over all of indices at once).
+  SmallVector<Value> sizes;
+  for (int64_t k = 0; k < m; ++k) sizes.push_back(idx(b, loc, dd[batch + k]));
+  Value in_range = generate(
+      b, loc, emptyTensor(b, loc, id, b.getI1Type()), ValueRange{indices},
+      {b.getMultiDimIdentityMap(irank)}, [&](OpBuilder& nb, Location nl, ValueRange a) -> Value {
+        Value k = nb.create<linalg::IndexOp>(nl, irank - 1);
+        Value size = sizes[0];
+        for (int64_t c = 1; c < m; ++c)
+          size = nb.create<arith::SelectOp>(
+              nl,
+              nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::eq, k,
+                                       nb.create<arith::ConstantIndexOp>(nl, c)),
+              sizes[c], size);
+        Value i = nb.create<arith::IndexCastOp>(nl, nb.getIndexType(), a[0]);
+        Value neg = nb.create<arith::SubIOp>(nl, nb.create<arith::ConstantIndexOp>(nl, 0), size);
+        return nb.create<arith::AndIOp>(
+            nl, nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::sge, i, neg),
+            nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::slt, i, size));
+      });
+  SmallVector<int64_t> all;
+  for (int64_t d = 0; d < irank; ++d) all.push_back(d);
+  Value all_in_range = reduce(
+      b, loc, in_range, all, b.getBoolAttr(true),
+      [](OpBuilder& nb, Location nl, Value acc, Value v) -> Value {
+        return nb.create<arith::AndIOp>(nl, acc, v);
+      },
+      false);
+  runtimeCheck(b, loc, b.create<tensor::ExtractOp>(loc, all_in_range, ValueRange{}),
+               "GatherND: an index is out of range");
+
+  SmallVector<OpFoldResult> out(id.begin(), id.end() - 1);
+  out.append(dd.begin() + batch + m, dd.end());
+  const int64_t lead = irank - 1;  // y's dims from indices
+  Value y = generate(
+      b, loc, emptyTensor(b, loc, out, n.elementType(0)), ValueRange{}, {},
+      [&](OpBuilder& nb, Location nl, ValueRange) -> Value {
+        SmallVector<Value> at, where;
+        for (int64_t d = 0; d < lead; ++d) where.push_back(nb.create<linalg::IndexOp>(nl, d));
+        for (int64_t d = 0; d < batch; ++d) at.push_back(where[d]);
+        for (int64_t k = 0; k < m; ++k) {
+          SmallVector<Value> ik(where);
+          ik.push_back(nb.create<arith::ConstantIndexOp>(nl, k));
+          Value i = nb.create<tensor::ExtractOp>(nl, indices, ik);
+          at.push_back(normalizedIndex(nb, nl, i, sizes[k]));
+        }
+        for (int64_t d = batch + m; d < rank; ++d)
+          at.push_back(nb.create<linalg::IndexOp>(nl, lead + d - batch - m));
+        return nb.create<tensor::ExtractOp>(nl, data, at);
+      });
+  n.setOutput(0, y);
+  return success();
+}
+
 LogicalResult convertPad(NodeContext& n) {
   OpBuilder& b = n.b();
   Location loc = n.loc();
@@ -1531,6 +1607,7 @@ void addShapeOps(Registry& r) {
   r["Split"] = {convertSplit, {"axis", "split"}};
   r["Gather"] = {convertGather, {"axis"}};
   r["GatherElements"] = {convertGatherElements, {"axis"}};
+  r["GatherND"] = {convertGatherND, {"batch_dims"}};
   r["Pad"] = {convertPad, {"mode", "pads", "value"}};
   r["Tile"] = {convertTile, {}};
   r["OneHot"] = {convertOneHot, {"axis"}};

@@ -241,6 +241,38 @@ def test_gather_index_out_of_range_fails_cleanly(tmp_path):
     assert mod(x, torch.tensor([], dtype=torch.int64)).shape == (2, 0)
 
 
+def numpy_gather_nd(data, indices, batch_dims):
+    lead = indices.shape[:-1]
+    m = indices.shape[-1]
+    out = np.zeros(lead + data.shape[batch_dims + m:], dtype=data.dtype)
+    for pos in np.ndindex(*lead):
+        where = tuple(pos[:batch_dims]) + tuple(indices[pos])
+        out[pos] = data[where]
+    return out
+
+
+@pytest.mark.parametrize("batch_dims", [0, 1])
+def test_gather_nd_against_numpy(tmp_path, batch_dims):
+    m = model([helper.make_node("GatherND", ["x", "i"], ["y"], batch_dims=batch_dims)],
+              [tensor("x", F, [3, 4, "k"]), tensor("i", TensorProto.INT64, [3, "n", 2 - batch_dims])],
+              [tensor("y", F, None)])
+    mod = load(tmp_path, m)
+    for k, n in [(5, 4), (1, 1), (2, 0), (0, 2)]:
+        x = torch.randn(k, 4, 3).permute(2, 1, 0)  # non-contiguous
+        shape = x.shape[batch_dims:batch_dims + 2 - batch_dims]
+        cols = [torch.randint(-s, s, (3, n, 1)) for s in shape]
+        i = torch.cat(cols, dim=2)  # negative ones count from the end
+        got = mod(x, i)
+        np.testing.assert_array_equal(got.numpy(), numpy_gather_nd(x.numpy(), i.numpy(),
+                                                                   batch_dims))
+    bad = torch.zeros(3, 1, 2 - batch_dims, dtype=torch.int64)
+    bad[1, 0, -1] = 4  # past dim 1 (size 4)
+    with pytest.raises(RuntimeError, match=r"\(GatherND\): an index is out of range"):
+        mod(torch.randn(3, 4, 2), bad)
+    np.testing.assert_array_equal(mod(torch.ones(3, 4, 2), bad.clamp(max=3)).numpy(),
+                                  np.ones((3, 1, 2)))
+
+
 def test_matmul_batched_broadcast_and_vectors(tmp_path):
     m = model([helper.make_node("MatMul", ["a", "b"], ["y"])],
               [tensor("a", F, ["p", 1, "m", 4]), tensor("b", F, [3, 4, "n"])],
