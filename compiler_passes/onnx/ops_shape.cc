@@ -10,6 +10,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 namespace mlir {
@@ -1062,6 +1063,157 @@ LogicalResult convertGatherND(NodeContext& n) {
   return success();
 }
 
+// Runs `body` at every position of `dims` (an scf.for nest, in row-major order), threading the
+// tensor `carried` through it: body(ivs, carried) returns the tensor after that position.
+Value forEachPosition(OpBuilder& b, Location loc, ArrayRef<OpFoldResult> dims, Value carried,
+                      function_ref<Value(OpBuilder&, Location, ValueRange, Value)> body) {
+  SmallVector<Value> lbs, ubs, steps;
+  for (OpFoldResult d : dims) {
+    lbs.push_back(b.create<arith::ConstantIndexOp>(loc, 0));
+    ubs.push_back(idx(b, loc, d));
+    steps.push_back(b.create<arith::ConstantIndexOp>(loc, 1));
+  }
+  scf::LoopNest nest = scf::buildLoopNest(
+      b, loc, lbs, ubs, steps, ValueRange{carried},
+      [&](OpBuilder& nb, Location nl, ValueRange ivs, ValueRange iters) -> scf::ValueVector {
+        return {body(nb, nl, ivs, iters[0])};
+      });
+  return nest.results[0];
+}
+
+// The scatter reductions: none (the update replaces), add, mul, min, max.
+FailureOr<std::function<Value(OpBuilder&, Location, Value, Value)>> scatterCombine(NodeContext& n,
+                                                                                   Type t) {
+  const std::string r = n.s("reduction", "none");
+  const bool f = isFloat(t);
+  if (t.isInteger(1) && r != "none") return n.unsupported("reduction '" + r + "' of bool");
+  if (r == "none") return {[](OpBuilder&, Location, Value, Value u) { return u; }};
+  if (r == "add")
+    return {[f](OpBuilder& b, Location l, Value o, Value u) -> Value {
+      return f ? b.create<arith::AddFOp>(l, o, u).getResult()
+               : b.create<arith::AddIOp>(l, o, u).getResult();
+    }};
+  if (r == "mul")
+    return {[f](OpBuilder& b, Location l, Value o, Value u) -> Value {
+      return f ? b.create<arith::MulFOp>(l, o, u).getResult()
+               : b.create<arith::MulIOp>(l, o, u).getResult();
+    }};
+  if (r == "min")
+    return {[f](OpBuilder& b, Location l, Value o, Value u) -> Value {
+      return f ? b.create<arith::MinimumFOp>(l, o, u).getResult()
+               : b.create<arith::MinSIOp>(l, o, u).getResult();
+    }};
+  if (r == "max")
+    return {[f](OpBuilder& b, Location l, Value o, Value u) -> Value {
+      return f ? b.create<arith::MaximumFOp>(l, o, u).getResult()
+               : b.create<arith::MaxSIOp>(l, o, u).getResult();
+    }};
+  return n.error("unknown reduction '" + r + "'");
+}
+
+// `i` (an integer of indices' type) as an index into a dim of `size`, negative from its end; fails
+// the execution when outside [-size, size).
+Value checkedIndex(OpBuilder& b, Location loc, Value i, Value size, llvm::StringRef message) {
+  Value v = b.create<arith::IndexCastOp>(loc, b.getIndexType(), i);
+  Value neg = b.create<arith::SubIOp>(loc, b.create<arith::ConstantIndexOp>(loc, 0), size);
+  runtimeCheck(b, loc,
+               b.create<arith::AndIOp>(
+                   loc, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, v, neg),
+                   b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, v, size)),
+               message);
+  return normalizedIndex(b, loc, i, size);
+}
+
+// ScatterElements (and opset 9-10's Scatter): y = data, then y[p with p[axis] = indices[p]] =
+// combine(y[...], updates[p]) for every position p of updates, in row-major order (so with
+// duplicate indices the last update wins, as ONNX's reference does).
+LogicalResult convertScatterElements(NodeContext& n) {
+  OpBuilder& b = n.b();
+  Location loc = n.loc();
+  const int64_t rank = n.rank(0);
+  if (rank == 0 || n.rank(1) != rank || n.rank(2) != rank)
+    return n.error("data, indices and updates must have one rank >= 1");
+  if (n.elementType(2) != n.elementType(0)) return n.error("updates' type differs from data's");
+  Type it = n.elementType(1);
+  if (!it.isInteger(32) && !it.isInteger(64)) return n.error("indices must be int32 or int64");
+  FailureOr<int64_t> axis = n.axis(n.i("axis", 0), rank);
+  if (failed(axis)) return failure();
+  auto combine = scatterCombine(n, n.elementType(0));
+  if (failed(combine)) return failure();
+  Value data = n.value(0), indices = n.value(1), updates = n.value(2);
+  SmallVector<OpFoldResult> dd = dimsOf(b, loc, data), id = dimsOf(b, loc, indices),
+                            ud = dimsOf(b, loc, updates);
+  for (int64_t d = 0; d < rank; ++d) {
+    if (failed(checkSameDim(n, id[d], ud[d], "indices' and updates' dims"))) return failure();
+    if (d == *axis) continue;
+    runtimeCheck(b, loc,
+                 b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sle, idx(b, loc, ud[d]),
+                                         idx(b, loc, dd[d])),
+                 n.node().op_type() + ": updates is larger than data");
+  }
+  Value size = idx(b, loc, dd[*axis]);
+  const int64_t ax = *axis;
+  const std::string message = n.node().op_type() + ": an index is out of range";
+  Value y = forEachPosition(
+      b, loc, ud, data, [&](OpBuilder& nb, Location nl, ValueRange p, Value acc) -> Value {
+        Value i = nb.create<tensor::ExtractOp>(nl, indices, p);
+        SmallVector<Value> at(p.begin(), p.end());
+        at[ax] = checkedIndex(nb, nl, i, size, message);
+        Value u = nb.create<tensor::ExtractOp>(nl, updates, p);
+        Value old = nb.create<tensor::ExtractOp>(nl, acc, at);
+        return nb.create<tensor::InsertOp>(nl, (*combine)(nb, nl, old, u), acc, at);
+      });
+  n.setOutput(0, y);
+  return success();
+}
+
+// ScatterND: y = data, then y[indices[q]..., j...] = combine(y[...], updates[q..., j...]) for
+// every index vector q of indices [..., m] (m static) and every j over data's dims after the
+// first m, in row-major order.
+LogicalResult convertScatterND(NodeContext& n) {
+  OpBuilder& b = n.b();
+  Location loc = n.loc();
+  const int64_t rank = n.rank(0), irank = n.rank(1);
+  if (rank < 1 || irank < 1) return n.error("data and indices must have rank >= 1");
+  if (n.elementType(1) != b.getI64Type()) return n.error("indices must be int64");
+  if (n.elementType(2) != n.elementType(0)) return n.error("updates' type differs from data's");
+  const int64_t m = n.type(1).getDimSize(irank - 1);
+  if (ShapedType::isDynamic(m)) return n.unsupported("indices with a dynamic last dim");
+  if (m > rank) return n.error("indices' last dim exceeds data's rank");
+  const int64_t urank = irank - 1 + rank - m;
+  if (n.rank(2) != urank)
+    return n.error("updates must have rank " + std::to_string(urank) +
+                   " (indices' rank - 1 + data's rank - indices' last dim)");
+  auto combine = scatterCombine(n, n.elementType(0));
+  if (failed(combine)) return failure();
+  Value data = n.value(0), indices = n.value(1), updates = n.value(2);
+  SmallVector<OpFoldResult> dd = dimsOf(b, loc, data), id = dimsOf(b, loc, indices),
+                            ud = dimsOf(b, loc, updates);
+  for (int64_t d = 0; d < urank; ++d) {
+    OpFoldResult want = d < irank - 1 ? id[d] : dd[m + d - (irank - 1)];
+    if (failed(checkSameDim(n, ud[d], want, "updates' dims (indices' and data's)")))
+      return failure();
+  }
+  SmallVector<Value> sizes;
+  for (int64_t k = 0; k < m; ++k) sizes.push_back(idx(b, loc, dd[k]));
+  Value y = forEachPosition(
+      b, loc, ud, data, [&](OpBuilder& nb, Location nl, ValueRange p, Value acc) -> Value {
+        SmallVector<Value> at;
+        for (int64_t k = 0; k < m; ++k) {
+          SmallVector<Value> ik(p.begin(), p.begin() + (irank - 1));
+          ik.push_back(nb.create<arith::ConstantIndexOp>(nl, k));
+          Value i = nb.create<tensor::ExtractOp>(nl, indices, ik);
+          at.push_back(checkedIndex(nb, nl, i, sizes[k], "ScatterND: an index is out of range"));
+        }
+        at.append(p.begin() + (irank - 1), p.end());
+        Value u = nb.create<tensor::ExtractOp>(nl, updates, p);
+        Value old = nb.create<tensor::ExtractOp>(nl, acc, at);
+        return nb.create<tensor::InsertOp>(nl, (*combine)(nb, nl, old, u), acc, at);
+      });
+  n.setOutput(0, y);
+  return success();
+}
+
 LogicalResult convertPad(NodeContext& n) {
   OpBuilder& b = n.b();
   Location loc = n.loc();
@@ -1608,6 +1760,9 @@ void addShapeOps(Registry& r) {
   r["Gather"] = {convertGather, {"axis"}};
   r["GatherElements"] = {convertGatherElements, {"axis"}};
   r["GatherND"] = {convertGatherND, {"batch_dims"}};
+  r["Scatter"] = {convertScatterElements, {"axis"}};
+  r["ScatterElements"] = {convertScatterElements, {"axis", "reduction"}};
+  r["ScatterND"] = {convertScatterND, {"reduction"}};
   r["Pad"] = {convertPad, {"mode", "pads", "value"}};
   r["Tile"] = {convertTile, {}};
   r["OneHot"] = {convertOneHot, {"axis"}};

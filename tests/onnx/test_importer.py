@@ -273,6 +273,53 @@ def test_gather_nd_against_numpy(tmp_path, batch_dims):
                                   np.ones((3, 1, 2)))
 
 
+REDUCE = {"none": lambda o, u: u, "add": lambda o, u: o + u, "mul": lambda o, u: o * u}
+
+
+@pytest.mark.parametrize("reduction", ["none", "add", "mul"])
+def test_scatter_elements_and_nd_against_numpy(tmp_path, reduction):
+    # Duplicate and negative indices, applied in row-major order; data is an input the kernel
+    # must not write.
+    m = model([helper.make_node("ScatterElements", ["x", "i", "u"], ["y"], axis=1,
+                                reduction=reduction),
+               helper.make_node("ScatterND", ["x", "j", "v"], ["z"], reduction=reduction)],
+              [tensor("x", F, [3, 4]), tensor("i", TensorProto.INT64, [3, "k"]),
+               tensor("u", F, [3, "k"]), tensor("j", TensorProto.INT64, ["q", 1]),
+               tensor("v", F, ["q", 4])],
+              [tensor("y", F, None), tensor("z", F, None)], opset=16)
+    mod = load(tmp_path, m)
+    f = REDUCE[reduction]
+    for k, q in [(3, 2), (0, 0), (5, 3)]:
+        x = torch.randn(4, 3).t()  # non-contiguous
+        before = x.clone()
+        i = torch.randint(-4, 4, (3, k))
+        u = torch.randn(3, k)
+        j = torch.randint(-3, 3, (q, 1))
+        v = torch.randn(q, 4)
+        y, z = mod(x, i, u, j, v)
+        assert torch.equal(x, before)
+        want_y, want_z = x.numpy().copy(), x.numpy().copy()
+        for r in range(3):
+            for c in range(k):
+                t = i[r, c].item() % 4
+                want_y[r, t] = f(want_y[r, t], u[r, c].item())
+        for r in range(q):
+            t = j[r, 0].item() % 3
+            for c in range(4):
+                want_z[t, c] = f(want_z[t, c], v[r, c].item())
+        np.testing.assert_allclose(y.numpy(), want_y, rtol=1e-6)
+        np.testing.assert_allclose(z.numpy(), want_z, rtol=1e-6)
+    with pytest.raises(RuntimeError, match=r"\(ScatterElements\): an index is out of range"):
+        mod(torch.zeros(3, 4), torch.full((3, 1), 4), torch.zeros(3, 1),
+            torch.zeros(0, 1, dtype=torch.int64), torch.zeros(0, 4))
+    with pytest.raises(RuntimeError, match=r"\(ScatterND\): an index is out of range"):
+        mod(torch.zeros(3, 4), torch.zeros(3, 0, dtype=torch.int64), torch.zeros(3, 0),
+            torch.tensor([[-4]]), torch.zeros(1, 4))
+    y, z = mod(torch.ones(3, 4), torch.zeros(3, 0, dtype=torch.int64), torch.zeros(3, 0),
+               torch.zeros(0, 1, dtype=torch.int64), torch.zeros(0, 4))
+    assert torch.equal(y, torch.ones(3, 4)) and torch.equal(z, torch.ones(3, 4))
+
+
 def test_matmul_batched_broadcast_and_vectors(tmp_path):
     m = model([helper.make_node("MatMul", ["a", "b"], ["y"])],
               [tensor("a", F, ["p", 1, "m", 4]), tensor("b", F, [3, 4, "n"])],
