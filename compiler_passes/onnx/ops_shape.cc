@@ -1003,42 +1003,48 @@ LogicalResult convertGatherND(NodeContext& n) {
   const int64_t m = n.type(1).getDimSize(irank - 1);
   if (ShapedType::isDynamic(m)) return n.unsupported("indices with a dynamic last dim");
   if (batch + m > rank)
-    return n.error("indices' last dim (" + std::to_string(m) + ") plus batch_dims exceeds data's rank");
+    return n.error("indices' last dim (" + std::to_string(m) +
+                   ") plus batch_dims exceeds data's rank");
   Value data = n.value(0), indices = n.value(1);
   SmallVector<OpFoldResult> dd = dimsOf(b, loc, data), id = dimsOf(b, loc, indices);
   for (int64_t d = 0; d < batch; ++d)
     if (failed(checkSameDim(n, dd[d], id[d], "batch dims of data and indices")))
       return failure();
-  // Every index in range for the dim it addresses (checked over all of indices at once).
+  // Every index in range for the dim it addresses (checked over all of indices at
+  // once); with m = 0 there is none.
   SmallVector<Value> sizes;
   for (int64_t k = 0; k < m; ++k) sizes.push_back(idx(b, loc, dd[batch + k]));
-  Value in_range = generate(
-      b, loc, emptyTensor(b, loc, id, b.getI1Type()), ValueRange{indices},
-      {b.getMultiDimIdentityMap(irank)}, [&](OpBuilder& nb, Location nl, ValueRange a) -> Value {
-        Value k = nb.create<linalg::IndexOp>(nl, irank - 1);
-        Value size = sizes[0];
-        for (int64_t c = 1; c < m; ++c)
-          size = nb.create<arith::SelectOp>(
-              nl,
-              nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::eq, k,
-                                       nb.create<arith::ConstantIndexOp>(nl, c)),
-              sizes[c], size);
-        Value i = nb.create<arith::IndexCastOp>(nl, nb.getIndexType(), a[0]);
-        Value neg = nb.create<arith::SubIOp>(nl, nb.create<arith::ConstantIndexOp>(nl, 0), size);
-        return nb.create<arith::AndIOp>(
-            nl, nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::sge, i, neg),
-            nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::slt, i, size));
-      });
-  SmallVector<int64_t> all;
-  for (int64_t d = 0; d < irank; ++d) all.push_back(d);
-  Value all_in_range = reduce(
-      b, loc, in_range, all, b.getBoolAttr(true),
-      [](OpBuilder& nb, Location nl, Value acc, Value v) -> Value {
-        return nb.create<arith::AndIOp>(nl, acc, v);
-      },
-      false);
-  runtimeCheck(b, loc, b.create<tensor::ExtractOp>(loc, all_in_range, ValueRange{}),
-               "GatherND: an index is out of range");
+  if (m > 0) {
+    Value in_range = generate(
+        b, loc, emptyTensor(b, loc, id, b.getI1Type()), ValueRange{indices},
+        {b.getMultiDimIdentityMap(irank)},
+        [&](OpBuilder& nb, Location nl, ValueRange a) -> Value {
+          Value k = nb.create<linalg::IndexOp>(nl, irank - 1);
+          Value size = sizes[0];
+          for (int64_t c = 1; c < m; ++c)
+            size = nb.create<arith::SelectOp>(
+                nl,
+                nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::eq, k,
+                                         nb.create<arith::ConstantIndexOp>(nl, c)),
+                sizes[c], size);
+          Value i = nb.create<arith::IndexCastOp>(nl, nb.getIndexType(), a[0]);
+          Value neg =
+              nb.create<arith::SubIOp>(nl, nb.create<arith::ConstantIndexOp>(nl, 0), size);
+          return nb.create<arith::AndIOp>(
+              nl, nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::sge, i, neg),
+              nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::slt, i, size));
+        });
+    SmallVector<int64_t> all;
+    for (int64_t d = 0; d < irank; ++d) all.push_back(d);
+    Value all_in_range = reduce(
+        b, loc, in_range, all, b.getBoolAttr(true),
+        [](OpBuilder& nb, Location nl, Value acc, Value v) -> Value {
+          return nb.create<arith::AndIOp>(nl, acc, v);
+        },
+        false);
+    runtimeCheck(b, loc, b.create<tensor::ExtractOp>(loc, all_in_range, ValueRange{}),
+                 "GatherND: an index is out of range");
+  }
 
   SmallVector<OpFoldResult> out(id.begin(), id.end() - 1);
   out.append(dd.begin() + batch + m, dd.end());

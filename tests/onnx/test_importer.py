@@ -254,7 +254,8 @@ def numpy_gather_nd(data, indices, batch_dims):
 @pytest.mark.parametrize("batch_dims", [0, 1])
 def test_gather_nd_against_numpy(tmp_path, batch_dims):
     m = model([helper.make_node("GatherND", ["x", "i"], ["y"], batch_dims=batch_dims)],
-              [tensor("x", F, [3, 4, "k"]), tensor("i", TensorProto.INT64, [3, "n", 2 - batch_dims])],
+              [tensor("x", F, [3, 4, "k"]),
+               tensor("i", TensorProto.INT64, [3, "n", 2 - batch_dims])],
               [tensor("y", F, None)])
     mod = load(tmp_path, m)
     for k, n in [(5, 4), (1, 1), (2, 0), (0, 2)]:
