@@ -1130,6 +1130,21 @@ Value checkedIndex(OpBuilder& b, Location loc, Value i, Value size, llvm::String
   return normalizedIndex(b, loc, i, size);
 }
 
+// y = data, then at every position p of updates, in row-major order:
+// y[target(p)] = combine(y[target(p)], updates[p]).
+Value scatterUpdates(OpBuilder& b, Location loc, Value data, Value updates,
+                     const std::function<Value(OpBuilder&, Location, Value, Value)>& combine,
+                     function_ref<SmallVector<Value>(OpBuilder&, Location, ValueRange)> target) {
+  return forEachPosition(
+      b, loc, dimsOf(b, loc, updates), data,
+      [&](OpBuilder& nb, Location nl, ValueRange p, Value acc) -> Value {
+        SmallVector<Value> at = target(nb, nl, p);
+        Value u = nb.create<tensor::ExtractOp>(nl, updates, p);
+        Value old = nb.create<tensor::ExtractOp>(nl, acc, at);
+        return nb.create<tensor::InsertOp>(nl, combine(nb, nl, old, u), acc, at);
+      });
+}
+
 // ScatterElements (and opset 9-10's Scatter): y = data, then y[p with p[axis] = indices[p]] =
 // combine(y[...], updates[p]) for every position p of updates, in row-major order (so with
 // duplicate indices the last update wins, as ONNX's reference does).
@@ -1160,15 +1175,13 @@ LogicalResult convertScatterElements(NodeContext& n) {
   Value size = idx(b, loc, dd[*axis]);
   const int64_t ax = *axis;
   const std::string message = n.node().op_type() + ": an index is out of range";
-  Value y = forEachPosition(
-      b, loc, ud, data, [&](OpBuilder& nb, Location nl, ValueRange p, Value acc) -> Value {
-        Value i = nb.create<tensor::ExtractOp>(nl, indices, p);
-        SmallVector<Value> at(p.begin(), p.end());
-        at[ax] = checkedIndex(nb, nl, i, size, message);
-        Value u = nb.create<tensor::ExtractOp>(nl, updates, p);
-        Value old = nb.create<tensor::ExtractOp>(nl, acc, at);
-        return nb.create<tensor::InsertOp>(nl, (*combine)(nb, nl, old, u), acc, at);
-      });
+  Value y = scatterUpdates(b, loc, data, updates, *combine,
+                           [&](OpBuilder& nb, Location nl, ValueRange p) {
+                             SmallVector<Value> at(p.begin(), p.end());
+                             Value i = nb.create<tensor::ExtractOp>(nl, indices, p);
+                             at[ax] = checkedIndex(nb, nl, i, size, message);
+                             return at;
+                           });
   n.setOutput(0, y);
   return success();
 }
@@ -1202,8 +1215,8 @@ LogicalResult convertScatterND(NodeContext& n) {
   }
   SmallVector<Value> sizes;
   for (int64_t k = 0; k < m; ++k) sizes.push_back(idx(b, loc, dd[k]));
-  Value y = forEachPosition(
-      b, loc, ud, data, [&](OpBuilder& nb, Location nl, ValueRange p, Value acc) -> Value {
+  Value y = scatterUpdates(
+      b, loc, data, updates, *combine, [&](OpBuilder& nb, Location nl, ValueRange p) {
         SmallVector<Value> at;
         for (int64_t k = 0; k < m; ++k) {
           SmallVector<Value> ik(p.begin(), p.begin() + (irank - 1));
@@ -1212,9 +1225,7 @@ LogicalResult convertScatterND(NodeContext& n) {
           at.push_back(checkedIndex(nb, nl, i, sizes[k], "ScatterND: an index is out of range"));
         }
         at.append(p.begin() + (irank - 1), p.end());
-        Value u = nb.create<tensor::ExtractOp>(nl, updates, p);
-        Value old = nb.create<tensor::ExtractOp>(nl, acc, at);
-        return nb.create<tensor::InsertOp>(nl, (*combine)(nb, nl, old, u), acc, at);
+        return at;
       });
   n.setOutput(0, y);
   return success();
