@@ -2,6 +2,7 @@
 // which ral-compile turns into RAL's GEMM kernels), Conv (1d/2d/3d, groups, pads, strides,
 // dilations), MaxPool, AveragePool, the global pools, and BatchNormalization at inference.
 #include <cmath>
+#include <map>
 #include <cstring>
 #include <optional>
 #include <vector>
@@ -184,6 +185,177 @@ LogicalResult convertGemm(NodeContext& n) {
         ArrayRef<OpFoldResult>(dims));
   }
   n.setOutput(0, out);
+  return success();
+}
+
+// Einsum: one linalg.generic over every label of the equation (and the dims an ellipsis
+// stands for), the output's labels parallel and the rest reduced, the body the product of the
+// inputs' elements added to the sum. A label repeated in one input takes its diagonal; an
+// ellipsis broadcasts numpy's way (a dim of static size 1 against a larger one). Without "->" the
+// output is the ellipsis dims, then the labels used once, in alphabetical order.
+LogicalResult convertEinsum(NodeContext& n) {
+  OpBuilder& b = n.b();
+  Location loc = n.loc();
+  std::string eq;
+  for (char c : n.s("equation", "")) {
+    if (c != ' ') eq += c;
+  }
+  const size_t arrow = eq.find("->");
+  std::string lhs = eq.substr(0, arrow), out_term;
+  const bool explicit_out = arrow != std::string::npos;
+  if (explicit_out) out_term = eq.substr(arrow + 2);
+  SmallVector<std::string> terms;
+  for (size_t start = 0;;) {
+    const size_t comma = lhs.find(',', start);
+    terms.push_back(lhs.substr(start, comma == std::string::npos ? comma : comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  const size_t count = n.numInputs();
+  if (terms.size() != count)
+    return n.error("the equation has " + std::to_string(terms.size()) + " operand terms for " +
+                   std::to_string(count) + " inputs");
+  Type t = n.elementType(0);
+  if (t.isInteger(1)) return n.unsupported("Einsum of bool");
+  for (size_t i = 1; i < count; ++i)
+    if (n.elementType(i) != t) return n.error("inputs have different element types");
+  auto isLabel = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); };
+  // A term's labels, with '.' standing for the ellipsis; false when malformed.
+  auto parse = [&](const std::string& term, std::string& labels, bool& ellipsis) {
+    ellipsis = false;
+    labels.clear();
+    for (size_t i = 0; i < term.size(); ++i) {
+      if (term.compare(i, 3, "...") == 0) {
+        if (ellipsis) return false;
+        ellipsis = true;
+        labels += '.';
+        i += 2;
+      } else if (isLabel(term[i])) {
+        labels += term[i];
+      } else {
+        return false;
+      }
+    }
+    return true;
+  };
+  SmallVector<std::string> labels(count);
+  SmallVector<int64_t> ell_rank(count, 0);
+  int64_t ell = 0;  // the ellipsis' rank: the most any input gives it
+  std::map<char, int> uses;
+  for (size_t i = 0; i < count; ++i) {
+    bool has_ellipsis;
+    if (!parse(terms[i], labels[i], has_ellipsis))
+      return n.error("malformed term '" + terms[i] + "' in equation '" + eq + "'");
+    const int64_t named = static_cast<int64_t>(labels[i].size()) - (has_ellipsis ? 1 : 0);
+    const int64_t rank = n.rank(i);
+    if (has_ellipsis ? rank < named : rank != named)
+      return n.error("term '" + terms[i] + "' does not fit input " + std::to_string(i) +
+                     " of rank " + std::to_string(rank));
+    if (has_ellipsis) ell_rank[i] = rank - named;
+    ell = std::max(ell, ell_rank[i]);
+    for (char c : labels[i])
+      if (c != '.') ++uses[c];
+  }
+  std::string out_labels;
+  bool out_ellipsis = false;
+  if (explicit_out) {
+    if (!parse(out_term, out_labels, out_ellipsis))
+      return n.error("malformed output term '" + out_term + "'");
+    for (char c : out_labels)
+      if (c != '.' && (!uses.count(c) || llvm::count(out_labels, c) != 1))
+        return n.error(std::string("output label '") + c + "' is repeated or in no input");
+    // numpy (ONNX's reference) refuses to drop an ellipsis' dims silently.
+    if (!out_ellipsis && ell > 0)
+      return n.error("the output term has no '...' for the " + std::to_string(ell) +
+                     " dims the inputs' ellipsis stands for");
+  } else {
+    out_ellipsis = ell > 0;
+    if (out_ellipsis) out_labels += '.';
+    for (auto [c, k] : uses)
+      if (k == 1) out_labels += c;
+  }
+  // Loop dims: the ellipsis' (0..ell), then each label in first-seen order, output's first.
+  std::map<char, int64_t> dim_of;
+  int64_t loops = ell;
+  SmallVector<utils::IteratorType> iters(ell, out_ellipsis ? utils::IteratorType::parallel
+                                                           : utils::IteratorType::reduction);
+  auto addLabel = [&](char c, utils::IteratorType it) {
+    if (c == '.' || dim_of.count(c)) return;
+    dim_of[c] = loops++;
+    iters.push_back(it);
+  };
+  for (char c : out_labels) addLabel(c, utils::IteratorType::parallel);
+  for (const std::string& l : labels)
+    for (char c : l) addLabel(c, utils::IteratorType::reduction);
+  // Each loop dim's size, from the first input that has it (a broadcast 1 gives way to more).
+  SmallVector<OpFoldResult> size(loops);
+  SmallVector<Value> inputs;
+  SmallVector<SmallVector<AffineExpr>> exprs(count);
+  for (size_t i = 0; i < count; ++i) {
+    Value v = n.value(i);
+    inputs.push_back(v);
+    SmallVector<OpFoldResult> dims = dimsOf(b, loc, v);
+    int64_t d = 0;
+    for (char c : labels[i]) {
+      if (c == '.') {
+        for (int64_t e = 0; e < ell_rank[i]; ++e, ++d) {
+          const int64_t loop = ell - ell_rank[i] + e;
+          exprs[i].push_back(b.getAffineDimExpr(loop));
+          if (!size[loop] || constantIndex(size[loop]) == 1) size[loop] = dims[d];
+        }
+        continue;
+      }
+      const int64_t loop = dim_of[c];
+      exprs[i].push_back(b.getAffineDimExpr(loop));
+      if (!size[loop]) size[loop] = dims[d];
+      ++d;
+    }
+  }
+  // Every other occurrence of a loop dim must match its size; an ellipsis dim of static size 1
+  // broadcasts (read at 0).
+  for (size_t i = 0; i < count; ++i) {
+    SmallVector<OpFoldResult> dims = dimsOf(b, loc, inputs[i]);
+    for (size_t d = 0; d < exprs[i].size(); ++d) {
+      const int64_t loop = cast<AffineDimExpr>(exprs[i][d]).getPosition();
+      if (loop < ell && constantIndex(dims[d]) == 1 && constantIndex(size[loop]) != 1) {
+        exprs[i][d] = b.getAffineConstantExpr(0);
+        continue;
+      }
+      if (failed(checkSameDim(n, dims[d], size[loop], "sizes of one label")))
+        return failure();
+    }
+  }
+  SmallVector<AffineMap> maps;
+  for (size_t i = 0; i < count; ++i)
+    maps.push_back(AffineMap::get(loops, 0, exprs[i], b.getContext()));
+  SmallVector<AffineExpr> out_exprs;
+  SmallVector<OpFoldResult> out_dims;
+  for (char c : out_labels) {
+    if (c == '.') {
+      for (int64_t e = 0; e < ell; ++e) {
+        out_exprs.push_back(b.getAffineDimExpr(e));
+        out_dims.push_back(size[e]);
+      }
+      continue;
+    }
+    out_exprs.push_back(b.getAffineDimExpr(dim_of[c]));
+    out_dims.push_back(size[dim_of[c]]);
+  }
+  maps.push_back(AffineMap::get(loops, 0, out_exprs, b.getContext()));
+  Value init = filled(b, loc, out_dims, scalarConstant(b, loc, t, 0));
+  const bool f = isFloat(t);
+  auto generic = b.create<linalg::GenericOp>(
+      loc, TypeRange{init.getType()}, inputs, ValueRange{init}, maps, iters,
+      [&](OpBuilder& nb, Location nl, ValueRange a) {
+        Value p = a[0];
+        for (size_t i = 1; i < count; ++i)
+          p = f ? nb.create<arith::MulFOp>(nl, p, a[i]).getResult()
+                : nb.create<arith::MulIOp>(nl, p, a[i]).getResult();
+        Value sum = f ? nb.create<arith::AddFOp>(nl, a[count], p).getResult()
+                      : nb.create<arith::AddIOp>(nl, a[count], p).getResult();
+        nb.create<linalg::YieldOp>(nl, sum);
+      });
+  n.setOutput(0, generic.getResult(0));
   return success();
 }
 
@@ -1131,6 +1303,7 @@ LogicalResult convertBatchNorm(NodeContext& n) {
 void addLinearOps(Registry& r) {
   r["MatMul"] = {convertMatMul, {}};
   r["Gemm"] = {convertGemm, {"alpha", "beta", "transA", "transB"}};
+  r["Einsum"] = {convertEinsum, {"equation"}};
   r["Conv"] = {convertConv, {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"}};
   r["ConvTranspose"] = {convertConvTranspose,
                         {"auto_pad", "dilations", "group", "kernel_shape", "output_padding",

@@ -321,6 +321,42 @@ def test_scatter_elements_and_nd_against_numpy(tmp_path, reduction):
     assert torch.equal(y, torch.ones(3, 4)) and torch.equal(z, torch.ones(3, 4))
 
 
+@pytest.mark.parametrize("equation,shapes", [
+    ("bij, bjk -> bik", [["n", 2, 3], ["n", 3, 4]]),
+    ("i,i", [["n"], ["n"]]),
+    ("ij->ji", [["n", 4]]),
+    ("...ii ->...i", [[2, "n", 3, 3]]),
+    ("ij,jk", [[3, "n"], ["n", 2]]),
+    ("b...d,d->b...", [[2, 1, "n", 4], [4]]),
+    ("...j,...j->...", [[2, 1, 3], ["n", 3]]),
+    ("ijk,ikl,k->jl", [[2, 3, "n"], [2, "n", 4], ["n"]]),
+])
+def test_einsum_against_torch(tmp_path, equation, shapes):
+    names = [f"x{i}" for i in range(len(shapes))]
+    m = model([helper.make_node("Einsum", names, ["y"], equation=equation)],
+              [tensor(nm, TensorProto.DOUBLE, s) for nm, s in zip(names, shapes)],
+              [tensor("y", TensorProto.DOUBLE, None)], opset=12)
+    mod = load(tmp_path, m)
+    for size in (3, 1, 0):
+        xs = [torch.randn(*[size if d == "n" else d for d in s], dtype=torch.float64)
+              for s in shapes]
+        xs = [x.t().contiguous().t() if x.dim() == 2 else x for x in xs]  # 2-D: column-major
+        want = torch.einsum(equation.replace(" ", ""), *xs)
+        got = mod(*xs)
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_einsum_errors_name_the_term(tmp_path):
+    for equation, why in [("ij,jk->ik", "operand terms"), ("ij->k", "output label 'k'"),
+                          ("i?->i", "malformed term"), ("...i->i", "no '...'"),
+                          ("ijk->i", "does not fit input 0")]:
+        m = model([helper.make_node("Einsum", ["x"], ["y"], equation=equation)],
+                  [tensor("x", F, [2, 3])], [tensor("y", F, None)], opset=12)
+        rc, err, _ = compile_model(tmp_path, m)
+        assert rc != 0 and why in err, (equation, err)
+
+
 def test_matmul_batched_broadcast_and_vectors(tmp_path):
     m = model([helper.make_node("MatMul", ["a", "b"], ["y"])],
               [tensor("a", F, ["p", 1, "m", 4]), tensor("b", F, [3, 4, "n"])],
