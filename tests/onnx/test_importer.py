@@ -274,10 +274,12 @@ def test_gather_nd_against_numpy(tmp_path, batch_dims):
                                   np.ones((3, 1, 2)))
 
 
-REDUCE = {"none": lambda o, u: u, "add": lambda o, u: o + u, "mul": lambda o, u: o * u}
+REDUCE = {"none": lambda o, u: u, "add": lambda o, u: o + u, "mul": lambda o, u: o * u,
+          "min": min, "max": max}
 
 
-@pytest.mark.parametrize("reduction", ["none", "add", "mul"])
+# min and max are opset 18's; the importer takes them at any opset.
+@pytest.mark.parametrize("reduction", ["none", "add", "mul", "min", "max"])
 def test_scatter_elements_and_nd_against_numpy(tmp_path, reduction):
     # Duplicate and negative indices, applied in row-major order; data is an input the kernel
     # must not write.
