@@ -226,4 +226,38 @@ def DiscRal_ConvOp : DiscRal_Op<"conv", [DestinationStyleOpInterface,
   let hasVerifier = 1;
 }
 
+def DiscRal_TopKOp : DiscRal_Op<"topk", [DestinationStyleOpInterface,
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "the k largest (or smallest) elements of each row, run by the ral_topk kernel";
+  let description = [{
+    ```mlir
+    %v, %i = disc_ral.topk ins(%x, %k : tensor<?x100xf32>) outs(%v0, %i0 : tensor<?x?xf32>,
+        tensor<?x?xi64>) -> tensor<?x?xf32>, tensor<?x?xi64>
+    ```
+    Along the last dim of input (rank 1 to 4, f32, f64, i32 or i64): the k largest elements of
+    each row, largest first (the k smallest, smallest first, with `smallest`), and their i64
+    indices; equal elements keep the lower index first and NaN counts as larger than every
+    number (kernels/topk_sort/topk_sort.h). values_init and indices_init have the input's shape
+    with the last dim k; the kernel fails the execution when k is not in [0, n]. On tensors it
+    returns the two results; on buffers it writes the inits, which it never reads.
+    disc-ral-lower-to-library-calls turns it into a `ral_topk` dispatch, on the devices with
+    that kernel (cpu, cuda).
+  }];
+  let arguments = (ins DiscRal_TensorOrMemRef:$input, I64:$k,
+                       DiscRal_TensorOrMemRef:$values_init, DiscRal_TensorOrMemRef:$indices_init,
+                       UnitAttr:$smallest);
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+  let assemblyFormat = [{
+    `ins` `(` $input `,` $k `:` type($input) `)`
+    `outs` `(` $values_init `,` $indices_init `:` type($values_init) `,` type($indices_init) `)`
+    attr-dict (`->` type($results)^)?
+  }];
+  let extraClassDeclaration = [{
+    MutableOperandRange getDpsInitsMutable() {
+      return MutableOperandRange(getOperation(), /*start=*/2, /*length=*/2);
+    }
+  }];
+  let hasVerifier = 1;
+}
+
 #endif  // RAL_COMPILER_PASSES_DISC_RAL_OPS_TD_

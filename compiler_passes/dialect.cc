@@ -31,6 +31,7 @@ void DiscRalDialect::initialize() {
 #include "compiler_passes/DiscRalOps.cpp.inc"
       >();
   registerConvBufferization(getContext());
+  registerTopKBufferization(getContext());
 }
 
 namespace {

@@ -59,9 +59,10 @@ inline constexpr const char kDeviceKernelsAttr[] = "disc_ral.device_kernels";
 // in entry order. The host executable follows the device kernels' executables.
 inline constexpr const char kHostKernelsAttr[] = "disc_ral.host_kernels";
 
-// Attaches the bufferization model of disc_ral.conv (destination style: its init becomes the
-// output buffer). Called by the dialect's initialize().
+// Attach the bufferization models of disc_ral.conv and disc_ral.topk (destination style: the
+// inits become the output buffers). Called by the dialect's initialize().
 void registerConvBufferization(MLIRContext* context);
+void registerTopKBufferization(MLIRContext* context);
 
 }  // namespace disc_ral
 }  // namespace mlir

@@ -8,6 +8,7 @@
 //   disc_ral.conv       (memrefs, device cpu)      -> "ral_conv"(x, w, bias, y, config, alpha,
 //                                                     beta), config a constant global laid out
 //                                                     as kernels/conv/conv.h says
+//   disc_ral.topk       (memrefs, device cpu/cuda) -> "ral_topk"(x, values, indices, k, largest)
 // and memref.alloc / memref.dealloc become disc_ral.alloc / disc_ral.dealloc, so buffers come
 // from the host context (an output buffer is handed to the host without a copy). memref.copy
 // between strided buffers becomes linalg.copy: MLIR lowers it to a call of `memrefCopy` from its
@@ -113,7 +114,8 @@ class LowerToLibraryCallsPass : public impl::LowerToLibraryCallsPassBase<LowerTo
     // Library calls first: the matmul fallback allocates a temporary the second walk converts.
     SmallVector<Operation*> calls;
     module.walk([&](Operation* op) {
-      if (isa<linalg::MatmulOp, linalg::BatchMatmulOp, CallOp, ConvOp>(op)) calls.push_back(op);
+      if (isa<linalg::MatmulOp, linalg::BatchMatmulOp, CallOp, ConvOp, TopKOp>(op))
+        calls.push_back(op);
     });
     for (Operation* op : calls) {
       LogicalResult result = success();
@@ -122,6 +124,8 @@ class LowerToLibraryCallsPass : public impl::LowerToLibraryCallsPassBase<LowerTo
         if (callee && callee->hasAttr(kCustomCallAttr)) result = lowerCustomCall(call, callee);
       } else if (auto conv = dyn_cast<ConvOp>(op)) {
         result = lowerConv(conv, symbols);
+      } else if (auto topk = dyn_cast<TopKOp>(op)) {
+        result = lowerTopK(topk);
       } else {
         result = lowerMatmul(cast<linalg::LinalgOp>(op),
                              isa<linalg::MatmulOp>(op) ? "ral_gemm" : "ral_batch_gemm");
@@ -310,6 +314,24 @@ class LowerToLibraryCallsPass : public impl::LowerToLibraryCallsPassBase<LowerTo
     builder.create<DispatchOp>(loc, TypeRange{}, ctx, "ral_conv", device,
                                ValueRange{op.getInput(), op.getFilter(), op.getBias(),
                                           op.getInit(), config_buffer, alpha, beta});
+    op->erase();
+    return success();
+  }
+
+  // disc_ral.topk -> ral_topk(x, values, indices, k, largest).
+  LogicalResult lowerTopK(TopKOp op) {
+    if (device != "cpu" && device != "cuda")
+      return op.emitOpError() << "has no kernel on device '" << device.getValue()
+                              << "' (ral_topk runs on the cpu and cuda)";
+    if (!isa<MemRefType>(op.getInput().getType()))
+      return op.emitOpError("is still on tensors: run disc-ral-bufferize first");
+    Value ctx = contextOf(op);
+    if (!ctx) return missingContext(op);
+    OpBuilder builder(op);
+    Value largest = builder.create<arith::ConstantIntOp>(op.getLoc(), !op.getSmallest(), 1);
+    builder.create<DispatchOp>(op.getLoc(), TypeRange{}, ctx, "ral_topk", device,
+                               ValueRange{op.getInput(), op.getValuesInit(), op.getIndicesInit(),
+                                          op.getK(), largest});
     op->erase();
     return success();
   }

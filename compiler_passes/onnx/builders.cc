@@ -11,6 +11,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Diagnostics.h"
@@ -564,6 +565,53 @@ Value convertTensor(OpBuilder& b, Location loc, Value v, Type to) {
   return elementwise(b, loc, {v}, to, [&](OpBuilder& nb, Location nl, ValueRange args) {
     return convertScalar(nb, nl, args[0], to);
   });
+}
+
+Value floatActivation(OpBuilder& b, Location loc, llvm::StringRef op, Value x, double alpha,
+                      double beta) {
+  Type t = x.getType();
+  auto c = [&](double v) { return scalarConstant(b, loc, t, v); };
+  if (op == "Relu") return b.create<arith::MaximumFOp>(loc, x, c(0));
+  if (op == "Sigmoid") {
+    Value e = b.create<math::ExpOp>(loc, b.create<arith::NegFOp>(loc, x));
+    return b.create<arith::DivFOp>(loc, c(1), b.create<arith::AddFOp>(loc, c(1), e));
+  }
+  if (op == "Tanh") return b.create<math::TanhOp>(loc, x);
+  if (op == "Softsign") {
+    Value d = b.create<arith::AddFOp>(loc, c(1), b.create<math::AbsFOp>(loc, x));
+    return b.create<arith::DivFOp>(loc, x, d);
+  }
+  if (op == "Softplus") {
+    // log(1 + exp(x)) = max(x, 0) + log1p(exp(-|x|)): no overflow for large x.
+    Value m = b.create<arith::MaximumFOp>(loc, x, c(0));
+    Value e =
+        b.create<math::ExpOp>(loc, b.create<arith::NegFOp>(loc, b.create<math::AbsFOp>(loc, x)));
+    return b.create<arith::AddFOp>(loc, m, b.create<math::Log1pOp>(loc, e));
+  }
+  if (op == "ThresholdedRelu") {
+    Value above = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OGT, x, c(alpha));
+    return b.create<arith::SelectOp>(loc, above, x, c(0));
+  }
+  if (op == "LeakyRelu") {
+    Value neg = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLT, x, c(0));
+    return b.create<arith::SelectOp>(loc, neg, b.create<arith::MulFOp>(loc, x, c(alpha)), x);
+  }
+  if (op == "Elu") {
+    Value neg = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLE, x, c(0));
+    Value em1 = b.create<math::ExpM1Op>(loc, x);
+    return b.create<arith::SelectOp>(loc, neg, b.create<arith::MulFOp>(loc, em1, c(alpha)), x);
+  }
+  if (op == "HardSigmoid") {
+    Value v = b.create<arith::AddFOp>(loc, b.create<arith::MulFOp>(loc, x, c(alpha)), c(beta));
+    return b.create<arith::MinimumFOp>(loc, b.create<arith::MaximumFOp>(loc, v, c(0)), c(1));
+  }
+  if (op == "Affine")
+    return b.create<arith::AddFOp>(loc, b.create<arith::MulFOp>(loc, x, c(alpha)), c(beta));
+  if (op == "ScaledTanh") {
+    Value v = b.create<math::TanhOp>(loc, b.create<arith::MulFOp>(loc, x, c(beta)));
+    return b.create<arith::MulFOp>(loc, v, c(alpha));
+  }
+  return nullptr;
 }
 
 Value broadcastTo(OpBuilder& b, Location loc, Value input, ArrayRef<OpFoldResult> dims) {

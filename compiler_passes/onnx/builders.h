@@ -113,6 +113,13 @@ Value convertTensor(OpBuilder& b, Location loc, Value v, Type to);
 Value broadcastTo(OpBuilder& b, Location loc, Value input, ArrayRef<OpFoldResult> dims);
 
 inline bool isFloat(Type t) { return isa<FloatType>(t); }
+
+// ONNX's activation `op` of a float scalar: the unary operators Relu, Sigmoid, Tanh, Softsign,
+// Softplus, LeakyRelu, ThresholdedRelu, Elu and HardSigmoid, and the recurrent layers' Affine
+// (alpha x + beta) and ScaledTanh (alpha tanh(beta x)), with their `alpha` and `beta`. Null for
+// another name.
+Value floatActivation(OpBuilder& b, Location loc, llvm::StringRef op, Value x, double alpha,
+                      double beta);
 // Exactly one element, known at import (a dynamic shape may hold any number).
 inline bool hasOneElement(RankedTensorType t) {
   return t.hasStaticShape() && t.getNumElements() == 1;

@@ -233,6 +233,7 @@ OwningOpRef<ModuleOp> Importer::run(const ::onnx::ModelProto& model) {
   addLinearOps(registry);
   addReductionOps(registry);
   addShapeOps(registry);
+  addRecurrentOps(registry);
   if (!checkNodes(graph, registry) || !checkSingleAssignment(graph)) return nullptr;
 
   // Initializers: constants, also when a graph input of the same name (IR < 4) could override
@@ -540,6 +541,7 @@ NodeContext::NodeContext(Importer& importer, const ::onnx::NodeProto& node, OpBu
       opset_(opset) {}
 
 bool NodeContext::libraryConv() const { return importer_.options().library_conv; }
+bool NodeContext::libraryTopK() const { return importer_.options().library_topk; }
 bool NodeContext::libraryLinear() const {
   return importer_.options().library_conv && importer_.options().library_linear;
 }

@@ -51,6 +51,9 @@ struct ImportOptions {
   // kernel keeps the weights packed and applies the epilogue before each store). Off, they are
   // linalg.matmul (ral_gemm) and loops. Only where ral_conv runs on the CPU (oneDNN).
   bool library_linear = false;
+  // TopK becomes disc_ral.topk, run by the ral_topk library kernel (the cpu and cuda have it);
+  // off, TopK is refused as unsupported on the device.
+  bool library_topk = false;
 };
 
 struct ImportStatus {

@@ -112,6 +112,8 @@ class NodeContext {
   // Whether f32 MatMul and Gemm by a constant matrix become disc_ral.conv
   // (ImportOptions::library_linear).
   bool libraryLinear() const;
+  // Whether TopK becomes disc_ral.topk (ImportOptions::library_topk).
+  bool libraryTopK() const;
   // A Conv's planned epilogue (conv_fusion.h), or null; the converter sets `fused` when it
   // folded the epilogue's nodes in and defined its output.
   ConvEpilogue* epilogue() const { return epilogue_; }
@@ -158,6 +160,7 @@ void addElementwiseOps(Registry& registry);  // ops_elementwise.cc
 void addLinearOps(Registry& registry);       // ops_linear.cc: MatMul, Gemm, Conv, pools, BN
 void addReductionOps(Registry& registry);    // ops_reduce.cc: Reduce*, Softmax, LayerNorm
 void addShapeOps(Registry& registry);        // ops_shape.cc: Reshape, Slice, Gather, ...
+void addRecurrentOps(Registry& registry);    // ops_recurrent.cc: RNN, GRU, LSTM
 
 }  // namespace onnx
 }  // namespace disc_ral

@@ -312,11 +312,7 @@ LogicalResult convertUnary(NodeContext& n) {
       Value nan = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNO, x, x);
       return b.create<arith::SelectOp>(loc, nan, x, s);
     }
-    if (op == "Sigmoid") {
-      Value e = b.create<math::ExpOp>(loc, b.create<arith::NegFOp>(loc, x));
-      return b.create<arith::DivFOp>(loc, c(1), b.create<arith::AddFOp>(loc, c(1), e));
-    }
-    if (op == "Tanh") return b.create<math::TanhOp>(loc, x);
+    if (Value v = floatActivation(b, loc, op, x, alpha, beta)) return v;
     if (op == "Erf") return b.create<math::ErfOp>(loc, x);
     if (op == "Sqrt") return b.create<math::SqrtOp>(loc, x);
     if (op == "Exp") return b.create<math::ExpOp>(loc, x);
@@ -336,38 +332,13 @@ LogicalResult convertUnary(NodeContext& n) {
     if (op == "Asinh") return b.create<math::AsinhOp>(loc, x);
     if (op == "Acosh") return b.create<math::AcoshOp>(loc, x);
     if (op == "Atanh") return b.create<math::AtanhOp>(loc, x);
-    if (op == "Softsign") {
-      Value d = b.create<arith::AddFOp>(loc, c(1), b.create<math::AbsFOp>(loc, x));
-      return b.create<arith::DivFOp>(loc, x, d);
+    if (op == "Selu") {
+      Value v = floatActivation(b, loc, "Elu", x, alpha, beta);
+      return b.create<arith::MulFOp>(loc, v, c(gamma));
     }
-    if (op == "Softplus") {
-      // log(1 + exp(x)) = max(x, 0) + log1p(exp(-|x|)): no overflow for large x.
-      Value m = b.create<arith::MaximumFOp>(loc, x, c(0));
-      Value e =
-          b.create<math::ExpOp>(loc, b.create<arith::NegFOp>(loc, b.create<math::AbsFOp>(loc, x)));
-      return b.create<arith::AddFOp>(loc, m, b.create<math::Log1pOp>(loc, e));
-    }
-    if (op == "ThresholdedRelu") {
-      Value above = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OGT, x, c(alpha));
-      return b.create<arith::SelectOp>(loc, above, x, c(0));
-    }
-    if (op == "LeakyRelu") {
-      Value neg = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLT, x, c(0));
-      return b.create<arith::SelectOp>(loc, neg, b.create<arith::MulFOp>(loc, x, c(alpha)), x);
-    }
-    if (op == "Elu" || op == "Selu") {
-      Value neg = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLE, x, c(0));
-      Value em1 = b.create<math::ExpM1Op>(loc, x);
-      Value v = b.create<arith::SelectOp>(loc, neg, b.create<arith::MulFOp>(loc, em1, c(alpha)), x);
-      return op == "Elu" ? v : b.create<arith::MulFOp>(loc, v, c(gamma)).getResult();
-    }
-    if (op == "HardSigmoid" || op == "HardSwish") {
-      const double a2 = op == "HardSwish" ? 1.0 / 6.0 : alpha;
-      const double b2 = op == "HardSwish" ? 0.5 : beta;
-      Value v = b.create<arith::AddFOp>(loc, b.create<arith::MulFOp>(loc, x, c(a2)), c(b2));
-      v = b.create<arith::MinimumFOp>(loc, b.create<arith::MaximumFOp>(loc, v, c(0)), c(1));
-      return op == "HardSwish" ? b.create<arith::MulFOp>(loc, x, v).getResult() : v;
-    }
+    if (op == "HardSwish")
+      return b.create<arith::MulFOp>(loc, x,
+                                     floatActivation(b, loc, "HardSigmoid", x, 1.0 / 6.0, 0.5));
     llvm_unreachable("registered unary op without a body");
   };
   n.setOutput(0, elementwise(n.b(), n.loc(), {n.value(0)}, t, body));

@@ -1,8 +1,9 @@
 // Reductions and the normalizations built on them: Reduce{Sum,Mean,Max,Min,Prod,SumSquare,L1,L2,
-// LogSum,LogSumExp}, ArgMax/ArgMin and Hardmax, Softmax, LogSoftmax and LayerNormalization; and
-// CumSum, a scan.
+// LogSum,LogSumExp}, ArgMax/ArgMin and Hardmax, Softmax, LogSoftmax and LayerNormalization;
+// CumSum, a scan; and TopK, by the ral_topk library kernel.
 #include <limits>
 
+#include "compiler_passes/dialect.h"
 #include "compiler_passes/onnx/builders.h"
 #include "compiler_passes/onnx/node_context.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -293,6 +294,99 @@ LogicalResult convertHardmax(NodeContext& n) {
                                                          scalarConstant(nb, nl, t, 0));
                      });
   n.setOutput(0, coerced ? reshape(b, loc, y, dims) : y);
+  return success();
+}
+
+// TopK: the k largest (or smallest) elements along `axis`, best first, and their int64 indices;
+// equal elements keep the lower index first, as ONNX's reference does. One disc_ral.topk (the
+// ral_topk kernel, along the last dim): another axis goes last by a transpose and back, ranks
+// above 4 fold their leading dims into one, and element types the kernel does not take are
+// widened exactly (f16 and bf16 to f32, int8 and int16 to int32). `sorted` = 0 lets any order
+// through: the sorted one is as good.
+LogicalResult convertTopK(NodeContext& n) {
+  OpBuilder& b = n.b();
+  Location loc = n.loc();
+  if (!n.libraryTopK())
+    return n.unsupported("TopK on this device (the ral_topk kernel runs on the cpu and cuda)");
+  Type t = n.elementType(0), kernel_type = t;
+  if (t.isF16() || t.isBF16()) {
+    kernel_type = b.getF32Type();
+  } else if (t.isInteger(8) || t.isInteger(16)) {
+    kernel_type = b.getI32Type();
+  } else if (!t.isF32() && !t.isF64() && !t.isInteger(32) && !t.isInteger(64)) {
+    std::string name;
+    llvm::raw_string_ostream os(name);
+    os << t;
+    return n.unsupported("TopK of element type " + name);
+  }
+  const int64_t rank = n.rank(0);
+  if (rank == 0) return n.error("TopK of a scalar (X must have rank 1 or more)");
+  FailureOr<int64_t> axis = n.axis(n.i("axis", -1), rank);
+  if (failed(axis)) return failure();
+
+  // K: an attribute before opset 10, then a one-element int64 input.
+  OpFoldResult k;
+  if (n.opset() < 10) {
+    if (!n.has("k")) return n.error("TopK needs the attribute 'k' before opset 10");
+    k = b.getIndexAttr(n.i("k", 0));
+  } else {
+    if (!n.hasInput(1)) return n.error("TopK needs the input K");
+    if (!n.elementType(1).isInteger(64) || n.rank(1) > 1)
+      return n.error("K must be a one-element int64 tensor");
+    std::optional<SmallVector<OpFoldResult>> e = n.shapeElems(1);
+    if (!e || e->size() != 1) return n.error("K must be a one-element int64 tensor");
+    k = (*e)[0];
+  }
+  Value x = n.value(0);
+  SmallVector<OpFoldResult> dims = dimsOf(b, loc, x);
+  const OpFoldResult size = dims[*axis];
+  std::optional<int64_t> kc = constantIndex(k), nc = constantIndex(size);
+  if (kc && (*kc < 0 || (nc && *kc > *nc)))
+    return n.error("K = " + std::to_string(*kc) + " is not in [0, " +
+                   (nc ? std::to_string(*nc) : std::string("n")) + "] (axis " +
+                   std::to_string(*axis) + ")");
+  if (!kc || !nc) {
+    Value kv = indexValue(b, loc, k), nv = indexValue(b, loc, size);
+    Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
+    Value ok = b.create<arith::AndIOp>(
+        loc, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, kv, zero),
+        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sle, kv, nv));
+    runtimeCheck(b, loc, ok, "TopK: K is not in [0, n] for the axis' size n");
+  }
+
+  // The axis goes last.
+  SmallVector<int64_t> perm, inverse(rank);
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != *axis) perm.push_back(d);
+  perm.push_back(*axis);
+  for (int64_t d = 0; d < rank; ++d) inverse[perm[d]] = d;
+  const bool moved = *axis != rank - 1;
+  if (kernel_type != t) x = convertTensor(b, loc, x, kernel_type);
+  if (moved) x = transpose(b, loc, x, perm);
+  SmallVector<OpFoldResult> moved_dims = dimsOf(b, loc, x);
+  // Ranks above 4: the leading dims as one.
+  const bool folded = rank > 4;
+  if (folded) {
+    SmallVector<OpFoldResult> lead(moved_dims.begin(), moved_dims.end() - 1);
+    x = reshape(b, loc, x, {product(b, loc, lead), moved_dims.back()});
+  }
+  SmallVector<OpFoldResult> out_dims = dimsOf(b, loc, x);
+  out_dims.back() = k;
+  Value values_init = emptyTensor(b, loc, out_dims, kernel_type);
+  Value indices_init = emptyTensor(b, loc, out_dims, b.getI64Type());
+  Value k64 = b.create<arith::IndexCastOp>(loc, b.getI64Type(), indexValue(b, loc, k));
+  auto topk = b.create<TopKOp>(loc, TypeRange{values_init.getType(), indices_init.getType()}, x,
+                               k64, values_init, indices_init, n.i("largest", 1) == 0);
+  Value values = topk.getResult(0), indices = topk.getResult(1);
+  SmallVector<OpFoldResult> result_dims = moved_dims;
+  result_dims.back() = k;
+  for (Value* v : {&values, &indices}) {
+    if (folded) *v = reshape(b, loc, *v, result_dims);
+    if (moved) *v = transpose(b, loc, *v, inverse);
+  }
+  if (kernel_type != t) values = convertTensor(b, loc, values, t);
+  if (n.wantsOutput(0)) n.setOutput(0, values);
+  if (n.wantsOutput(1)) n.setOutput(1, indices);
   return success();
 }
 
@@ -714,6 +808,7 @@ void addReductionOps(Registry& r) {
   r["LayerNormalization"] = {convertLayerNorm, {"axis", "epsilon", "stash_type"}};
   r["CumSum"] = {convertCumSum, {"exclusive", "reverse"}};
   r["Hardmax"] = {convertHardmax, {"axis"}};
+  r["TopK"] = {convertTopK, {"axis", "largest", "sorted", "k"}};
 }
 
 }  // namespace onnx

@@ -55,13 +55,13 @@ def load(tmp_path, m):
 
 def test_every_unsupported_operator_is_named(tmp_path):
     m = model([helper.make_node("Relu", ["x"], ["a"], name="ok"),
-               helper.make_node("TopK", ["a", "k"], ["v", "i"], name="top", axis=-1),
+               helper.make_node("Det", ["a"], ["d"], name="det"),
                helper.make_node("NonZero", ["a"], ["nz"], name="nonzero")],
-              [tensor("x", F, [2, 3]), tensor("k", TensorProto.INT64, [1])],
-              [tensor("v", F, None), tensor("nz", TensorProto.INT64, None)])
+              [tensor("x", F, [3, 3])],
+              [tensor("d", F, None), tensor("nz", TensorProto.INT64, None)])
     rc, err, out = compile_model(tmp_path, m)
     assert rc == UNSUPPORTED
-    assert "node 'top' (TopK): unsupported operator TopK" in err
+    assert "node 'det' (Det): unsupported operator Det" in err
     assert "node 'nonzero' (NonZero): unsupported operator NonZero" in err
     assert not out.exists()
 
@@ -487,6 +487,100 @@ def test_hardmax_ties_and_empty_dims(tmp_path, opset):
         else:
             want = numpy_hardmax(xd.reshape(n, 3 * k), 1).reshape(n, 3, k)
         np.testing.assert_array_equal(mod(x).numpy(), want)
+
+
+def numpy_topk(x, k, axis, largest):
+    """The k best along `axis`, best first, ties by lower index, NaN above every number."""
+    x = np.moveaxis(np.asarray(x, np.float64), axis, -1)
+    rows = x.reshape(-1, x.shape[-1])
+    order = np.empty((rows.shape[0], k), np.int64)
+    for r, row in enumerate(rows):
+        nan = np.isnan(row)
+        value = np.where(nan, 0.0, row)
+        index = np.arange(row.size)
+        # np.lexsort: the last key sorts first.
+        if largest:
+            order[r] = np.lexsort((index, -value, ~nan))[:k]
+        else:
+            order[r] = np.lexsort((index, value, nan))[:k]
+    order = order.reshape(x.shape[:-1] + (k,))
+    values = np.take_along_axis(x, order, -1)
+    return np.moveaxis(values, -1, axis), np.moveaxis(order, -1, axis)
+
+
+@pytest.mark.parametrize("largest", [1, 0])
+def test_topk_run_time_k_ties_nan_and_empty_dims(tmp_path, largest):
+    # K an input known only at run time, along a middle axis (a transpose each way), next to a
+    # constant K along the last axis.
+    m = model([helper.make_node("TopK", ["x", "k"], ["v", "i"], axis=1, largest=largest),
+               helper.make_node("TopK", ["x", "two"], ["v2", "i2"], largest=largest)],
+              [tensor("x", F, ["n", 5, "m"]), tensor("k", TensorProto.INT64, [1])],
+              [tensor("v", F, None), tensor("i", TensorProto.INT64, None),
+               tensor("v2", F, None), tensor("i2", TensorProto.INT64, None)],
+              [numpy_helper.from_array(np.array([2], np.int64), "two")])
+    mod = load(tmp_path, m)
+    for n, mm in [(3, 4), (1, 2), (0, 3), (2, 2)]:
+        x = torch.randint(-2, 3, (mm, 5, n)).float().permute(2, 1, 0)  # ties, non-contiguous
+        if x.numel():
+            x[0, 1, 0] = float("nan")
+            x[-1, 3, -1] = float("inf")
+        for k in [0, 1, 3, 5]:
+            v, i, v2, i2 = mod(x, torch.tensor([k]))
+            want_v, want_i = numpy_topk(x.numpy(), k, 1, largest)
+            np.testing.assert_array_equal(v.numpy(), want_v.astype(np.float32))
+            np.testing.assert_array_equal(i.numpy(), want_i)
+            want_v, want_i = numpy_topk(x.numpy(), 2, 2, largest)
+            np.testing.assert_array_equal(v2.numpy(), want_v.astype(np.float32))
+            np.testing.assert_array_equal(i2.numpy(), want_i)
+    # K outside [0, 5] fails the execution, and the next one is right.
+    for k in [6, -1]:
+        with pytest.raises(RuntimeError, match=r"\(TopK\): K is not in \[0, n\]"):
+            mod(torch.zeros(2, 5, 3), torch.tensor([k]))
+    v, i, _, _ = mod(torch.arange(15.0).reshape(1, 5, 3), torch.tensor([1]))
+    assert i.tolist() == ([[[4, 4, 4]]] if largest else [[[0, 0, 0]]])
+
+
+@pytest.mark.parametrize("dtype,onnx_type", [(np.int8, TensorProto.INT8),
+                                             (np.float16, TensorProto.FLOAT16),
+                                             (np.int64, TensorProto.INT64),
+                                             (np.float64, TensorProto.DOUBLE)])
+def test_topk_element_types_and_rank_5(tmp_path, dtype, onnx_type):
+    # int8 and float16 go through the kernel widened, exactly; rank 5 folds its leading dims.
+    m = model([helper.make_node("TopK", ["x", "k"], ["v", "i"], axis=-3)],
+              [tensor("x", onnx_type, [2, 1, 7, 3, 2])],
+              [tensor("v", onnx_type, None), tensor("i", TensorProto.INT64, None)],
+              [numpy_helper.from_array(np.array([4], np.int64), "k")])
+    mod = load(tmp_path, m)
+    rng = np.random.default_rng(1)
+    x = rng.integers(-128, 127, (2, 1, 7, 3, 2)).astype(dtype)
+    v, i = mod(torch.from_numpy(x))
+    want_v, want_i = numpy_topk(x.astype(np.float64), 4, 2, 1)
+    assert v.dtype == torch.from_numpy(x).dtype
+    np.testing.assert_array_equal(v.numpy(), want_v.astype(dtype))
+    np.testing.assert_array_equal(i.numpy(), want_i)
+
+
+def test_topk_k_attribute_errors_and_devices(tmp_path):
+    # Before opset 10, K is an attribute.
+    m = model([helper.make_node("TopK", ["x"], ["v", "i"], k=2)],
+              [tensor("x", F, [3, 4])], [tensor("v", F, None), tensor("i", TensorProto.INT64, None)],
+              opset=9)
+    x = torch.randn(3, 4)
+    v, i = load(tmp_path, m)(x)
+    ref = torch.topk(x, 2)
+    assert torch.equal(v, ref.values) and torch.equal(i, ref.indices)
+    # A constant K larger than the axis is the model's error, named.
+    m = model([helper.make_node("TopK", ["x", "k"], ["v", "i"], name="big")],
+              [tensor("x", F, [3, 4])], [tensor("v", F, None), tensor("i", TensorProto.INT64, None)],
+              [numpy_helper.from_array(np.array([5], np.int64), "k")])
+    rc, err, _ = compile_model(tmp_path, m)
+    assert rc not in (0, UNSUPPORTED) and "node 'big' (TopK): K = 5 is not in [0, 4]" in err
+    # Devices without the ral_topk kernel refuse it by name.
+    m = model([helper.make_node("TopK", ["x", "k"], ["v", "i"], name="top")],
+              [tensor("x", F, [3, 4])], [tensor("v", F, None), tensor("i", TensorProto.INT64, None)],
+              [numpy_helper.from_array(np.array([2], np.int64), "k")])
+    rc, err, _ = compile_model(tmp_path, m, "--device=vulkan")
+    assert rc == UNSUPPORTED and "node 'top' (TopK): unsupported TopK on this device" in err
 
 
 def test_conv_groups_strides_dilations_and_pool(tmp_path):

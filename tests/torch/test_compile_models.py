@@ -70,18 +70,17 @@ class CNN(nn.Module):
         return self.head(torch.flatten(self.features(x), 1))
 
 
-class TopkNet(nn.Module):
-    """Two parts the compiler handles around a top-k (ONNX TopK), which it does not."""
+class DetNet(nn.Module):
+    """Two parts the compiler handles around determinants (ONNX Det), which it does not."""
 
     def __init__(self):
         super().__init__()
         self.fc1 = nn.Linear(16, 32)
-        self.fc2 = nn.Linear(32, 8)
+        self.fc2 = nn.Linear(8, 8)
 
     def forward(self, x):
-        h = torch.relu(self.fc1(x))
-        h = torch.topk(h, 32, dim=1).values
-        return torch.tanh(self.fc2(h))
+        h = torch.relu(self.fc1(x)).reshape(-1, 8, 2, 2)
+        return torch.tanh(self.fc2(torch.linalg.det(h)))
 
 
 def transformer():
@@ -146,29 +145,29 @@ def test_several_outputs(cache):
 
 
 def test_unsupported_operator_without_fallback_names_it(cache):
-    model = TopkNet().eval()
+    model = DetNet().eval()
     with pytest.raises(ral_torch.UnsupportedOperatorError) as info:
         ral_torch.compile(model, torch.randn(4, 16), cache_dir=cache)
     error = info.value
     assert isinstance(error, RuntimeError)
-    assert "TopK" in [op for _, op, _ in error.operators]
-    assert "TopK" in str(error)
+    assert "Det" in [op for _, op, _ in error.operators]
+    assert "Det" in str(error)
     assert "fallback=True" in str(error)
 
 
 def test_fallback_keeps_unsupported_operator_in_pytorch(cache):
-    model = TopkNet().eval()
+    model = DetNet().eval()
     x = torch.randn(4, 16)
-    with pytest.warns(ral_torch.FallbackWarning, match="topk"):
+    with pytest.warns(ral_torch.FallbackWarning, match="det"):
         compiled = ral_torch.compile(model, (x,), fallback=True, cache_dir=cache)
     assert 0.0 < compiled.coverage < 1.0
-    assert "topk" in compiled.report and "TopK" in compiled.report
+    assert "det" in compiled.report and "Det" in compiled.report
     check(compiled, model, x)
     check(compiled, model, torch.randn(4, 16))
 
 
 def test_fallback_with_dynamic_batch(cache):
-    model = TopkNet().eval()
+    model = DetNet().eval()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ral_torch.FallbackWarning)
         compiled = ral_torch.compile(model, torch.randn(3, 16), dynamic_dims={0: [0]},
@@ -228,7 +227,7 @@ def mlp_pair(cache):
 @pytest.fixture(scope="module")
 def fallback_pair(cache):
     torch.manual_seed(2)
-    model = TopkNet().eval()
+    model = DetNet().eval()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ral_torch.FallbackWarning)
         compiled = ral_torch.compile(model, torch.randn(4, 16), fallback=True, cache_dir=cache)
