@@ -1454,9 +1454,11 @@ OpFoldResult scaledSize(OpBuilder& b, Location loc, Value size, Value scale) {
                                            b.create<arith::FPToSIOp>(loc, b.getI64Type(), f)));
 }
 
-// Resize (opset 10+) and Upsample: nearest and (n-)linear interpolation, every coordinate
+// Resize (opset 10+) and Upsample: nearest, (n-)linear and cubic interpolation, every coordinate
 // transformation but tf_crop_and_resize. One linalg.generic over the output: per resized dim the
-// source coordinate (in f64), then one read (nearest) or 2^dims reads blended (linear).
+// source coordinate (in f64), then one read (nearest), 2^dims reads blended (linear) or 4^dims
+// (cubic: Keys' kernel with cubic_coeff_a, taps beyond the edges reading the edge, or with
+// exclude_outside weighted 0 and the rest renormalized, as ONNX's reference does).
 LogicalResult convertResize(NodeContext& n) {
   OpBuilder& b = n.b();
   Location loc = n.loc();
@@ -1464,9 +1466,9 @@ LogicalResult convertResize(NodeContext& n) {
   const int64_t rank = n.rank(0);
   Type t = n.elementType(0);
   const std::string mode = n.s("mode", "nearest");
-  if (mode != "nearest" && mode != "linear")
-    return n.unsupported("mode '" + mode + "' (nearest and linear are imported)");
-  if (mode == "linear" && !isFloat(t)) return n.unsupported("linear resize of integers");
+  if (mode != "nearest" && mode != "linear" && mode != "cubic")
+    return n.unsupported("mode '" + mode + "'");
+  if (mode != "nearest" && !isFloat(t)) return n.unsupported(mode + " resize of integers");
   const std::string coord = n.s("coordinate_transformation_mode",
                                 upsample || n.opset() < 11 ? "asymmetric" : "half_pixel");
   if (coord != "half_pixel" && coord != "pytorch_half_pixel" && coord != "align_corners" &&
@@ -1476,7 +1478,9 @@ LogicalResult convertResize(NodeContext& n) {
   if (nearest != "round_prefer_floor" && nearest != "round_prefer_ceil" && nearest != "floor" &&
       nearest != "ceil")
     return n.unsupported("nearest_mode '" + nearest + "'");
-  if (n.i("exclude_outside", 0) != 0) return n.unsupported("exclude_outside=1");
+  const bool cubic = mode == "cubic", exclude_outside = n.i("exclude_outside", 0) != 0;
+  if (exclude_outside && !cubic) return n.unsupported("exclude_outside=1 with mode '" + mode + "'");
+  const double coeff_a = n.f("cubic_coeff_a", -0.75f);
   // Scales (floats, constants) or sizes (integers, may be known only at run time).
   SmallVector<double> scales;
   Value runtime_scales;  // scales known only when the module runs
@@ -1572,12 +1576,19 @@ LogicalResult convertResize(NodeContext& n) {
   runtimeCheck(b, loc, ok, "Resize: an empty input cannot be resized to a non-empty output");
   Value empty = emptyTensor(b, loc, out, t);
   const bool linear = mode == "linear";
+  if (cubic) {
+    int64_t count = 0;
+    for (int64_t d = 0; d < rank; ++d) count += resized[d] ? 1 : 0;
+    if (count > 4) return n.unsupported("cubic resize of more than 4 dims (4^dims reads each)");
+  }
   Value y = generate(
       b, loc, empty, ValueRange{}, {}, [&](OpBuilder& nb, Location nl, ValueRange) -> Value {
         auto c = [&](double v) { return scalarConstant(nb, nl, f64, v); };
         Value zero_i = nb.create<arith::ConstantIndexOp>(nl, 0);
         // Per dim: the low index, the high index and the high one's weight.
         SmallVector<Value> lo(rank), hi(rank), frac(rank);
+        // Cubic: per dim the four taps and their weights.
+        SmallVector<SmallVector<Value, 4>> taps(rank), weights(rank);
         for (int64_t d = 0; d < rank; ++d) {
           Value o = nb.create<linalg::IndexOp>(nl, d);
           if (!resized[d]) {
@@ -1620,6 +1631,49 @@ LogicalResult convertResize(NodeContext& n) {
             return nb.create<arith::MaxSIOp>(nl, nb.create<arith::MinSIOp>(nl, i, in_last[d]),
                                              zero_i);
           };
+          if (cubic) {
+            // x = f + r with r in (0, 1] (an integral x takes r = 1): taps f-1 .. f+2.
+            Value f = nb.create<math::FloorOp>(nl, xo);
+            Value r = nb.create<arith::SubFOp>(nl, xo, f);
+            Value integral = nb.create<arith::CmpFOp>(nl, arith::CmpFPredicate::OEQ, r, c(0));
+            f = nb.create<arith::SelectOp>(nl, integral, nb.create<arith::SubFOp>(nl, f, c(1)), f);
+            r = nb.create<arith::SelectOp>(nl, integral, c(1), r);
+            const double a = coeff_a;
+            // Keys' kernel at distances 1 + r, r, 1 - r, 2 - r.
+            auto near = [&](Value u) {  // |u| <= 1: ((a + 2)u - (a + 3))u² + 1
+              Value p = nb.create<arith::SubFOp>(nl, nb.create<arith::MulFOp>(nl, c(a + 2), u),
+                                                 c(a + 3));
+              return nb.create<arith::AddFOp>(
+                  nl, nb.create<arith::MulFOp>(nl, p, nb.create<arith::MulFOp>(nl, u, u)), c(1));
+            };
+            auto far = [&](Value u) {  // 1 < |u| < 2: ((a u - 5a)u + 8a)u - 4a
+              Value p = nb.create<arith::SubFOp>(nl, nb.create<arith::MulFOp>(nl, c(a), u),
+                                                 c(5 * a));
+              p = nb.create<arith::AddFOp>(nl, nb.create<arith::MulFOp>(nl, p, u), c(8 * a));
+              return nb.create<arith::SubFOp>(nl, nb.create<arith::MulFOp>(nl, p, u), c(4 * a));
+            };
+            Value one_minus = nb.create<arith::SubFOp>(nl, c(1), r);
+            SmallVector<Value, 4> w = {far(nb.create<arith::AddFOp>(nl, r, c(1))), near(r),
+                                       near(one_minus),
+                                       far(nb.create<arith::AddFOp>(nl, one_minus, c(1)))};
+            Value sum = c(0);
+            for (int64_t k = 0; k < 4; ++k) {
+              Value at = nb.create<arith::AddFOp>(nl, f, c(static_cast<double>(k - 1)));
+              if (exclude_outside) {
+                Value inside = nb.create<arith::AndIOp>(
+                    nl, nb.create<arith::CmpFOp>(nl, arith::CmpFPredicate::OGE, at, c(0)),
+                    nb.create<arith::CmpFOp>(nl, arith::CmpFPredicate::OLE, at,
+                                             nb.create<arith::SubFOp>(nl, in_f[d], c(1))));
+                w[k] = nb.create<arith::SelectOp>(nl, inside, w[k], c(0));
+                sum = nb.create<arith::AddFOp>(nl, sum, w[k]);
+              }
+              taps[d].push_back(clampIndex(at));
+            }
+            if (exclude_outside)
+              for (Value& wk : w) wk = nb.create<arith::DivFOp>(nl, wk, sum);
+            weights[d] = w;
+            continue;
+          }
           if (!linear) {
             Value r;
             if (nearest == "floor") {
@@ -1651,7 +1705,25 @@ LogicalResult convertResize(NodeContext& n) {
           frac[d] = nb.create<arith::SubFOp>(nl, xc, fl);
         }
         Value result;
-        if (!linear) {
+        if (cubic) {
+          // Sum over the 4^R taps of the resized dims, weights in f64.
+          SmallVector<int64_t> dims;
+          for (int64_t d = 0; d < rank; ++d)
+            if (resized[d]) dims.push_back(d);
+          Value acc = c(0);
+          for (int64_t tap = 0; tap < (int64_t(1) << (2 * dims.size())); ++tap) {
+            SmallVector<Value> at(lo);
+            Value weight = c(1);
+            for (size_t k = 0; k < dims.size(); ++k) {
+              const int64_t d = dims[k], j = (tap >> (2 * k)) & 3;
+              at[d] = taps[d][j];
+              weight = nb.create<arith::MulFOp>(nl, weight, weights[d][j]);
+            }
+            Value v = convertScalar(nb, nl, nb.create<tensor::ExtractOp>(nl, x, at), f64);
+            acc = nb.create<arith::AddFOp>(nl, acc, nb.create<arith::MulFOp>(nl, v, weight));
+          }
+          result = convertScalar(nb, nl, acc, t);
+        } else if (!linear) {
           result = nb.create<tensor::ExtractOp>(nl, x, lo);
         } else {
           // Sum over the 2^R corners of the resized dims, weights in f64.

@@ -656,6 +656,8 @@ def test_conv_transpose_groups_strides_dilations_pads(tmp_path, constant_weights
     ("linear", "half_pixel", "bilinear", False),
     ("linear", "align_corners", "bilinear", True),
     ("nearest", "asymmetric", "nearest", None),
+    ("cubic", "half_pixel", "bicubic", False),  # Keys' kernel with a = -0.75, edge taps
+    ("cubic", "align_corners", "bicubic", True),
 ])
 def test_resize_against_torch_interpolate(tmp_path, mode, coord, torch_mode, align):
     scales = numpy_helper.from_array(np.array([1, 1, 2.0, 1.5], np.float32), "scales")
