@@ -614,6 +614,24 @@ Value floatActivation(OpBuilder& b, Location loc, llvm::StringRef op, Value x, d
   return nullptr;
 }
 
+SmallVector<Value, 4> cubicWeights(OpBuilder& b, Location loc, Value r, double a) {
+  Type t = r.getType();
+  auto c = [&](double v) { return scalarConstant(b, loc, t, v); };
+  auto near = [&](Value u) -> Value {  // |u| <= 1: ((a + 2)u - (a + 3))u² + 1
+    Value p = b.create<arith::SubFOp>(loc, b.create<arith::MulFOp>(loc, c(a + 2), u), c(a + 3));
+    return b.create<arith::AddFOp>(
+        loc, b.create<arith::MulFOp>(loc, p, b.create<arith::MulFOp>(loc, u, u)), c(1));
+  };
+  auto far = [&](Value u) -> Value {  // 1 < |u| < 2: ((a u - 5a)u + 8a)u - 4a
+    Value p = b.create<arith::SubFOp>(loc, b.create<arith::MulFOp>(loc, c(a), u), c(5 * a));
+    p = b.create<arith::AddFOp>(loc, b.create<arith::MulFOp>(loc, p, u), c(8 * a));
+    return b.create<arith::SubFOp>(loc, b.create<arith::MulFOp>(loc, p, u), c(4 * a));
+  };
+  Value one_minus = b.create<arith::SubFOp>(loc, c(1), r);
+  return {far(b.create<arith::AddFOp>(loc, r, c(1))), near(r), near(one_minus),
+          far(b.create<arith::AddFOp>(loc, one_minus, c(1)))};
+}
+
 Value broadcastTo(OpBuilder& b, Location loc, Value input, ArrayRef<OpFoldResult> dims) {
   auto type = cast<RankedTensorType>(input.getType());
   if (static_cast<int64_t>(dims.size()) == type.getRank()) {

@@ -120,6 +120,11 @@ inline bool isFloat(Type t) { return isa<FloatType>(t); }
 // another name.
 Value floatActivation(OpBuilder& b, Location loc, llvm::StringRef op, Value x, double alpha,
                       double beta);
+
+// The weights of cubic convolution (Keys' kernel with coefficient `a`, -0.75 in PyTorch and
+// ONNX's default) for the four taps floor(x) - 1 .. floor(x) + 2 of a coordinate x whose
+// fraction is `r` (f64): the kernel at distances 1 + r, r, 1 - r and 2 - r.
+SmallVector<Value, 4> cubicWeights(OpBuilder& b, Location loc, Value r, double a);
 // Exactly one element, known at import (a dynamic shape may hold any number).
 inline bool hasOneElement(RankedTensorType t) {
   return t.hasStaticShape() && t.getNumElements() == 1;

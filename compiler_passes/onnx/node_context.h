@@ -161,6 +161,7 @@ void addLinearOps(Registry& registry);       // ops_linear.cc: MatMul, Gemm, Con
 void addReductionOps(Registry& registry);    // ops_reduce.cc: Reduce*, Softmax, LayerNorm
 void addShapeOps(Registry& registry);        // ops_shape.cc: Reshape, Slice, Gather, ...
 void addRecurrentOps(Registry& registry);    // ops_recurrent.cc: RNN, GRU, LSTM
+void addImageOps(Registry& registry);        // ops_image.cc: GridSample
 
 }  // namespace onnx
 }  // namespace disc_ral

@@ -1638,24 +1638,7 @@ LogicalResult convertResize(NodeContext& n) {
             Value integral = nb.create<arith::CmpFOp>(nl, arith::CmpFPredicate::OEQ, r, c(0));
             f = nb.create<arith::SelectOp>(nl, integral, nb.create<arith::SubFOp>(nl, f, c(1)), f);
             r = nb.create<arith::SelectOp>(nl, integral, c(1), r);
-            const double a = coeff_a;
-            // Keys' kernel at distances 1 + r, r, 1 - r, 2 - r.
-            auto near = [&](Value u) {  // |u| <= 1: ((a + 2)u - (a + 3))u² + 1
-              Value p = nb.create<arith::SubFOp>(nl, nb.create<arith::MulFOp>(nl, c(a + 2), u),
-                                                 c(a + 3));
-              return nb.create<arith::AddFOp>(
-                  nl, nb.create<arith::MulFOp>(nl, p, nb.create<arith::MulFOp>(nl, u, u)), c(1));
-            };
-            auto far = [&](Value u) {  // 1 < |u| < 2: ((a u - 5a)u + 8a)u - 4a
-              Value p = nb.create<arith::SubFOp>(nl, nb.create<arith::MulFOp>(nl, c(a), u),
-                                                 c(5 * a));
-              p = nb.create<arith::AddFOp>(nl, nb.create<arith::MulFOp>(nl, p, u), c(8 * a));
-              return nb.create<arith::SubFOp>(nl, nb.create<arith::MulFOp>(nl, p, u), c(4 * a));
-            };
-            Value one_minus = nb.create<arith::SubFOp>(nl, c(1), r);
-            SmallVector<Value, 4> w = {far(nb.create<arith::AddFOp>(nl, r, c(1))), near(r),
-                                       near(one_minus),
-                                       far(nb.create<arith::AddFOp>(nl, one_minus, c(1)))};
+            SmallVector<Value, 4> w = cubicWeights(nb, nl, r, coeff_a);
             Value sum = c(0);
             for (int64_t k = 0; k < 4; ++k) {
               Value at = nb.create<arith::AddFOp>(nl, f, c(static_cast<double>(k - 1)));

@@ -675,6 +675,31 @@ def test_resize_against_torch_interpolate(tmp_path, mode, coord, torch_mode, ali
         np.testing.assert_allclose(got.numpy(), ref.numpy(), rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("mode", ["bilinear", "nearest", "bicubic"])
+@pytest.mark.parametrize("padding", ["zeros", "border", "reflection"])
+@pytest.mark.parametrize("align", [0, 1])
+def test_grid_sample_against_torch(tmp_path, mode, padding, align):
+    node = helper.make_node("GridSample", ["x", "g"], ["y"], mode=mode, padding_mode=padding,
+                            align_corners=align)
+    mod = load(tmp_path, model([node], [tensor("x", F, ["n", 3, "h", "w"]),
+                                        tensor("g", F, ["n", "ho", "wo", 2])],
+                               [tensor("y", F, None)], opset=16))
+    torch.manual_seed(7)
+    for n, h, w, ho, wo in [(2, 4, 5, 3, 6), (1, 1, 1, 2, 2), (1, 3, 2, 0, 4)]:
+        x = torch.randn(n, 3, w, h).transpose(2, 3)  # non-contiguous
+        g = torch.rand(n, ho, wo, 2) * 3.2 - 1.6  # inside and outside [-1, 1]
+        if g.numel():
+            g[0, 0, 0] = torch.tensor([1.0, -1.0])  # exactly on the corners
+        ref = torch.nn.functional.grid_sample(x.double(), g.double(), mode=mode,
+                                              padding_mode=padding, align_corners=bool(align))
+        got = mod(x, g)
+        assert got.shape == ref.shape
+        np.testing.assert_allclose(got.numpy(), ref.numpy(), rtol=1e-5, atol=1e-5)
+    with pytest.raises(RuntimeError, match=r"\(GridSample\): an empty image cannot be sampled"):
+        mod(torch.zeros(1, 3, 0, 4), torch.zeros(1, 2, 2, 2))
+    assert mod(torch.ones(1, 3, 2, 2), torch.zeros(1, 1, 1, 2)).shape == (1, 3, 1, 1)
+
+
 def test_instance_norm_and_one_hot(tmp_path):
     scale = np.array([0.5, 2.0, -1.0], np.float32)
     bias = np.array([0.1, 0.0, 3.0], np.float32)
