@@ -700,6 +700,54 @@ def test_grid_sample_against_torch(tmp_path, mode, padding, align):
     assert mod(torch.ones(1, 3, 2, 2), torch.zeros(1, 1, 1, 2)).shape == (1, 3, 1, 1)
 
 
+def torchvision_nms(boxes, scores, max_out, iou, score_threshold, center):
+    """(batch, class, box) rows by torchvision.ops.nms per batch and class (an independent
+    implementation of the same greedy selection); boxes converted to corners first."""
+    import torchvision
+    b = boxes.double()
+    if center:
+        b = torch.stack([b[..., 1] - b[..., 3] / 2, b[..., 0] - b[..., 2] / 2,
+                         b[..., 1] + b[..., 3] / 2, b[..., 0] + b[..., 2] / 2], -1)
+    corners = torch.stack([torch.minimum(b[..., 1], b[..., 3]), torch.minimum(b[..., 0], b[..., 2]),
+                           torch.maximum(b[..., 1], b[..., 3]), torch.maximum(b[..., 0], b[..., 2])], -1)
+    rows = []
+    for n in range(scores.shape[0]):
+        for c in range(scores.shape[1]):
+            s = scores[n, c].double()
+            keep = (s > score_threshold).nonzero().flatten()
+            kept = keep[torchvision.ops.nms(corners[n, keep], s[keep], iou)][:max_out]
+            rows += [[n, c, int(i)] for i in kept]
+    return torch.tensor(rows, dtype=torch.int64).reshape(-1, 3)
+
+
+@pytest.mark.parametrize("center", [0, 1])
+def test_non_max_suppression_against_torchvision(tmp_path, center):
+    node = helper.make_node("NonMaxSuppression", ["boxes", "scores", "max", "iou", "score"],
+                            ["sel"], center_point_box=center)
+    mod = load(tmp_path, model(
+        [node], [tensor("boxes", F, ["n", "k", 4]), tensor("scores", F, ["n", "c", "k"]),
+                 tensor("max", TensorProto.INT64, [1]), tensor("iou", F, [1]),
+                 tensor("score", F, [1])],
+        [tensor("sel", TensorProto.INT64, None)], opset=11))
+    torch.manual_seed(3)
+    for n, c, k in [(2, 3, 40), (1, 1, 1), (1, 2, 0), (1, 4, 300)]:
+        xy = torch.rand(n, k, 2) * 10
+        wh = torch.rand(n, k, 2) * 4
+        if center:
+            boxes = torch.cat([xy, wh], -1)
+        else:  # [y1, x1, y2, x2] with corners in either order
+            boxes = torch.cat([xy, xy + wh], -1)[..., [1, 0, 3, 2]]
+            boxes[:, ::2] = boxes[:, ::2][..., [2, 3, 0, 1]]
+        scores = torch.rand(n, c, k)
+        for max_out, iou, thr in [(5, 0.5, 0.2), (1000, 0.3, -1.0), (0, 0.5, 0.0), (3, 0.0, 0.5)]:
+            got = mod(boxes, scores, torch.tensor([max_out]), torch.tensor([iou]),
+                      torch.tensor([thr]))
+            want = torchvision_nms(boxes, scores, max_out, iou, thr, center)
+            assert torch.equal(got, want), (n, c, k, max_out, iou, thr)
+    with pytest.raises(RuntimeError, match=r"iou_threshold must be in \[0, 1\]"):
+        mod(boxes, scores, torch.tensor([5]), torch.tensor([1.5]), torch.tensor([0.0]))
+
+
 def test_instance_norm_and_one_hot(tmp_path):
     scale = np.array([0.5, 2.0, -1.0], np.float32)
     bias = np.array([0.1, 0.0, 3.0], np.float32)
