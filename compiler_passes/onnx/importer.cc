@@ -30,10 +30,6 @@ namespace mlir {
 namespace disc_ral {
 namespace onnx {
 
-// Element type of an ONNX TensorProto data type; null for one the importer does not handle.
-Type elementTypeOf(MLIRContext* ctx, int32_t dtype);
-std::string dtypeName(int32_t dtype);
-
 // The supported opsets of the default domain; every converter handles each version's form.
 // Old forms with attributes of their own (consumed_inputs, broadcast, Reshape's shape, ...) are
 // refused by the attribute check, so an old model never gets a newer op's meaning.

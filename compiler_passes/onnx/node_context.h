@@ -137,6 +137,10 @@ class NodeContext {
 // with `error` (and `unsupported` for what the importer does not handle) otherwise.
 FailureOr<DenseElementsAttr> constantOf(MLIRContext* ctx, const ::onnx::TensorProto& t,
                                         int64_t max_bytes, std::string* error, bool* unsupported);
+// The element type of an ONNX TensorProto data type, null for one the importer does not handle;
+// and the data type's name ("UINT8") for messages (tensor_data.cc).
+Type elementTypeOf(MLIRContext* ctx, int32_t dtype);
+std::string dtypeName(int32_t dtype);
 // A constant as a graph value; small integer vectors also carry their elements (Tensor::elems).
 Tensor tensorOfData(DenseElementsAttr data);
 // An integer tensor known by its elements (rank 0 when `scalar`), each already a value of

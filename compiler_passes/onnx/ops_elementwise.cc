@@ -12,9 +12,6 @@ namespace mlir {
 namespace disc_ral {
 namespace onnx {
 
-Type elementTypeOf(MLIRContext* ctx, int32_t dtype);
-std::string dtypeName(int32_t dtype);
-
 namespace {
 
 using Body = std::function<Value(OpBuilder&, Location, ValueRange)>;
@@ -345,6 +342,24 @@ LogicalResult convertUnary(NodeContext& n) {
   return success();
 }
 
+// Shrink: x - bias above lambd, x + bias below -lambd, 0 between (and for NaN, as ONNX's
+// reference gives). Floats only: on integers the reference computes in float and casts back.
+LogicalResult convertShrink(NodeContext& n) {
+  Type t = n.elementType(0);
+  if (!isFloat(t)) return n.unsupported("Shrink of integers");
+  const double lambd = n.f("lambd", 0.5f), bias = n.f("bias", 0.0f);
+  Body body = [=](OpBuilder& b, Location loc, ValueRange a) -> Value {
+    auto c = [&](double v) { return scalarConstant(b, loc, t, v); };
+    Value x = a[0];
+    Value below = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLT, x, c(-lambd));
+    Value above = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OGT, x, c(lambd));
+    Value y = b.create<arith::SelectOp>(loc, above, b.create<arith::SubFOp>(loc, x, c(bias)), c(0));
+    return b.create<arith::SelectOp>(loc, below, b.create<arith::AddFOp>(loc, x, c(bias)), y);
+  };
+  n.setOutput(0, elementwise(n.b(), n.loc(), {n.value(0)}, t, body));
+  return success();
+}
+
 LogicalResult convertCast(NodeContext& n) {
   const int64_t to = n.i("to", 0);
   Type t = elementTypeOf(n.b().getContext(), static_cast<int32_t>(to));
@@ -503,6 +518,7 @@ void addElementwiseOps(Registry& r) {
   r["Where"] = {convertWhere, {}};
   r["Identity"] = {convertIdentity, {}};
   r["Dropout"] = {convertDropout, {"ratio", "seed", "is_test"}};
+  r["Shrink"] = {convertShrink, {"bias", "lambd"}};
 }
 
 }  // namespace onnx

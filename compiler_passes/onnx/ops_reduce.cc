@@ -297,6 +297,63 @@ LogicalResult convertHardmax(NodeContext& n) {
   return success();
 }
 
+// LRN: y = x / (bias + alpha / size · Σ x²)^beta, the sum over the `size` channels around each
+// (c - ⌊(size-1)/2⌋ to c + ⌈(size-1)/2⌉, those past the edges left out): the squares padded with
+// zeros along C, then one windowed sum (a reduction loop over the window) and one elementwise
+// loop.
+LogicalResult convertLrn(NodeContext& n) {
+  OpBuilder& b = n.b();
+  Location loc = n.loc();
+  Type t = n.elementType(0);
+  if (!isFloat(t)) return n.error("LRN takes floats");
+  const int64_t rank = n.rank(0);
+  if (rank < 3) return n.error("LRN's input must be [N, C, D1, ...] (rank 3 or more)");
+  const int64_t size = n.i("size", 0);
+  if (!n.has("size") || size < 1 || size > (int64_t{1} << 20))
+    return n.error("LRN needs a positive 'size' (at most 2^20)");
+  const double alpha = n.f("alpha", 1e-4f), beta = n.f("beta", 0.75f), bias = n.f("bias", 1.0f);
+  Value x = n.value(0);
+  Value sq = mapTensor(b, loc, x, [](OpBuilder& nb, Location nl, Value v) -> Value {
+    return nb.create<arith::MulFOp>(nl, v, v);
+  });
+  const int64_t before = (size - 1) / 2, after = size - 1 - before;
+  SmallVector<int64_t> low(rank, 0), high(rank, 0);
+  low[1] = before;
+  high[1] = after;
+  Value padded = pad(b, loc, sq, low, high, scalarConstant(b, loc, t, 0));
+  // The window as a loop dim: a [size] operand gives its extent.
+  Value window = emptyTensor(b, loc, {b.getIndexAttr(size)}, t);
+  MLIRContext* ctx = b.getContext();
+  SmallVector<AffineExpr> in, out;
+  for (int64_t d = 0; d < rank; ++d) {
+    AffineExpr e = getAffineDimExpr(d, ctx);
+    in.push_back(d == 1 ? e + getAffineDimExpr(rank, ctx) : e);
+    out.push_back(e);
+  }
+  SmallVector<AffineMap> maps = {AffineMap::get(rank + 1, 0, in, ctx),
+                                 AffineMap::get(rank + 1, 0, {getAffineDimExpr(rank, ctx)}, ctx),
+                                 AffineMap::get(rank + 1, 0, out, ctx)};
+  SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
+  iterators.push_back(utils::IteratorType::reduction);
+  Value init = filled(b, loc, dimsOf(b, loc, x), scalarConstant(b, loc, t, 0));
+  Value sum = b.create<linalg::GenericOp>(
+                   loc, TypeRange{init.getType()}, ValueRange{padded, window}, ValueRange{init},
+                   maps, iterators,
+                   [](OpBuilder& nb, Location nl, ValueRange a) {
+                     nb.create<linalg::YieldOp>(
+                         nl, ValueRange{nb.create<arith::AddFOp>(nl, a[2], a[0]).getResult()});
+                   })
+                  .getResult(0);
+  Value y = elementwise(b, loc, {x, sum}, t, [=](OpBuilder& nb, Location nl, ValueRange a) -> Value {
+    auto c = [&](double v) { return scalarConstant(nb, nl, t, v); };
+    Value d = nb.create<arith::AddFOp>(nl, c(bias),
+                                       nb.create<arith::MulFOp>(nl, c(alpha / size), a[1]));
+    return nb.create<arith::DivFOp>(nl, a[0], nb.create<math::PowFOp>(nl, d, c(beta)));
+  });
+  n.setOutput(0, y);
+  return success();
+}
+
 // TopK: the k largest (or smallest) elements along `axis`, best first, and their int64 indices;
 // equal elements keep the lower index first, as ONNX's reference does. One disc_ral.topk (the
 // ral_topk kernel, along the last dim): another axis goes last by a transpose and back, ranks
@@ -809,6 +866,7 @@ void addReductionOps(Registry& r) {
   r["CumSum"] = {convertCumSum, {"exclusive", "reverse"}};
   r["Hardmax"] = {convertHardmax, {"axis"}};
   r["TopK"] = {convertTopK, {"axis", "largest", "sorted", "k"}};
+  r["LRN"] = {convertLrn, {"alpha", "beta", "bias", "size"}};
 }
 
 }  // namespace onnx

@@ -1360,6 +1360,33 @@ LogicalResult convertTile(NodeContext& n) {
   return success();
 }
 
+// EyeLike: a matrix of the input's shape with ones on diagonal k (j - i = k), zeros elsewhere,
+// of type `dtype` (the input's by default).
+LogicalResult convertEyeLike(NodeContext& n) {
+  OpBuilder& b = n.b();
+  Location loc = n.loc();
+  if (n.rank(0) != 2) return n.error("EyeLike takes a 2-D input");
+  Type t = n.elementType(0);
+  if (n.has("dtype")) {
+    const int64_t dtype = n.i("dtype", 0);
+    t = elementTypeOf(b.getContext(), static_cast<int32_t>(dtype));
+    if (!t) return n.unsupported("dtype " + dtypeName(static_cast<int32_t>(dtype)));
+  }
+  const int64_t k = n.i("k", 0);
+  Value y = generate(b, loc, emptyTensor(b, loc, dimsOf(b, loc, n.value(0)), t), {}, {},
+                     [&](OpBuilder& nb, Location nl, ValueRange) -> Value {
+                       Value i = nb.create<linalg::IndexOp>(nl, 0);
+                       Value j = nb.create<linalg::IndexOp>(nl, 1);
+                       Value on = nb.create<arith::CmpIOp>(
+                           nl, arith::CmpIPredicate::eq, nb.create<arith::SubIOp>(nl, j, i),
+                           nb.create<arith::ConstantIndexOp>(nl, k));
+                       return nb.create<arith::SelectOp>(nl, on, scalarConstant(nb, nl, t, 1),
+                                                         scalarConstant(nb, nl, t, 0));
+                     });
+  n.setOutput(0, y);
+  return success();
+}
+
 LogicalResult convertTrilu(NodeContext& n) {
   OpBuilder& b = n.b();
   Location loc = n.loc();
@@ -1843,6 +1870,7 @@ void addShapeOps(Registry& r) {
                   "cubic_coeff_a", "extrapolation_value"}};
   r["Upsample"] = {convertResize, {"mode", "scales"}};
   r["Trilu"] = {convertTrilu, {"upper"}};
+  r["EyeLike"] = {convertEyeLike, {"dtype", "k"}};
   r["DepthToSpace"] = {convertDepthSpace, {"blocksize", "mode"}};
   r["SpaceToDepth"] = {convertDepthSpace, {"blocksize"}};
 }

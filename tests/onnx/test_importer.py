@@ -748,6 +748,31 @@ def test_non_max_suppression_against_torchvision(tmp_path, center):
         mod(boxes, scores, torch.tensor([5]), torch.tensor([1.5]), torch.tensor([0.0]))
 
 
+@pytest.mark.parametrize("size", [3, 4, 1])
+def test_lrn_shrink_and_eye_like(tmp_path, size):
+    m = model([helper.make_node("LRN", ["x"], ["y"], size=size, alpha=0.02, beta=0.6, bias=1.5),
+               helper.make_node("Shrink", ["x"], ["s"], lambd=0.7, bias=0.2),
+               helper.make_node("EyeLike", ["e"], ["i"], k=-1, dtype=TensorProto.INT32)],
+              [tensor("x", F, ["n", "c", 3, "w"]), tensor("e", F, ["r", 4])],
+              [tensor("y", F, None), tensor("s", F, None), tensor("i", TensorProto.INT32, None)])
+    mod = load(tmp_path, m)
+    for n, c, w in [(2, 5, 4), (1, 1, 1), (1, 2, 0)]:
+        x = torch.randn(n, w, 3, c).permute(0, 3, 2, 1)  # non-contiguous
+        y, sh, eye = mod(x, torch.zeros(c, 4))
+        xd = x.double().numpy()
+        before, after = (size - 1) // 2, size - 1 - (size - 1) // 2
+        sq = np.pad(xd ** 2, [(0, 0), (before, after), (0, 0), (0, 0)])
+        window = sum(sq[:, i:i + c] for i in range(size))
+        np.testing.assert_allclose(y.numpy(), xd / (1.5 + 0.02 / size * window) ** 0.6,
+                                   rtol=1e-5, atol=1e-6)
+        if size % 2:  # PyTorch centers even windows the other way
+            ref = torch.nn.functional.local_response_norm(x.double(), size, 0.02, 0.6, 1.5)
+            np.testing.assert_allclose(y.numpy(), ref.numpy(), rtol=1e-5, atol=1e-6)
+        want = np.where(xd < -0.7, xd + 0.2, np.where(xd > 0.7, xd - 0.2, 0))
+        np.testing.assert_allclose(sh.numpy(), want, rtol=1e-6, atol=1e-7)
+        assert np.array_equal(eye.numpy(), np.eye(c, 4, k=-1, dtype=np.int32))
+
+
 def test_instance_norm_and_one_hot(tmp_path):
     scale = np.array([0.5, 2.0, -1.0], np.float32)
     bias = np.array([0.1, 0.0, 3.0], np.float32)
