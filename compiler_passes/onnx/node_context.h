@@ -151,6 +151,13 @@ Tensor elemsTensor(SmallVector<OpFoldResult> elems, Type element, bool scalar);
 // differ, a run-time check (failing the execution) otherwise.
 LogicalResult checkSameDim(NodeContext& n, OpFoldResult x, OpFoldResult y, llvm::StringRef what);
 
+// Axes given as an input whose values only exist when the module runs (ONNX's own tests pass
+// them so): each read, normalized to [0, rank) and checked when the module runs, no two alike.
+// Null when the input is constant or absent; unsupported when its length is not static
+// (ops_shape.cc).
+FailureOr<std::optional<llvm::SmallVector<Value>>> runtimeAxes(NodeContext& n, size_t input,
+                                                               int64_t rank);
+
 // A converter and the attributes it reads: any other attribute on a node makes the import fail
 // naming it, so an attribute nobody handles can never be silently ignored.
 struct OpSpec {

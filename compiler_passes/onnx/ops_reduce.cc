@@ -66,6 +66,59 @@ TypedAttr infinity(OpBuilder& b, Type t, bool negative) {
   return b.getIntegerAttr(t, negative ? APInt::getSignedMinValue(w) : APInt::getSignedMaxValue(w));
 }
 
+// ReduceSum over axes known only when the module runs: one scf.index_switch case per set of
+// that many dims, chosen by the axes' bit mask, each a reduction over its static axes; the
+// result's dims are all dynamic (which ones become 1, or go, is decided at run time).
+LogicalResult reduceSumAtRunTime(NodeContext& n, ArrayRef<Value> axes) {
+  OpBuilder& b = n.b();
+  Location loc = n.loc();
+  const int64_t rank = n.rank(0), k = static_cast<int64_t>(axes.size());
+  const bool keep = n.i("keepdims", 1) != 0;
+  Type t = n.elementType(0);
+  SmallVector<SmallVector<int64_t>> subsets;
+  for (int64_t mask = 0; mask < (int64_t{1} << rank); ++mask) {
+    if (llvm::popcount(static_cast<uint64_t>(mask)) != k) continue;
+    SmallVector<int64_t> dims;
+    for (int64_t d = 0; d < rank; ++d)
+      if ((mask >> d) & 1) dims.push_back(d);
+    subsets.push_back(dims);
+  }
+  if (subsets.empty() || subsets.size() > 64)
+    return n.unsupported("run-time axes over " + std::to_string(subsets.size()) +
+                         " possible dim sets (at most 64)");
+  Value mask = b.create<arith::ConstantIndexOp>(loc, 0);
+  for (Value a : axes)
+    mask = b.create<arith::OrIOp>(
+        loc, mask, b.create<arith::ShLIOp>(loc, b.create<arith::ConstantIndexOp>(loc, 1), a));
+  SmallVector<int64_t> result_shape(keep ? rank : rank - k, ShapedType::kDynamic);
+  auto result_type = RankedTensorType::get(result_shape, t);
+  SmallVector<int64_t> cases;
+  for (size_t i = 1; i < subsets.size(); ++i) {
+    int64_t m = 0;
+    for (int64_t d : subsets[i]) m |= int64_t{1} << d;
+    cases.push_back(m);
+  }
+  Value x = n.value(0);
+  const bool f = isFloat(t);
+  auto select = b.create<scf::IndexSwitchOp>(loc, TypeRange{result_type}, mask, cases, cases.size());
+  // The default region takes the first set (the checked axes make every mask one of the sets).
+  for (size_t i = 0; i < subsets.size(); ++i) {
+    Region& region = i == 0 ? select.getDefaultRegion() : select.getCaseRegions()[i - 1];
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&region.emplaceBlock());
+    Value r = reduce(
+        b, loc, x, subsets[i], scalarAttr(b, t, 0),
+        [f](OpBuilder& nb, Location nl, Value acc, Value v) -> Value {
+          return f ? nb.create<arith::AddFOp>(nl, acc, v).getResult()
+                   : nb.create<arith::AddIOp>(nl, acc, v).getResult();
+        },
+        keep);
+    b.create<scf::YieldOp>(loc, ValueRange{b.create<tensor::CastOp>(loc, result_type, r)});
+  }
+  n.setOutput(0, select.getResult(0));
+  return success();
+}
+
 LogicalResult convertReduce(NodeContext& n) {
   OpBuilder& b = n.b();
   Location loc = n.loc();
@@ -80,8 +133,16 @@ LogicalResult convertReduce(NodeContext& n) {
   // ReduceSum takes its axes as an input from opset 13 (the others from 18).
   if (n.hasInput(1)) {
     auto c = n.constInts(1);
-    if (!c) return n.unsupported("axes that are not constant");
-    axes = *c;
+    RankedTensorType at = n.type(1);
+    if (c) {
+      axes = *c;
+    } else if (at.hasStaticShape() && at.getNumElements() == 0) {
+      // An empty axes input (its length is in the type): every dim, or a no-op.
+    } else {
+      auto runtime = runtimeAxes(n, 1, n.rank(0));
+      if (failed(runtime)) return failure();
+      return reduceSumAtRunTime(n, **runtime);
+    }
   } else {
     axes = n.ints("axes");
   }

@@ -17,6 +17,38 @@ namespace mlir {
 namespace disc_ral {
 namespace onnx {
 
+FailureOr<std::optional<SmallVector<Value>>> runtimeAxes(NodeContext& n, size_t input,
+                                                         int64_t rank) {
+  if (!n.hasInput(input) || n.constInts(input)) return std::optional<SmallVector<Value>>();
+  RankedTensorType type = n.type(input);
+  if (type.getRank() != 1 || type.isDynamicDim(0) || !type.getElementType().isInteger(64))
+    return n.unsupported("axes that are neither constant nor an int64 vector of static length");
+  if (type.getDimSize(0) > NodeContext::kMaxShapeElements)
+    return n.unsupported("run-time axes of " + std::to_string(type.getDimSize(0)) + " elements");
+  OpBuilder& b = n.b();
+  Location loc = n.loc();
+  Value v = n.value(input);
+  Value r = b.create<arith::ConstantIndexOp>(loc, rank);
+  Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
+  SmallVector<Value> axes;
+  for (int64_t i = 0; i < type.getDimSize(0); ++i) {
+    Value a = b.create<arith::IndexCastOp>(
+        loc, b.getIndexType(),
+        b.create<tensor::ExtractOp>(loc, v, ValueRange{b.create<arith::ConstantIndexOp>(loc, i)}));
+    Value neg = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, a, zero);
+    a = b.create<arith::SelectOp>(loc, neg, b.create<arith::AddIOp>(loc, a, r), a);
+    Value ok = b.create<arith::AndIOp>(
+        loc, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, a, zero),
+        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, a, r));
+    runtimeCheck(b, loc, ok, "an axis is out of range");
+    for (Value prev : axes)
+      runtimeCheck(b, loc, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, a, prev),
+                   "repeated axis");
+    axes.push_back(a);
+  }
+  return std::optional<SmallVector<Value>>(axes);
+}
+
 namespace {
 
 RankedTensorType i64Vector(OpBuilder& b, int64_t n) {
@@ -248,6 +280,80 @@ LogicalResult convertFlatten(NodeContext& n) {
   return success();
 }
 
+// Whether dim `d` is one of `axes` (an i1).
+Value isAxis(OpBuilder& b, Location loc, ArrayRef<Value> axes, int64_t d) {
+  Value hit = b.create<arith::ConstantIntOp>(loc, 0, 1);
+  Value dv = b.create<arith::ConstantIndexOp>(loc, d);
+  for (Value a : axes)
+    hit = b.create<arith::OrIOp>(loc, hit,
+                                 b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, a, dv));
+  return hit;
+}
+
+// `dims[i]` for an index i known when the module runs (a select per dim).
+Value selectDim(OpBuilder& b, Location loc, ArrayRef<OpFoldResult> dims, Value i) {
+  Value out = b.create<arith::ConstantIndexOp>(loc, 1);
+  for (size_t d = 0; d < dims.size(); ++d) {
+    Value here = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, i,
+                                         b.create<arith::ConstantIndexOp>(loc, d));
+    out = b.create<arith::SelectOp>(loc, here, indexValue(b, loc, dims[d]), out);
+  }
+  return out;
+}
+
+// Squeeze and Unsqueeze with run-time axes: the output rank is known (the axes' count), which
+// dims go or come is decided when the module runs; the data is only reshaped.
+LogicalResult squeezeAtRunTime(NodeContext& n, ArrayRef<Value> axes, bool squeeze) {
+  OpBuilder& b = n.b();
+  Location loc = n.loc();
+  const int64_t in_rank = n.rank(0), k = static_cast<int64_t>(axes.size());
+  const int64_t out_rank = squeeze ? in_rank - k : in_rank + k;
+  if (out_rank < 0) return n.error("more axes than dims");
+  Value x = n.value(0);
+  SmallVector<OpFoldResult> in = dimsOf(b, loc, x), out;
+  Value one = b.create<arith::ConstantIndexOp>(loc, 1);
+  Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
+  if (squeeze) {
+    // Output dim p is the p-th dim that stays; a squeezed dim must be 1.
+    SmallVector<Value> kept_before(in_rank);
+    Value kept = zero;
+    SmallVector<Value> dropped(in_rank);
+    for (int64_t d = 0; d < in_rank; ++d) {
+      dropped[d] = isAxis(b, loc, axes, d);
+      Value is_one = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, indexValue(b, loc, in[d]), one);
+      runtimeCheck(b, loc,
+                   b.create<arith::OrIOp>(loc, b.create<arith::XOrIOp>(loc, dropped[d], b.create<arith::ConstantIntOp>(loc, 1, 1)), is_one),
+                   "Squeeze: a squeezed dim is not 1");
+      kept_before[d] = kept;
+      kept = b.create<arith::AddIOp>(loc, kept,
+                                     b.create<arith::SelectOp>(loc, dropped[d], zero, one));
+    }
+    for (int64_t p = 0; p < out_rank; ++p) {
+      Value dim = one;
+      for (int64_t d = 0; d < in_rank; ++d) {
+        Value here = b.create<arith::AndIOp>(
+            loc, b.create<arith::XOrIOp>(loc, dropped[d], b.create<arith::ConstantIntOp>(loc, 1, 1)),
+            b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, kept_before[d],
+                                    b.create<arith::ConstantIndexOp>(loc, p)));
+        dim = b.create<arith::SelectOp>(loc, here, indexValue(b, loc, in[d]), dim);
+      }
+      out.push_back(dim);
+    }
+  } else {
+    // Output dim j is 1 when j is an axis, else input dim j - (axes before j).
+    Value added = zero;
+    for (int64_t j = 0; j < out_rank; ++j) {
+      Value is_new = isAxis(b, loc, axes, j);
+      Value from = b.create<arith::SubIOp>(loc, b.create<arith::ConstantIndexOp>(loc, j), added);
+      out.push_back(b.create<arith::SelectOp>(loc, is_new, one, selectDim(b, loc, in, from))
+                        .getResult());
+      added = b.create<arith::AddIOp>(loc, added, b.create<arith::SelectOp>(loc, is_new, one, zero));
+    }
+  }
+  n.setOutput(0, reshape(b, loc, x, out));
+  return success();
+}
+
 // Axes of Squeeze/Unsqueeze: an attribute before opset 13, an input from 13.
 FailureOr<std::optional<SmallVector<int64_t>>> axesOf(NodeContext& n) {
   if (n.has("axes")) return std::optional<SmallVector<int64_t>>(n.ints("axes"));
@@ -263,6 +369,11 @@ LogicalResult convertSqueeze(NodeContext& n) {
   OpBuilder& b = n.b();
   Location loc = n.loc();
   const int64_t rank = n.rank(0);
+  if (!n.has("axes")) {
+    auto runtime = runtimeAxes(n, 1, rank);
+    if (failed(runtime)) return failure();
+    if (*runtime) return squeezeAtRunTime(n, **runtime, true);
+  }
   auto axes = axesOf(n);
   if (failed(axes)) return failure();
   const RankedTensorType t = n.type(0);
@@ -308,6 +419,11 @@ LogicalResult convertSqueeze(NodeContext& n) {
 LogicalResult convertUnsqueeze(NodeContext& n) {
   OpBuilder& b = n.b();
   Location loc = n.loc();
+  if (!n.has("axes") && n.hasInput(1) && n.type(1).getRank() == 1 && !n.type(1).isDynamicDim(0)) {
+    auto runtime = runtimeAxes(n, 1, n.rank(0) + n.type(1).getDimSize(0));
+    if (failed(runtime)) return failure();
+    if (*runtime) return squeezeAtRunTime(n, **runtime, false);
+  }
   auto axes = axesOf(n);
   if (failed(axes)) return failure();
   if (!*axes) return n.error("Unsqueeze needs axes");
@@ -686,6 +802,109 @@ Value sliceTensor(OpBuilder& b, Location loc, Value x, ArrayRef<OpFoldResult> st
       });
 }
 
+// Slice with axes or steps known only when the module runs: per dim of x its start, end and
+// step selected from the entries whose axis it is (the whole dim otherwise), clamped as ONNX
+// says for either sign of the step, then one gather loop over the output.
+LogicalResult sliceAtRunTime(NodeContext& n, ArrayRef<OpFoldResult> starts_in,
+                             ArrayRef<OpFoldResult> ends_in) {
+  OpBuilder& b = n.b();
+  Location loc = n.loc();
+  const int64_t rank = n.rank(0), k = static_cast<int64_t>(starts_in.size());
+  SmallVector<Value> axes;
+  if (n.hasInput(3)) {
+    if (n.type(3).getRank() != 1 || n.type(3).getDimSize(0) != k)
+      return n.error("axes differ in length from starts");
+    if (auto c = n.constInts(3)) {
+      for (int64_t a : *c) {
+        FailureOr<int64_t> d = n.axis(a, rank);
+        if (failed(d)) return failure();
+        axes.push_back(b.create<arith::ConstantIndexOp>(loc, *d));
+      }
+    } else {
+      auto runtime = runtimeAxes(n, 3, rank);
+      if (failed(runtime)) return failure();
+      axes = **runtime;
+    }
+  } else {
+    for (int64_t i = 0; i < k; ++i) axes.push_back(b.create<arith::ConstantIndexOp>(loc, i));
+  }
+  SmallVector<Value> steps;
+  Value zero = b.create<arith::ConstantIndexOp>(loc, 0), one = b.create<arith::ConstantIndexOp>(loc, 1);
+  if (n.hasInput(4)) {
+    auto st = n.shapeElems(4);
+    if (!st || static_cast<int64_t>(st->size()) != k)
+      return n.error("steps differ in length from starts");
+    Value max_step = b.create<arith::ConstantIndexOp>(loc, kMaxSize);
+    for (OpFoldResult v : *st) {
+      Value s = indexValue(b, loc, v);
+      runtimeCheck(b, loc, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, s, zero),
+                   "Slice: step is 0");
+      // A dim is at most kMaxSize: a larger step takes one element, as it would.
+      s = b.create<arith::MaxSIOp>(loc, b.create<arith::MinSIOp>(loc, s, max_step),
+                                   b.create<arith::SubIOp>(loc, zero, max_step));
+      steps.push_back(s);
+    }
+  } else {
+    steps.assign(k, one);
+  }
+  Value x = n.value(0);
+  SmallVector<OpFoldResult> dims = dimsOf(b, loc, x), sizes;
+  SmallVector<Value> starts, strides;
+  Value bound = b.create<arith::ConstantIndexOp>(loc, kMaxSize + 1);
+  for (int64_t d = 0; d < rank; ++d) {
+    Value size = indexValue(b, loc, dims[d]);
+    Value start = zero, end = size, step = one;
+    Value dv = b.create<arith::ConstantIndexOp>(loc, d);
+    for (int64_t i = 0; i < k; ++i) {
+      Value hit = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, axes[i], dv);
+      // INT64 extremes mean "to the end": clamped just past any dim first.
+      auto clamped = [&](OpFoldResult v) -> Value {
+        Value iv = indexValue(b, loc, v);
+        return b.create<arith::MaxSIOp>(
+            loc, b.create<arith::MinSIOp>(loc, iv, bound), b.create<arith::SubIOp>(loc, zero, bound));
+      };
+      start = b.create<arith::SelectOp>(loc, hit, clamped(starts_in[i]), start);
+      end = b.create<arith::SelectOp>(loc, hit, clamped(ends_in[i]), end);
+      step = b.create<arith::SelectOp>(loc, hit, steps[i], step);
+    }
+    auto wrapV = [&](Value v) -> Value {
+      Value neg = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, v, zero);
+      return b.create<arith::SelectOp>(loc, neg, b.create<arith::AddIOp>(loc, v, size), v);
+    };
+    auto clampTo = [&](Value v, Value lo, Value hi) -> Value {
+      return b.create<arith::MinSIOp>(loc, b.create<arith::MaxSIOp>(loc, v, lo), hi);
+    };
+    start = wrapV(start);
+    end = wrapV(end);
+    Value positive = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sgt, step, zero);
+    Value last = b.create<arith::SubIOp>(loc, size, one);
+    Value minus_one = b.create<arith::ConstantIndexOp>(loc, -1);
+    // step > 0: [start, end) within [0, size]; step < 0: (end, start] within [-1, size - 1].
+    Value s_pos = clampTo(start, zero, size), e_pos = clampTo(end, zero, size);
+    Value s_neg = clampTo(start, zero, last), e_neg = clampTo(end, minus_one, last);
+    Value count_pos = b.create<arith::CeilDivSIOp>(loc, b.create<arith::SubIOp>(loc, e_pos, s_pos), step);
+    Value count_neg = b.create<arith::CeilDivSIOp>(
+        loc, b.create<arith::SubIOp>(loc, s_neg, e_neg), b.create<arith::SubIOp>(loc, zero, step));
+    Value count = b.create<arith::SelectOp>(loc, positive, count_pos, count_neg);
+    starts.push_back(b.create<arith::SelectOp>(loc, positive, s_pos, s_neg));
+    sizes.push_back(fold(b.create<arith::MaxSIOp>(loc, count, zero)));
+    strides.push_back(step);
+  }
+  Type element = n.elementType(0);
+  Value y = generate(b, loc, emptyTensor(b, loc, sizes, element), ValueRange{}, {},
+                     [&](OpBuilder& nb, Location nl, ValueRange) -> Value {
+                       SmallVector<Value> at;
+                       for (int64_t d = 0; d < rank; ++d)
+                         at.push_back(nb.create<arith::AddIOp>(
+                             nl, starts[d],
+                             nb.create<arith::MulIOp>(nl, nb.create<linalg::IndexOp>(nl, d),
+                                                      strides[d])));
+                       return nb.create<tensor::ExtractOp>(nl, x, at);
+                     });
+  n.setOutput(0, y);
+  return success();
+}
+
 LogicalResult convertSlice(NodeContext& n) {
   OpBuilder& b = n.b();
   Location loc = n.loc();
@@ -701,16 +920,12 @@ LogicalResult convertSlice(NodeContext& n) {
     if (!s || !e) return n.unsupported("starts or ends that are not small integer vectors");
     starts_in = *s;
     ends_in = *e;
-    if (n.hasInput(3)) {
-      auto a = n.constInts(3);
-      if (!a) return n.unsupported("axes that are not constant");
-      axes = *a;
+    if ((n.hasInput(3) && !n.constInts(3)) || (n.hasInput(4) && !n.constInts(4))) {
+      if (starts_in.size() != ends_in.size()) return n.error("starts and ends differ in length");
+      return sliceAtRunTime(n, starts_in, ends_in);
     }
-    if (n.hasInput(4)) {
-      auto st = n.constInts(4);
-      if (!st) return n.unsupported("steps that are not constant");
-      steps = *st;
-    }
+    if (n.hasInput(3)) axes = *n.constInts(3);
+    if (n.hasInput(4)) steps = *n.constInts(4);
   }
   if (starts_in.size() != ends_in.size()) return n.error("starts and ends differ in length");
   if (axes.empty())

@@ -773,6 +773,49 @@ def test_lrn_shrink_and_eye_like(tmp_path, size):
         assert np.array_equal(eye.numpy(), np.eye(c, 4, k=-1, dtype=np.int32))
 
 
+def test_axes_and_steps_given_at_run_time(tmp_path):
+    # Slice, Squeeze, Unsqueeze and ReduceSum with their axes (and Slice's steps) as graph
+    # inputs: which dims they touch is decided when the module runs.
+    I64 = TensorProto.INT64
+    m = model([helper.make_node("Slice", ["x", "st", "en", "ax", "sp"], ["s"]),
+               helper.make_node("Unsqueeze", ["x", "ua"], ["u"]),
+               helper.make_node("Squeeze", ["u", "ua"], ["q"]),
+               helper.make_node("ReduceSum", ["x", "ra"], ["r"], keepdims=1),
+               helper.make_node("ReduceSum", ["x", "ra"], ["r0"], keepdims=0)],
+              [tensor("x", F, ["a", 5, "c"]), tensor("st", I64, [2]), tensor("en", I64, [2]),
+               tensor("ax", I64, [2]), tensor("sp", I64, [2]), tensor("ua", I64, [2]),
+               tensor("ra", I64, [2])],
+              [tensor(o, F, None) for o in ["s", "u", "q", "r", "r0"]], opset=13)
+    mod = load(tmp_path, m)
+    big = 2**63 - 1
+    x = torch.randn(6, 5, 4).permute(2, 1, 0)  # [4, 5, 6], non-contiguous
+    xd = x.numpy()
+    for st, en, ax, sp, ua, ra in [
+            ([1, -1], [3, -big - 1], [0, 2], [1, -2], [0, 4], [0, 2]),
+            ([big, 0], [-big - 1, 10], [-1, 1], [-1, 3], [-1, 1], [-1, 1]),
+            ([0, 2], [big, 2], [1, 0], [2, 1], [2, 0], [1, 0])]:
+        s, u, q, r, r0 = mod(x, *[torch.tensor(v) for v in (st, en, ax, sp, ua, ra)])
+        index = [slice(None)] * 3
+        for a, b_, e, p in zip(ax, st, en, sp):
+            index[a] = slice(b_, None if e == -big - 1 else e, p)
+        np.testing.assert_array_equal(s.numpy(), xd[tuple(index)])
+        np.testing.assert_array_equal(u.numpy(), np.expand_dims(xd, [a % 5 for a in ua]))
+        np.testing.assert_array_equal(q.numpy(), xd)
+        np.testing.assert_allclose(r.numpy(), xd.astype(np.float64).sum(tuple(ra), keepdims=True),
+                                   rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(r0.numpy(), xd.astype(np.float64).sum(tuple(ra)),
+                                   rtol=1e-5, atol=1e-5)
+    ok = [torch.tensor(v) for v in ([0, 0], [1, 1], [0, 1], [1, 1], [0, 1], [0, 1])]
+    for i, bad, message in [(2, [0, 0], "repeated axis"), (2, [0, 3], "an axis is out of range"),
+                            (3, [0, 0], "step is 0"), (4, [0, 5], "an axis is out of range"),
+                            (5, [2, -1], "repeated axis")]:
+        args = list(ok)
+        args[i] = torch.tensor(bad)
+        with pytest.raises(RuntimeError, match=message):
+            mod(x, *args)
+    assert mod(x, *ok)[0].shape == (1, 1, 6)
+
+
 def test_instance_norm_and_one_hot(tmp_path):
     scale = np.array([0.5, 2.0, -1.0], np.float32)
     bias = np.array([0.1, 0.0, 3.0], np.float32)
