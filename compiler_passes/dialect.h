@@ -50,6 +50,10 @@ inline constexpr const char kConstantsAttr[] = "disc_ral.constants";
 // On a memref.global: a constant read by a library kernel's host side (ral_conv's config), kept
 // in the host code by disc-ral-module-constants whatever the device.
 inline constexpr const char kHostConstantAttr[] = "disc_ral.host_constant";
+// On an entry function's argument or result: its integers are unsigned. The code treats them as
+// the signless integers MLIR's arith ops take; the module's signature says uint8..uint64, so
+// hosts bind unsigned tensors there (compile_driver.cc). Set by the ONNX importer.
+inline constexpr const char kUnsignedAttr[] = "disc_ral.unsigned";
 // Module attribute set by disc-ral-serialize-kernels and disc-ral-serialize-gpu-kernels: one
 // dictionary per device kernel {name, format ("spirv", "ptx", "hsaco"), data (the binary) or
 // variants ([{target, data}], one per GPU architecture), workgroup}; kernel i is executable i,

@@ -201,7 +201,9 @@ void HostExecutionContext::setOutput(int64_t index, DType dtype, int rank, void*
   }
   sent_[index] = true;
   OutputBuffer out;
-  out.dtype = dtype;
+  // The signature's type: module code sends an unsigned output as the signless integer of its
+  // width (io_checks), and the host hands out what the signature promises.
+  out.dtype = module_.outputs()[index].dtype;
   out.rank = rank;
   out.data = data;
   out.sizes = sizes;

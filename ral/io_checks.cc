@@ -34,13 +34,37 @@ bool byteSpanOf(const int64_t* sizes, const int64_t* strides, int rank, int64_t 
          !__builtin_mul_overflow(static_cast<int64_t>(high) + 1, elem_size, &span->end);
 }
 
+namespace {
+
+// Whether module code that reads or writes elements as `code` binds a tensor of signature type
+// `sig`: the same type, or an unsigned integer read as the signed integer of its width (compiled
+// code's integers are signless, MLIR's arith ops take no unsigned types; the signature carries
+// the sign for hosts).
+bool codeMatches(DType code, DType sig) {
+  if (code == sig) return true;
+  switch (sig) {
+    case DType::kUI8:
+      return code == DType::kI8;
+    case DType::kUI16:
+      return code == DType::kI16;
+    case DType::kUI32:
+      return code == DType::kI32;
+    case DType::kUI64:
+      return code == DType::kI64;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
 Status checkInputRequest(const Module& module, int64_t index, DType dtype, int rank) {
   const auto& inputs = module.inputs();
   if (index < 0 || index >= static_cast<int64_t>(inputs.size()))
     return outOfRange("ral_recv_input: input index ", index, " is out of range: module '",
                       module.name(), "' takes ", inputs.size(), " input(s)");
   const TensorSignature& sig = inputs[index];
-  if (dtype != sig.dtype || rank != sig.rank())
+  if (!codeMatches(dtype, sig.dtype) || rank != sig.rank())
     return invalidArgument("ral_recv_input: the module reads input ", index, " as rank ", rank, " ",
                            dtypeName(dtype), " but its signature is ", sig.typeString());
   return Status();
@@ -53,7 +77,7 @@ Status checkOutput(const Module& module, int64_t index, DType dtype, int rank, c
     return outOfRange("ral_send_output: output index ", index, " is out of range: module '",
                       module.name(), "' has ", outputs.size(), " output(s)");
   const TensorSignature& sig = outputs[index];
-  if (dtype != sig.dtype || rank != sig.rank())
+  if (!codeMatches(dtype, sig.dtype) || rank != sig.rank())
     return invalidArgument("ral_send_output: the module sends output ", index, " as rank ", rank,
                            " ", dtypeName(dtype), " but its signature is ", sig.typeString());
   // The shape and the elements the strides reach, in one overflow-checked pass.

@@ -31,7 +31,8 @@ struct ByteSpan {
 bool byteSpanOf(const int64_t* sizes, const int64_t* strides, int rank, int64_t elem_size,
                 ByteSpan* span);
 
-// ral_recv_input: `index` names one of the module's inputs, read with its signature's dtype and
+// ral_recv_input: `index` names one of the module's inputs, read with its signature's dtype (an
+// unsigned integer also as the signed integer of its width: compiled code is signless) and
 // rank.
 Status checkInputRequest(const Module& module, int64_t index, DType dtype, int rank);
 

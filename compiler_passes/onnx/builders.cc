@@ -508,6 +508,11 @@ Value transpose(OpBuilder& b, Location loc, Value input, ArrayRef<int64_t> perm)
 }
 
 Value convertScalar(OpBuilder& b, Location loc, Value v, Type to) {
+  return convertScalar(b, loc, v, to, false, false);
+}
+
+Value convertScalar(OpBuilder& b, Location loc, Value v, Type to, bool from_unsigned,
+                    bool to_unsigned) {
   Type from = v.getType();
   if (from == to) return v;
   if (to.isInteger(1)) {
@@ -531,7 +536,7 @@ Value convertScalar(OpBuilder& b, Location loc, Value v, Type to) {
     // its minimum, and narrower types take the low bits of the int32. LLVM's fptosi would give
     // an undefined value there instead.
     const unsigned width = to.getIntOrFloatBitWidth();
-    Type via = width > 32 ? to : b.getI32Type();
+    Type via = width > 32 || to_unsigned ? b.getI64Type() : b.getI32Type();
     const unsigned via_width = via.getIntOrFloatBitWidth();
     Value wide =
         from.getIntOrFloatBitWidth() < 64 ? b.create<arith::ExtFOp>(loc, b.getF64Type(), v) : v;
@@ -550,20 +555,25 @@ Value convertScalar(OpBuilder& b, Location loc, Value v, Type to) {
     return via == to ? r : b.create<arith::TruncIOp>(loc, to, r).getResult();
   }
   if (isFloat(to)) {
-    if (from.isInteger(1)) return b.create<arith::UIToFPOp>(loc, to, v);
+    if (from.isInteger(1) || from_unsigned) return b.create<arith::UIToFPOp>(loc, to, v);
     return b.create<arith::SIToFPOp>(loc, to, v);
   }
   if (from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth()) {
-    if (from.isInteger(1)) return b.create<arith::ExtUIOp>(loc, to, v);
+    if (from.isInteger(1) || from_unsigned) return b.create<arith::ExtUIOp>(loc, to, v);
     return b.create<arith::ExtSIOp>(loc, to, v);
   }
   return b.create<arith::TruncIOp>(loc, to, v);
 }
 
 Value convertTensor(OpBuilder& b, Location loc, Value v, Type to) {
+  return convertTensor(b, loc, v, to, false, false);
+}
+
+Value convertTensor(OpBuilder& b, Location loc, Value v, Type to, bool from_unsigned,
+                    bool to_unsigned) {
   if (cast<RankedTensorType>(v.getType()).getElementType() == to) return v;
   return elementwise(b, loc, {v}, to, [&](OpBuilder& nb, Location nl, ValueRange args) {
-    return convertScalar(nb, nl, args[0], to);
+    return convertScalar(nb, nl, args[0], to, from_unsigned, to_unsigned);
   });
 }
 

@@ -107,8 +107,15 @@ Value transpose(OpBuilder& b, Location loc, Value input, ArrayRef<int64_t> perm)
 // Converts a scalar between element types with ONNX Cast semantics (float -> int truncates,
 // x -> bool is x != 0, bool -> x is 0 or 1).
 Value convertScalar(OpBuilder& b, Location loc, Value v, Type to);
+// The same with the integers' signs given: an unsigned source widens with zeros and converts to
+// float as unsigned; an unsigned target takes the low bits of the truncated value (through i64,
+// as numpy's astype on x86 does).
+Value convertScalar(OpBuilder& b, Location loc, Value v, Type to, bool from_unsigned,
+                    bool to_unsigned);
 // The tensor with its elements converted; the tensor itself when the type is already `to`.
 Value convertTensor(OpBuilder& b, Location loc, Value v, Type to);
+Value convertTensor(OpBuilder& b, Location loc, Value v, Type to, bool from_unsigned,
+                    bool to_unsigned);
 // Broadcasts `input` to `dims` (numpy rules) as a new tensor.
 Value broadcastTo(OpBuilder& b, Location loc, Value input, ArrayRef<OpFoldResult> dims);
 

@@ -85,6 +85,8 @@ class Importer {
   bool checkAgainstSchema(const ::onnx::NodeProto& node, const std::string& where);
   bool checkSingleAssignment(const ::onnx::GraphProto& graph);
   bool checkInputTypes(const ::onnx::NodeProto& node);
+  bool checkUnsignedInputs(const ::onnx::NodeProto& node);
+  void markUnsignedOutputs(const ::onnx::NodeProto& node);
   bool convertNodes(const ::onnx::GraphProto& graph, const Registry& registry, Block* body);
 
   MLIRContext* ctx_;
@@ -93,6 +95,8 @@ class Importer {
   OpBuilder builder_;
   std::map<std::string, Tensor> values_;
   std::string current_label_;
+  // The current node's type parameters ("T") bound to unsigned inputs (checkInputTypes).
+  std::set<std::string> unsigned_params_;
   int64_t opset_ = 0;
   int64_t constant_bytes_ = 0;
   Tensor absent_;
@@ -238,22 +242,23 @@ OwningOpRef<ModuleOp> Importer::run(const ::onnx::ModelProto& model) {
   bool ok = true;
   for (const ::onnx::TensorProto& init : graph.initializer()) {
     std::string error;
-    bool unsupported = false;
+    bool unsupported = false, is_unsigned = false;
     FailureOr<DenseElementsAttr> data =
-        constantOf(ctx_, init, constantBudget(), &error, &unsupported);
+        constantOf(ctx_, init, constantBudget(), &error, &unsupported, &is_unsigned);
     if (failed(data)) {
       fail("initializer '" + init.name() + "': " + error, unsupported);
       ok = false;
       continue;
     }
     chargeConstant(static_cast<int64_t>(data->getRawData().size()));
-    define(init.name(), tensorOfData(*data));
+    define(init.name(), unsignedAware(tensorOfData(*data), is_unsigned));
   }
   if (!ok) return nullptr;
 
   // The entry's inputs: graph inputs that are not initializers.
   SmallVector<Type> input_types;
   std::vector<std::string> input_names;
+  std::vector<bool> input_unsigned;
   for (const ::onnx::ValueInfoProto& in : graph.input()) {
     if (defined(in.name())) continue;
     const std::string where = "graph input '" + in.name() + "'";
@@ -266,7 +271,8 @@ OwningOpRef<ModuleOp> Importer::run(const ::onnx::ModelProto& model) {
       continue;
     }
     const ::onnx::TypeProto_Tensor& tt = in.type().tensor_type();
-    Type element = elementTypeOf(ctx_, tt.elem_type());
+    bool is_unsigned = false;
+    Type element = storageTypeOf(ctx_, tt.elem_type(), &is_unsigned);
     if (!element) {
       fail(where + ": unsupported element type " + dtypeName(tt.elem_type()), true);
       ok = false;
@@ -293,6 +299,7 @@ OwningOpRef<ModuleOp> Importer::run(const ::onnx::ModelProto& model) {
     }
     input_types.push_back(RankedTensorType::get(shape, element));
     input_names.push_back(in.name());
+    input_unsigned.push_back(is_unsigned);
   }
   if (!ok) return nullptr;
 
@@ -307,14 +314,17 @@ OwningOpRef<ModuleOp> Importer::run(const ::onnx::ModelProto& model) {
     Tensor t;
     t.type = cast<RankedTensorType>(input_types[i]);
     t.value = body->getArgument(i);
+    t.is_unsigned = input_unsigned[i];
     define(input_names[i], t);
     func.setArgAttr(i, "onnx.name", builder_.getStringAttr(input_names[i]));
+    if (t.is_unsigned) func.setArgAttr(i, kUnsignedAttr, builder_.getUnitAttr());
   }
   if (!convertNodes(graph, registry, body)) return nullptr;
   OpBuilder b = OpBuilder::atBlockEnd(body);
 
   SmallVector<Value> results;
   SmallVector<Type> result_types;
+  std::vector<bool> result_unsigned;
   b.setInsertionPointToEnd(body);
   for (const ::onnx::ValueInfoProto& out : graph.output()) {
     if (!defined(out.name())) {
@@ -324,8 +334,10 @@ OwningOpRef<ModuleOp> Importer::run(const ::onnx::ModelProto& model) {
     Tensor& t = lookup(out.name());
     Value v = materialize(t, b, locOf("output '" + out.name() + "'"));
     if (out.type().has_tensor_type()) {
-      Type declared = elementTypeOf(ctx_, out.type().tensor_type().elem_type());
-      if (declared && declared != t.type.getElementType()) {
+      bool declared_unsigned = false;
+      Type declared =
+          storageTypeOf(ctx_, out.type().tensor_type().elem_type(), &declared_unsigned);
+      if (declared && (declared != t.type.getElementType() || declared_unsigned != t.is_unsigned)) {
         fail("graph output '" + out.name() + "' is declared " +
                  dtypeName(out.type().tensor_type().elem_type()) +
                  " but computes another element type",
@@ -335,11 +347,14 @@ OwningOpRef<ModuleOp> Importer::run(const ::onnx::ModelProto& model) {
     }
     results.push_back(v);
     result_types.push_back(v.getType());
+    result_unsigned.push_back(t.is_unsigned);
   }
   b.create<func::ReturnOp>(locOf("return"), results);
   func.setFunctionType(builder_.getFunctionType(input_types, result_types));
-  for (int i = 0; i < graph.output_size(); ++i)
+  for (int i = 0; i < graph.output_size(); ++i) {
     func.setResultAttr(i, "onnx.name", builder_.getStringAttr(graph.output(i).name()));
+    if (result_unsigned[i]) func.setResultAttr(i, kUnsignedAttr, builder_.getUnitAttr());
+  }
   // Every error of the verifier, with the node its op came from.
   std::vector<std::string> invalid;
   {
@@ -402,9 +417,33 @@ std::string onnxTypeString(Type t) {
   return "tensor(int" + std::to_string(t.getIntOrFloatBitWidth()) + ")";
 }
 
-std::string typeName(Type t) {
+// The type string of a graph value: unsigned integers are "tensor(uint8)" ...
+std::string onnxTypeString(const Tensor& t) {
+  Type e = t.type.getElementType();
+  if (t.is_unsigned) return "tensor(uint" + std::to_string(e.getIntOrFloatBitWidth()) + ")";
+  return onnxTypeString(e);
+}
+
+std::string typeName(const Tensor& t) {
   std::string s = onnxTypeString(t);
   return s.substr(7, s.size() - 8);  // "float" of "tensor(float)"
+}
+
+// The operators whose converters read Tensor::is_unsigned (or never depend on the sign): any
+// other refuses unsigned inputs by name rather than compute them as signed.
+const std::set<std::string>& unsignedOps() {
+  static const std::set<std::string> ops = {
+      // Data movement and shapes: the bits are moved, never interpreted.
+      "Identity", "Reshape", "Flatten", "Transpose", "Squeeze", "Unsqueeze", "Concat", "Slice",
+      "Split", "Gather", "GatherElements", "GatherND", "Expand", "Tile", "Shape", "Size", "Where",
+      "DepthToSpace", "SpaceToDepth", "Trilu",
+      // Wrapping arithmetic and equality are the same bits signed or not.
+      "Add", "Sub", "Mul", "Sum", "Equal",
+      // Sign-aware converters.
+      "Div", "Mod", "Min", "Max", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "Cast",
+      "CastLike", "BitShift", "QuantizeLinear", "DequantizeLinear", "QLinearMatMul", "MatMulInteger",
+      "ConvInteger", "QLinearConv"};
+  return ops;
 }
 
 }  // namespace
@@ -418,14 +457,16 @@ bool Importer::checkInputTypes(const ::onnx::NodeProto& node) {
       ::onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(opset_), "");
   if (!schema || schema->inputs().empty()) return true;
   const auto& formal = schema->inputs();
-  std::map<std::string, std::pair<Type, int>> bound;  // type parameter -> type, input binding it
+  // type parameter -> type string, input binding it
+  std::map<std::string, std::pair<std::string, int>> bound;
+  unsigned_params_.clear();
   for (int i = 0; i < node.input_size(); ++i) {
     if (node.input(i).empty()) continue;
     const auto& f = formal[std::min<size_t>(static_cast<size_t>(i), formal.size() - 1)];
-    Type t = lookup(node.input(i)).type.getElementType();
-    const std::string type = onnxTypeString(t);
+    const Tensor& input = lookup(node.input(i));
+    const std::string type = onnxTypeString(input);
     const std::string what = current_label_ + ": input " + std::to_string(i) + " ('" + f.GetName() +
-                             "') is " + typeName(t);
+                             "') is " + typeName(input);
     const auto& allowed = f.GetTypes();
     if (!allowed.empty() &&
         llvm::none_of(allowed, [&](::onnx::DataType d) { return d && *d == type; })) {
@@ -439,15 +480,50 @@ bool Importer::checkInputTypes(const ::onnx::NodeProto& node) {
            false);
       return false;
     }
-    auto [it, inserted] = bound.emplace(f.GetTypeStr(), std::make_pair(t, i));
-    if (!inserted && it->second.first != t) {
+    auto [it, inserted] = bound.emplace(f.GetTypeStr(), std::make_pair(type, i));
+    if (!inserted && it->second.first != type) {
+      const std::string& other = it->second.first;
       fail(what + " where input " + std::to_string(it->second.second) + " made " + f.GetTypeStr() +
-               " " + typeName(it->second.first) + " (they must be one type)",
+               " " + other.substr(7, other.size() - 8) + " (they must be one type)",
            false);
       return false;
     }
+    if (input.is_unsigned) unsigned_params_.insert(f.GetTypeStr());
   }
   return true;
+}
+
+// Unsigned inputs only reach the converters that handle them (unsignedOps).
+bool Importer::checkUnsignedInputs(const ::onnx::NodeProto& node) {
+  if (unsignedOps().count(node.op_type())) return true;
+  for (int i = 0; i < node.input_size(); ++i)
+    if (!node.input(i).empty() && lookup(node.input(i)).is_unsigned) {
+      fail(current_label_ + ": unsupported " + typeName(lookup(node.input(i))) + " input " +
+               std::to_string(i) + " (" + node.op_type() + " of unsigned integers)",
+           true);
+      return false;
+    }
+  return true;
+}
+
+// An output whose type parameter an unsigned input bound is unsigned too (Add's C is A's T);
+// outputs of another parameter (Shape's int64) are not.
+void Importer::markUnsignedOutputs(const ::onnx::NodeProto& node) {
+  if (unsigned_params_.empty()) return;
+  const ::onnx::OpSchema* schema =
+      ::onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(opset_), "");
+  if (!schema || schema->outputs().empty()) return;
+  const auto& formal = schema->outputs();
+  for (int o = 0; o < node.output_size(); ++o) {
+    if (node.output(o).empty()) continue;
+    const auto& f = formal[std::min<size_t>(static_cast<size_t>(o), formal.size() - 1)];
+    Tensor& t = lookup(node.output(o));
+    if (unsigned_params_.count(f.GetTypeStr()) && isa<IntegerType>(t.type.getElementType()) &&
+        !t.type.getElementType().isInteger(1)) {
+      t.is_unsigned = true;
+      t.elems.reset();
+    }
+  }
 }
 
 bool Importer::convertNodes(const ::onnx::GraphProto& graph, const Registry& registry,
@@ -474,7 +550,7 @@ bool Importer::convertNodes(const ::onnx::GraphProto& graph, const Registry& reg
              false);
         return false;
       }
-    if (!checkInputTypes(node)) return false;
+    if (!checkInputTypes(node) || !checkUnsignedInputs(node)) return false;
     // The converter's ops carry the node's label as their location, so a later error names it.
     b.setInsertionPointToEnd(body);
     NodeContext node_context(*this, node, b, opset_);
@@ -488,6 +564,7 @@ bool Importer::convertNodes(const ::onnx::GraphProto& graph, const Registry& reg
              true);
         return false;
       }
+    markUnsignedOutputs(node);
     if (options_.check_budget) {
       const std::string over = options_.check_budget();
       if (!over.empty()) {
@@ -660,6 +737,14 @@ void NodeContext::setOutput(size_t i, Tensor t) {
   importer_.define(node_.output(static_cast<int>(i)), std::move(t));
 }
 
+void NodeContext::setUnsignedOutput(size_t i, Value v) {
+  Tensor t;
+  t.type = cast<RankedTensorType>(v.getType());
+  t.value = v;
+  t.is_unsigned = true;
+  setOutput(i, std::move(t));
+}
+
 ImportFailure NodeContext::unsupported(const llvm::Twine& what) {
   importer_.fail(importer_.currentLabel() + ": unsupported " + what.str(), true);
   return {};
@@ -670,11 +755,12 @@ ImportFailure NodeContext::error(const llvm::Twine& what) {
   return {};
 }
 
-FailureOr<DenseElementsAttr> NodeContext::constant(const ::onnx::TensorProto& t) {
+FailureOr<DenseElementsAttr> NodeContext::constant(const ::onnx::TensorProto& t,
+                                                   bool* is_unsigned) {
   std::string error;
   bool unsupported = false;
-  FailureOr<DenseElementsAttr> data =
-      constantOf(b_.getContext(), t, importer_.constantBudget(), &error, &unsupported);
+  FailureOr<DenseElementsAttr> data = constantOf(b_.getContext(), t, importer_.constantBudget(),
+                                                 &error, &unsupported, is_unsigned);
   if (failed(data)) return unsupported ? this->unsupported(error) : this->error(error);
   importer_.chargeConstant(static_cast<int64_t>(data->getRawData().size()));
   return data;

@@ -36,11 +36,16 @@ struct ImportFailure {
 // from dims), so shape arithmetic (Shape -> Gather -> Concat -> Reshape) gives Reshape and Expand
 // their target shapes at import time, dynamic dims included. An element is always what the
 // element type holds (an int8 element lies in [-128, 127]): whatever computes one wraps it.
+//
+// Unsigned integers (ONNX's uint8..uint64) are signless MLIR integers with `is_unsigned` set:
+// MLIR's arith ops are signless, so the sign lives with the value. Only the converters that
+// read it (kUnsignedOps in importer.cc) take such inputs; they never carry `elems`.
 struct Tensor {
   RankedTensorType type;
   Value value;                                           // null until materialized
   DenseElementsAttr data;                                // the elements, when constant
   std::optional<llvm::SmallVector<OpFoldResult>> elems;  // integer elements as index values
+  bool is_unsigned = false;                              // an unsigned integer tensor
 };
 
 class Importer;
@@ -62,6 +67,8 @@ class NodeContext {
   RankedTensorType type(size_t i) { return input(i).type; }
   int64_t rank(size_t i) { return input(i).type.getRank(); }
   Type elementType(size_t i) { return input(i).type.getElementType(); }
+  // Whether input i holds unsigned integers (Tensor::is_unsigned).
+  bool isUnsigned(size_t i) { return hasInput(i) && input(i).is_unsigned; }
   Value value(size_t i);  // the input as a tensor value (constants are materialized)
   // The input's integer elements as index values: constants, or shape arithmetic's results.
   std::optional<llvm::SmallVector<OpFoldResult>> elems(size_t i);
@@ -88,6 +95,9 @@ class NodeContext {
   bool wantsOutput(size_t i) const { return i < numOutputs() && !node_.output(i).empty(); }
   void setOutput(size_t i, Value v);
   void setOutput(size_t i, Tensor t);
+  // An output of unsigned integers that no unsigned input's type parameter makes so (Cast to
+  // uint8, QuantizeLinear's default uint8).
+  void setUnsignedOutput(size_t i, Value v);
 
   // The two ways to fail. unsupported(): the node is valid ONNX the importer does not handle
   // (reported with kCompileUnsupported). error(): the model is wrong.
@@ -96,7 +106,8 @@ class NodeContext {
 
   // A TensorProto of an attribute (Constant's value, ConstantOfShape's value) as a dense constant
   // within the import's constant budget (ImportOptions::max_constant_bytes); fails naming why.
-  FailureOr<DenseElementsAttr> constant(const ::onnx::TensorProto& t);
+  // `is_unsigned`, when given, accepts unsigned integer data and says whether it was.
+  FailureOr<DenseElementsAttr> constant(const ::onnx::TensorProto& t, bool* is_unsigned = nullptr);
   // Charges `bytes` of constant data the converter is about to fold to the budget; an error
   // naming `what` when they do not fit.
   LogicalResult chargeConstant(int64_t bytes, const llvm::Twine& what);
@@ -135,14 +146,28 @@ class NodeContext {
 
 // A TensorProto's data as a dense constant of at most `max_bytes` bytes (tensor_data.cc); fails
 // with `error` (and `unsupported` for what the importer does not handle) otherwise.
+// With `is_unsigned` given, unsigned integer data is accepted (as signless integers of its
+// width) and *is_unsigned says whether it was.
 FailureOr<DenseElementsAttr> constantOf(MLIRContext* ctx, const ::onnx::TensorProto& t,
-                                        int64_t max_bytes, std::string* error, bool* unsupported);
+                                        int64_t max_bytes, std::string* error, bool* unsupported,
+                                        bool* is_unsigned = nullptr);
 // The element type of an ONNX TensorProto data type, null for one the importer does not handle;
 // and the data type's name ("UINT8") for messages (tensor_data.cc).
 Type elementTypeOf(MLIRContext* ctx, int32_t dtype);
 std::string dtypeName(int32_t dtype);
+// elementTypeOf, and for UINT8..UINT64 the signless integer of their width with *is_unsigned
+// set (Tensor::is_unsigned).
+Type storageTypeOf(MLIRContext* ctx, int32_t dtype, bool* is_unsigned);
 // A constant as a graph value; small integer vectors also carry their elements (Tensor::elems).
 Tensor tensorOfData(DenseElementsAttr data);
+// `t` marked unsigned when `is_unsigned` (its elems dropped: they would read as signed).
+inline Tensor unsignedAware(Tensor t, bool is_unsigned) {
+  if (is_unsigned) {
+    t.is_unsigned = true;
+    t.elems.reset();
+  }
+  return t;
+}
 // An integer tensor known by its elements (rank 0 when `scalar`), each already a value of
 // `element` (wrapped to its width; builders.h's wrapToType); with its data when all are constant.
 Tensor elemsTensor(SmallVector<OpFoldResult> elems, Type element, bool scalar);

@@ -56,6 +56,33 @@ Value safeIntDivide(OpBuilder& b, Location loc, Value x, Value y, bool remainder
   return b.create<arith::SelectOp>(loc, zero, scalarConstant(b, loc, t, 0), q);
 }
 
+// The unsigned form of a signed integer comparison (eq and ne are both).
+arith::CmpIPredicate unsignedPredicate(arith::CmpIPredicate p) {
+  switch (p) {
+    case arith::CmpIPredicate::slt:
+      return arith::CmpIPredicate::ult;
+    case arith::CmpIPredicate::sle:
+      return arith::CmpIPredicate::ule;
+    case arith::CmpIPredicate::sgt:
+      return arith::CmpIPredicate::ugt;
+    case arith::CmpIPredicate::sge:
+      return arith::CmpIPredicate::uge;
+    default:
+      return p;
+  }
+}
+
+// Unsigned x / y and x % y, 0 for a zero divisor (numpy's result) instead of a trap.
+Value safeUnsignedDivide(OpBuilder& b, Location loc, Value x, Value y, bool remainder) {
+  Type t = x.getType();
+  Value zero =
+      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, y, scalarConstant(b, loc, t, 0));
+  Value divisor = b.create<arith::SelectOp>(loc, zero, scalarConstant(b, loc, t, 1), y);
+  Value r = remainder ? b.create<arith::RemUIOp>(loc, x, divisor).getResult()
+                      : b.create<arith::DivUIOp>(loc, x, divisor).getResult();
+  return b.create<arith::SelectOp>(loc, zero, scalarConstant(b, loc, t, 0), r);
+}
+
 // Integer arithmetic on known elements (rank 0 or 1, broadcast 1 against n), so shape arithmetic
 // (Shape -> Mul -> Reshape) stays known. It is data arithmetic: computed in the element type,
 // wrapping as numpy's does (int8 100 + 100 is -56), never as index arithmetic would.
@@ -123,8 +150,10 @@ LogicalResult convertArithmetic(NodeContext& n) {
   const int64_t fmod = n.i("fmod", 0);
   if (op == "Mod" && f && !fmod) return n.error("Mod of floats needs fmod=1");
   Type exponent = n.elementType(1);
-  Body body = [&, f, t, fmod, exponent](OpBuilder& b, Location loc, ValueRange a) -> Value {
+  const bool u = n.isUnsigned(0);
+  Body body = [&, f, t, fmod, exponent, u](OpBuilder& b, Location loc, ValueRange a) -> Value {
     Value x = a[0], y = a[1];
+    if (u && (op == "Div" || op == "Mod")) return safeUnsignedDivide(b, loc, x, y, op == "Mod");
     if (op == "Add")
       return f ? b.create<arith::AddFOp>(loc, x, y).getResult()
                : b.create<arith::AddIOp>(loc, x, y).getResult();
@@ -192,15 +221,18 @@ LogicalResult convertVariadic(NodeContext& n) {
   if (auto why = broadcastError(inputs)) return n.error(*why);
   const Type type = *t;
   const double count = static_cast<double>(inputs.size());
-  Body body = [op, f, type, count](OpBuilder& b, Location loc, ValueRange a) -> Value {
+  const bool u = n.isUnsigned(0);
+  Body body = [op, f, type, count, u](OpBuilder& b, Location loc, ValueRange a) -> Value {
     Value acc = a[0];
     for (Value x : a.drop_front()) {
       if (op == "Min")
         acc = f ? b.create<arith::MinimumFOp>(loc, acc, x).getResult()
-                : b.create<arith::MinSIOp>(loc, acc, x).getResult();
+              : u ? b.create<arith::MinUIOp>(loc, acc, x).getResult()
+                  : b.create<arith::MinSIOp>(loc, acc, x).getResult();
       else if (op == "Max")
         acc = f ? b.create<arith::MaximumFOp>(loc, acc, x).getResult()
-                : b.create<arith::MaxSIOp>(loc, acc, x).getResult();
+              : u ? b.create<arith::MaxUIOp>(loc, acc, x).getResult()
+                  : b.create<arith::MaxSIOp>(loc, acc, x).getResult();
       else
         acc = f ? b.create<arith::AddFOp>(loc, acc, x).getResult()
                 : b.create<arith::AddIOp>(loc, acc, x).getResult();
@@ -222,7 +254,8 @@ LogicalResult convertCompare(NodeContext& n) {
   if (logical != t->isInteger(1) && !(op == "Equal" && t->isInteger(1)))
     return unsupportedType(n, *t);
   const bool f = isFloat(*t);
-  Body body = [op, f](OpBuilder& b, Location loc, ValueRange a) -> Value {
+  const bool u = n.isUnsigned(0);
+  Body body = [op, f, u](OpBuilder& b, Location loc, ValueRange a) -> Value {
     Value x = a[0], y = a[1];
     if (op == "And") return b.create<arith::AndIOp>(loc, x, y);
     if (op == "Or") return b.create<arith::OrIOp>(loc, x, y);
@@ -233,6 +266,7 @@ LogicalResult convertCompare(NodeContext& n) {
     if (op == "Greater") fp = arith::CmpFPredicate::OGT, ip = arith::CmpIPredicate::sgt;
     if (op == "LessOrEqual") fp = arith::CmpFPredicate::OLE, ip = arith::CmpIPredicate::sle;
     if (op == "GreaterOrEqual") fp = arith::CmpFPredicate::OGE, ip = arith::CmpIPredicate::sge;
+    if (u) ip = unsignedPredicate(ip);
     if (f) return b.create<arith::CmpFOp>(loc, fp, x, y);
     return b.create<arith::CmpIOp>(loc, ip, x, y);
   };
@@ -360,11 +394,44 @@ LogicalResult convertShrink(NodeContext& n) {
   return success();
 }
 
+// BitShift (unsigned integers only): x << s or x >> s (logical), 0 for a shift of the width or
+// more, as numpy's uint arithmetic gives (LLVM's shifts would be undefined there).
+LogicalResult convertBitShift(NodeContext& n) {
+  const std::string direction = n.s("direction", "");
+  if (direction != "LEFT" && direction != "RIGHT")
+    return n.error("direction must be LEFT or RIGHT, got '" + direction + "'");
+  if (!n.isUnsigned(0) || !n.isUnsigned(1))
+    return n.error("BitShift takes unsigned integers");
+  Type t = n.elementType(0);
+  const bool left = direction == "LEFT";
+  const int64_t width = t.getIntOrFloatBitWidth();
+  Body body = [=](OpBuilder& b, Location loc, ValueRange a) -> Value {
+    Value big = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::uge, a[1],
+                                        scalarConstant(b, loc, t, static_cast<double>(width)));
+    Value s = b.create<arith::SelectOp>(loc, big, scalarConstant(b, loc, t, 0), a[1]);
+    Value r = left ? b.create<arith::ShLIOp>(loc, a[0], s).getResult()
+                   : b.create<arith::ShRUIOp>(loc, a[0], s).getResult();
+    return b.create<arith::SelectOp>(loc, big, scalarConstant(b, loc, t, 0), r);
+  };
+  if (auto why = broadcastError({n.value(0), n.value(1)})) return n.error(*why);
+  n.setOutput(0, elementwise(n.b(), n.loc(), {n.value(0), n.value(1)}, t, body));
+  return success();
+}
+
 LogicalResult convertCast(NodeContext& n) {
   const int64_t to = n.i("to", 0);
-  Type t = elementTypeOf(n.b().getContext(), static_cast<int32_t>(to));
+  bool to_unsigned = false;
+  Type t = storageTypeOf(n.b().getContext(), static_cast<int32_t>(to), &to_unsigned);
   if (!t) return n.unsupported("cast to " + dtypeName(static_cast<int32_t>(to)));
   if (!n.elementType(0)) return n.unsupported("cast from this element type");
+  if (to_unsigned || n.isUnsigned(0)) {
+    Value y = convertTensor(n.b(), n.loc(), n.value(0), t, n.isUnsigned(0), to_unsigned);
+    if (to_unsigned)
+      n.setUnsignedOutput(0, y);
+    else
+      n.setOutput(0, y);
+    return success();
+  }
   // Shape values stay known through an integer cast, wrapped to the new type (int64 300 is
   // int8 44).
   std::optional<SmallVector<OpFoldResult>> elems = n.elems(0);
@@ -380,7 +447,11 @@ LogicalResult convertCast(NodeContext& n) {
 
 LogicalResult convertCastLike(NodeContext& n) {
   Type t = n.elementType(1);
-  n.setOutput(0, convertTensor(n.b(), n.loc(), n.value(0), t));
+  Value y = convertTensor(n.b(), n.loc(), n.value(0), t, n.isUnsigned(0), n.isUnsigned(1));
+  if (n.isUnsigned(1))
+    n.setUnsignedOutput(0, y);
+  else
+    n.setOutput(0, y);
   return success();
 }
 
@@ -519,6 +590,7 @@ void addElementwiseOps(Registry& r) {
   r["Identity"] = {convertIdentity, {}};
   r["Dropout"] = {convertDropout, {"ratio", "seed", "is_test"}};
   r["Shrink"] = {convertShrink, {"bias", "lambd"}};
+  r["BitShift"] = {convertBitShift, {"direction"}};
 }
 
 }  // namespace onnx

@@ -84,9 +84,10 @@ OpFoldResult wrap(OpBuilder& b, Location loc, OpFoldResult v, OpFoldResult size)
 LogicalResult convertConstant(NodeContext& n) {
   OpBuilder& b = n.b();
   if (const auto* a = n.attr("value")) {
-    FailureOr<DenseElementsAttr> data = n.constant(a->t());
+    bool is_unsigned = false;
+    FailureOr<DenseElementsAttr> data = n.constant(a->t(), &is_unsigned);
     if (failed(data)) return failure();
-    n.setOutput(0, tensorOfData(*data));
+    n.setOutput(0, unsignedAware(tensorOfData(*data), is_unsigned));
     return success();
   }
   if (n.has("value_float")) {

@@ -42,6 +42,30 @@ Type elementTypeOf(MLIRContext* ctx, int32_t dtype) {
   }
 }
 
+Type storageTypeOf(MLIRContext* ctx, int32_t dtype, bool* is_unsigned) {
+  *is_unsigned = false;
+  if (Type t = elementTypeOf(ctx, dtype)) return t;
+  unsigned width = 0;
+  switch (dtype) {
+    case TensorProto_DataType::TensorProto_DataType_UINT8:
+      width = 8;
+      break;
+    case TensorProto_DataType::TensorProto_DataType_UINT16:
+      width = 16;
+      break;
+    case TensorProto_DataType::TensorProto_DataType_UINT32:
+      width = 32;
+      break;
+    case TensorProto_DataType::TensorProto_DataType_UINT64:
+      width = 64;
+      break;
+    default:
+      return Type();
+  }
+  *is_unsigned = true;
+  return IntegerType::get(ctx, width);
+}
+
 std::string dtypeName(int32_t dtype) {
   if (::onnx::TensorProto_DataType_IsValid(dtype))
     return ::onnx::TensorProto_DataType_Name(static_cast<TensorProto_DataType>(dtype));
@@ -61,7 +85,10 @@ bool typedBytes(const ::onnx::TensorProto& t, Type element, int64_t count, std::
       t.data_type() == TensorProto_DataType::TensorProto_DataType_FLOAT    ? t.float_data_size()
       : t.data_type() == TensorProto_DataType::TensorProto_DataType_DOUBLE ? t.double_data_size()
       : t.data_type() == TensorProto_DataType::TensorProto_DataType_INT64  ? t.int64_data_size()
-                                                                           : t.int32_data_size();
+      : t.data_type() == TensorProto_DataType::TensorProto_DataType_UINT32 ||
+              t.data_type() == TensorProto_DataType::TensorProto_DataType_UINT64
+          ? t.uint64_data_size()
+          : t.int32_data_size();
   if (have != count) {
     *error = "has " + std::to_string(have) + " elements for a shape of " + std::to_string(count);
     return false;
@@ -91,6 +118,10 @@ bool typedBytes(const ::onnx::TensorProto& t, Type element, int64_t count, std::
       for (int64_t i = 0; i < count; ++i)
         put(i, static_cast<uint64_t>(t.int64_data(static_cast<int>(i))));
       return true;
+    case TensorProto_DataType::TensorProto_DataType_UINT32:
+    case TensorProto_DataType::TensorProto_DataType_UINT64:
+      for (int64_t i = 0; i < count; ++i) put(i, t.uint64_data(static_cast<int>(i)));
+      return true;
     default:
       // int8/16/32, bool, float16 and bfloat16 (their bits) live in int32_data.
       for (int64_t i = 0; i < count; ++i)
@@ -102,8 +133,12 @@ bool typedBytes(const ::onnx::TensorProto& t, Type element, int64_t count, std::
 }  // namespace
 
 FailureOr<DenseElementsAttr> constantOf(MLIRContext* ctx, const ::onnx::TensorProto& t,
-                                        int64_t max_bytes, std::string* error, bool* unsupported) {
-  Type element = elementTypeOf(ctx, t.data_type());
+                                        int64_t max_bytes, std::string* error, bool* unsupported,
+                                        bool* is_unsigned) {
+  bool data_unsigned = false;
+  Type element = storageTypeOf(ctx, t.data_type(), &data_unsigned);
+  if (data_unsigned && !is_unsigned) element = Type();
+  if (is_unsigned) *is_unsigned = data_unsigned;
   if (!element) {
     *unsupported = true;
     *error = "unsupported element type " + dtypeName(t.data_type());

@@ -89,11 +89,21 @@ int fail(llvm::raw_ostream& os, const llvm::Twine& message, int code = kCompileF
 }
 
 // The .ralm signature of one entry argument or result; false when the type cannot be bound (the
-// pipeline then reports it with its location).
-bool signatureOf(mlir::Type type, ral::TensorSignature* sig) {
+// pipeline then reports it with its location). `is_unsigned`: the argument or result carries
+// kUnsignedAttr (signless integers that hold unsigned values).
+bool signatureOf(mlir::Type type, bool is_unsigned, ral::TensorSignature* sig) {
   // A tensor-level entry is bufferized with identity layouts (disc-ral-bufferize).
   if (auto tensor = mlir::dyn_cast<mlir::RankedTensorType>(type))
     type = mlir::MemRefType::get(tensor.getShape(), tensor.getElementType());
+  auto shaped = mlir::dyn_cast<mlir::MemRefType>(type);
+  auto element = shaped ? mlir::dyn_cast<mlir::IntegerType>(shaped.getElementType()) : nullptr;
+  if (is_unsigned && element && element.isSignless() && element.getWidth() > 1) {
+    auto memref = mlir::cast<mlir::MemRefType>(type);
+    type = mlir::MemRefType::get(
+        memref.getShape(),
+        mlir::IntegerType::get(type.getContext(), element.getWidth(), mlir::IntegerType::Unsigned),
+        memref.getLayout());
+  }
   if (!mlir::disc_ral::isBindableMemRef(type)) return false;
   auto memref = mlir::cast<mlir::MemRefType>(type);
   sig->dtype = mlir::disc_ral::elementDType(memref.getElementType());
@@ -366,15 +376,18 @@ int compile(const CompileRequest& r, llvm::raw_ostream& os) {
                                       : device == "hsa"  ? ral::DeviceKind::kHsa
                                                          : ral::DeviceKind::kCpu;
   if (auto f = module->lookupSymbol<mlir::func::FuncOp>(r.entry)) {
-    for (mlir::Type t : f.getFunctionType().getInputs()) {
+    for (auto [i, t] : llvm::enumerate(f.getFunctionType().getInputs())) {
       ral::TensorSignature sig;
       sig.device = data_device;
-      if (signatureOf(t, &sig)) compiled.inputs.push_back(std::move(sig));
+      const bool is_unsigned = static_cast<bool>(f.getArgAttr(i, mlir::disc_ral::kUnsignedAttr));
+      if (signatureOf(t, is_unsigned, &sig)) compiled.inputs.push_back(std::move(sig));
     }
-    for (mlir::Type t : f.getFunctionType().getResults()) {
+    for (auto [i, t] : llvm::enumerate(f.getFunctionType().getResults())) {
       ral::TensorSignature sig;
       sig.device = data_device;
-      if (signatureOf(t, &sig)) compiled.outputs.push_back(std::move(sig));
+      const bool is_unsigned =
+          static_cast<bool>(f.getResultAttr(i, mlir::disc_ral::kUnsignedAttr));
+      if (signatureOf(t, is_unsigned, &sig)) compiled.outputs.push_back(std::move(sig));
     }
   }
 

@@ -816,6 +816,76 @@ def test_axes_and_steps_given_at_run_time(tmp_path):
     assert mod(x, *ok)[0].shape == (1, 1, 6)
 
 
+def test_unsigned_integers_end_to_end(tmp_path):
+    # uint8 in and out: wrapping arithmetic, unsigned division, comparison and max, shifts,
+    # casts both ways, a uint8 constant; the signature says uint8 and torch gets uint8 back.
+    U8 = TensorProto.UINT8
+    shift = numpy_helper.from_array(np.array([1, 7, 8, 200], np.uint8), "shift")
+    m = model([helper.make_node("Add", ["a", "b"], ["sum"]),
+               helper.make_node("Div", ["a", "b"], ["quot"]),
+               helper.make_node("Mod", ["a", "b"], ["rem"]),
+               helper.make_node("Less", ["a", "b"], ["less"]),
+               helper.make_node("Max", ["a", "b"], ["max"]),
+               helper.make_node("BitShift", ["a", "shift"], ["left"], direction="LEFT"),
+               helper.make_node("BitShift", ["a", "shift"], ["right"], direction="RIGHT"),
+               helper.make_node("Cast", ["a"], ["wide"], to=TensorProto.FLOAT),
+               helper.make_node("Cast", ["f"], ["narrow"], to=U8)],
+              [tensor("a", U8, ["n", 4]), tensor("b", U8, ["n", 4]), tensor("f", F, ["n", 4])],
+              [tensor("sum", U8, None), tensor("quot", U8, None), tensor("rem", U8, None),
+               tensor("less", TensorProto.BOOL, None), tensor("max", U8, None),
+               tensor("left", U8, None), tensor("right", U8, None), tensor("wide", F, None),
+               tensor("narrow", U8, None)],
+              [shift])
+    mod = load(tmp_path, m)
+    a = np.array([[200, 3, 255, 128], [0, 255, 17, 90]], np.uint8)
+    b = np.array([[100, 0, 2, 129], [5, 255, 0, 91]], np.uint8)
+    f = np.array([[1.7, 255.0, -1.0, 300.0], [0.0, 128.5, 7.0, 65.0]], np.float32)
+    got = mod(torch.from_numpy(a), torch.from_numpy(b), torch.from_numpy(f))
+    assert all(g.dtype == torch.uint8 for i, g in enumerate(got) if i not in (3, 7))
+    s = np.array([1, 7, 8, 200], np.uint8)
+    with np.errstate(divide="ignore"):
+        want = [a + b, np.where(b == 0, 0, a // np.where(b == 0, 1, b)),
+                np.where(b == 0, 0, a % np.where(b == 0, 1, b)), a < b, np.maximum(a, b),
+                np.where(s >= 8, 0, (a.astype(np.int64) << s) & 255),
+                np.where(s >= 8, 0, a >> np.minimum(s, 7)), a.astype(np.float32),
+                f.astype(np.int64).astype(np.uint8)]
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g.numpy(), w)
+    # A uint8 input where the operator's converter would read it as signed: refused by name.
+    m = model([helper.make_node("ReduceMax", ["a"], ["r"], name="rmax")],
+              [tensor("a", U8, [2, 3])], [tensor("r", U8, None)], opset=13)
+    rc, err, _ = compile_model(tmp_path, m)
+    assert rc == UNSUPPORTED
+    assert "node 'rmax' (ReduceMax): unsupported uint8 input 0 (ReduceMax of unsigned" in err
+    # A module whose signature says uint8 takes only uint8 tensors.
+    with pytest.raises(RuntimeError, match="expected element type ui8"):
+        mod(torch.from_numpy(a.astype(np.int8)), torch.from_numpy(b), torch.from_numpy(f))
+
+
+def test_unsigned_npy_through_ral_run(tmp_path):
+    ral_run = os.environ.get("RAL_RUN")
+    if not ral_run:
+        pytest.skip("RAL_RUN is not set")
+    U16 = TensorProto.UINT16
+    m = model([helper.make_node("Div", ["a", "b"], ["q"]),
+               helper.make_node("Greater", ["a", "b"], ["g"])],
+              [tensor("a", U16, [3]), tensor("b", U16, [3])],
+              [tensor("q", U16, None), tensor("g", TensorProto.BOOL, None)])
+    rc, err, out = compile_model(tmp_path, m)
+    assert rc == 0, err
+    a = np.array([65535, 40000, 7], np.uint16)
+    b = np.array([2, 50000, 0], np.uint16)
+    np.save(tmp_path / "a.npy", a)
+    np.save(tmp_path / "b.npy", b)
+    np.save(tmp_path / "q.npy", np.array([32767, 0, 0], np.uint16))
+    np.save(tmp_path / "g.npy", a > b)
+    r = subprocess.run([ral_run, str(out), f"--input=@{tmp_path / 'a.npy'}",
+                        f"--input=@{tmp_path / 'b.npy'}",
+                        f"--expected_output=@{tmp_path / 'q.npy'}",
+                        f"--expected_output=@{tmp_path / 'g.npy'}"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
 def test_instance_norm_and_one_hot(tmp_path):
     scale = np.array([0.5, 2.0, -1.0], np.float32)
     bias = np.array([0.1, 0.0, 3.0], np.float32)
