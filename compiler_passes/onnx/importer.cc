@@ -235,6 +235,7 @@ OwningOpRef<ModuleOp> Importer::run(const ::onnx::ModelProto& model) {
   addShapeOps(registry);
   addRecurrentOps(registry);
   addImageOps(registry);
+  addQuantizeOps(registry);
   if (!checkNodes(graph, registry) || !checkSingleAssignment(graph)) return nullptr;
 
   // Initializers: constants, also when a graph input of the same name (IR < 4) could override

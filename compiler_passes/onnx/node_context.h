@@ -183,6 +183,14 @@ LogicalResult checkSameDim(NodeContext& n, OpFoldResult x, OpFoldResult y, llvm:
 FailureOr<std::optional<llvm::SmallVector<Value>>> runtimeAxes(NodeContext& n, size_t input,
                                                                int64_t rank);
 
+// numpy matmul of a and c (1-D operands promoted, batch dims broadcast): GEMMs, or loops for
+// integers (ops_linear.cc).
+FailureOr<Value> matmulOf(NodeContext& n, Value a, Value c);
+// The convolution of x [N, C, D...] with w [F, C/group, K...] by the node's Conv attributes
+// (pads, strides, dilations, group, auto_pad), for integer tensors (im2col and an integer GEMM;
+// padding reads 0): what ConvInteger and QLinearConv compute once the zero points are subtracted.
+FailureOr<Value> integerConvolution(NodeContext& n, Value x, Value w);
+
 // A converter and the attributes it reads: any other attribute on a node makes the import fail
 // naming it, so an attribute nobody handles can never be silently ignored.
 struct OpSpec {
@@ -197,7 +205,8 @@ void addLinearOps(Registry& registry);       // ops_linear.cc: MatMul, Gemm, Con
 void addReductionOps(Registry& registry);    // ops_reduce.cc: Reduce*, Softmax, LayerNorm
 void addShapeOps(Registry& registry);        // ops_shape.cc: Reshape, Slice, Gather, ...
 void addRecurrentOps(Registry& registry);    // ops_recurrent.cc: RNN, GRU, LSTM
-void addImageOps(Registry& registry);        // ops_image.cc: GridSample
+void addImageOps(Registry& registry);        // ops_image.cc: GridSample, NonMaxSuppression
+void addQuantizeOps(Registry& registry);     // ops_quantize.cc: QuantizeLinear, QLinear*, ...
 
 }  // namespace onnx
 }  // namespace disc_ral

@@ -1300,6 +1300,47 @@ LogicalResult convertBatchNorm(NodeContext& n) {
 
 }  // namespace
 
+FailureOr<Value> matmulOf(NodeContext& n, Value a, Value c) { return numpyMatmul(n, a, c); }
+
+FailureOr<Value> integerConvolution(NodeContext& n, Value x, Value wt) {
+  OpBuilder& b = n.b();
+  Location loc = n.loc();
+  auto tx = cast<RankedTensorType>(x.getType());
+  auto tw = cast<RankedTensorType>(wt.getType());
+  const int64_t rank = tx.getRank();
+  if (rank < 3 || rank > 5) return n.unsupported("convolution of rank " + std::to_string(rank));
+  if (tw.getRank() != rank) return n.error("W's rank differs from X's");
+  if (!tw.hasStaticShape()) return n.unsupported("convolution weights of a dynamic shape");
+  const int64_t spatial = rank - 2, group = n.i("group", 1);
+  if (group < 1) return n.error("group must be positive");
+  SmallVector<int64_t> kernel;
+  for (int64_t i = 0; i < spatial; ++i) kernel.push_back(tw.getDimSize(2 + i));
+  if (n.has("kernel_shape") && n.ints("kernel_shape") != kernel)
+    return n.error("kernel_shape does not match W");
+  const int64_t filters = tw.getDimSize(0), cg = tw.getDimSize(1);
+  if (filters % group != 0) return n.error("output channels are not divisible by group");
+  if (!checkedProduct(tw.getShape()).isSize())
+    return n.error("W's shape holds more than 2^48 elements");
+  const CheckedInt channels = CheckedInt(cg) * group;
+  if (!channels.isSize()) return n.error("W's dim 1 times group exceeds 2^48");
+  if (failed(checkSameDim(n, dimOf(b, loc, x, 1), b.getIndexAttr(channels.value()),
+                          "input channels (X's dim 1 and W's dim 1 times group)")))
+    return failure();
+  FailureOr<Window> w = windowOf(n, x, kernel, false);
+  if (failed(w)) return failure();
+  Type t = tx.getElementType();
+  SmallVector<int64_t> low(2, 0), high(2, 0);
+  low.append(w->pad_begin);
+  high.append(w->pad_end);
+  Value xp = pad(b, loc, x, low, high, scalarConstant(b, loc, t, 0));
+  int64_t window = 1;
+  for (int64_t k : kernel) window *= k;
+  Value w3 = reshape(b, loc, wt,
+                     {b.getIndexAttr(group), b.getIndexAttr(filters / group),
+                      b.getIndexAttr(cg * window)});
+  return im2colConvolution(b, loc, xp, w3, Value(), *w, kernel, group, filters, cg);
+}
+
 void addLinearOps(Registry& r) {
   r["MatMul"] = {convertMatMul, {}};
   r["Gemm"] = {convertGemm, {"alpha", "beta", "transA", "transB"}};

@@ -886,6 +886,80 @@ def test_unsigned_npy_through_ral_run(tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
 
 
+def numpy_quantize(x, scale, zp, lo, hi):
+    return np.clip(np.rint(x / scale) + zp, lo, hi)
+
+
+def test_quantize_dequantize_per_axis_ties_and_saturation(tmp_path):
+    I8, U8 = TensorProto.INT8, TensorProto.UINT8
+    scale = np.array([0.5, 0.25, 2.0], np.float32)
+    zp_i8 = np.array([0, -3, 10], np.int8)
+    zp_u8 = np.array([128, 0, 255], np.uint8)
+    m = model([helper.make_node("QuantizeLinear", ["x", "s", "zi"], ["qi"], axis=1),
+               helper.make_node("QuantizeLinear", ["x", "s", "zu"], ["qu"], axis=-2),
+               helper.make_node("QuantizeLinear", ["x", "one"], ["qd"]),
+               helper.make_node("DequantizeLinear", ["qi", "s", "zi"], ["di"], axis=1),
+               helper.make_node("DequantizeLinear", ["qu", "s", "zu"], ["du"], axis=1)],
+              [tensor("x", F, ["n", 3, 2])],
+              [tensor("qi", I8, None), tensor("qu", U8, None), tensor("qd", U8, None),
+               tensor("di", F, None), tensor("du", F, None)],
+              [numpy_helper.from_array(scale, "s"), numpy_helper.from_array(zp_i8, "zi"),
+               numpy_helper.from_array(zp_u8, "zu"),
+               numpy_helper.from_array(np.array(0.5, np.float32), "one")], opset=13)
+    mod = load(tmp_path, m)
+    # Halfway cases (x / scale = k + 0.5 round to even), saturation both ways.
+    x = np.array([[[1.25, -1.25], [0.625, -0.375], [3.0, 5.0]],
+                  [[100.0, -100.0], [0.0, 1e9], [-1e9, 257.0]]], np.float32)
+    qi, qu, qd, di, du = mod(torch.from_numpy(x.transpose(0, 2, 1).copy()).transpose(1, 2))
+    s3, zi3, zu3 = scale.reshape(1, 3, 1), zp_i8.reshape(1, 3, 1), zp_u8.reshape(1, 3, 1)
+    want_i = numpy_quantize(x, s3, zi3, -128, 127)
+    want_u = numpy_quantize(x, s3, zu3, 0, 255)
+    assert qi.dtype == torch.int8 and qu.dtype == torch.uint8 and qd.dtype == torch.uint8
+    np.testing.assert_array_equal(qi.numpy(), want_i)
+    np.testing.assert_array_equal(qu.numpy(), want_u)
+    np.testing.assert_array_equal(qd.numpy(), numpy_quantize(x, np.float32(0.5), 0, 0, 255))
+    np.testing.assert_array_equal(di.numpy(), ((want_i - zi3) * s3).astype(np.float32))
+    np.testing.assert_array_equal(du.numpy(), ((want_u - zu3) * s3).astype(np.float32))
+
+
+def test_integer_matmul_and_quantized_conv(tmp_path):
+    I8, U8 = TensorProto.INT8, TensorProto.UINT8
+    rng = np.random.default_rng(9)
+    w = rng.integers(-128, 128, (4, 3, 3, 3)).astype(np.int8)
+    w_scale = np.array([0.01, 0.02, 0.005, 0.03], np.float32)
+    bias = rng.integers(-1000, 1000, 4).astype(np.int32)
+    m = model([helper.make_node("MatMulInteger", ["a", "b", "azp", "bzp"], ["mm"]),
+               helper.make_node("QLinearConv", ["x", "xs", "xzp", "w", "ws", "wzp", "ys", "yzp",
+                                                "bias"], ["y"], pads=[1, 1, 1, 1], strides=[2, 1])],
+              [tensor("a", U8, ["m", 5]), tensor("b", I8, [5, 3]), tensor("azp", U8, ["m"]),
+               tensor("x", U8, ["n", 3, 6, 5])],
+              [tensor("mm", TensorProto.INT32, None), tensor("y", U8, None)],
+              [numpy_helper.from_array(np.array([1, -2, 0], np.int8), "bzp"),
+               numpy_helper.from_array(w, "w"), numpy_helper.from_array(w_scale, "ws"),
+               numpy_helper.from_array(np.array(0.05, np.float32), "xs"),
+               numpy_helper.from_array(np.array(100, np.uint8), "xzp"),
+               numpy_helper.from_array(np.zeros(4, np.int8), "wzp"),
+               numpy_helper.from_array(np.array(0.2, np.float32), "ys"),
+               numpy_helper.from_array(np.array(120, np.uint8), "yzp"),
+               numpy_helper.from_array(bias, "bias")])
+    mod = load(tmp_path, m)
+    for rows, n in [(4, 2), (1, 1)]:
+        a = rng.integers(0, 256, (rows, 5)).astype(np.uint8)
+        b = rng.integers(-128, 128, (5, 3)).astype(np.int8)
+        azp = rng.integers(0, 256, rows).astype(np.uint8)
+        x = rng.integers(0, 256, (n, 3, 6, 5)).astype(np.uint8)
+        mm, y = mod(*[torch.from_numpy(v) for v in (a, b, azp, x)])
+        want = (a.astype(np.int64) - azp[:, None]) @ (b.astype(np.int64) - np.array([1, -2, 0]))
+        np.testing.assert_array_equal(mm.numpy(), want)
+        acc = torch.nn.functional.conv2d(torch.from_numpy(x.astype(np.float64) - 100),
+                                         torch.from_numpy(w.astype(np.float64)),
+                                         torch.from_numpy(bias.astype(np.float64)),
+                                         stride=(2, 1), padding=1).numpy()
+        mult = (np.float32(0.05) * w_scale / np.float32(0.2)).reshape(1, 4, 1, 1)
+        want_y = np.clip(np.rint((acc.astype(np.float32) * mult)) + 120, 0, 255)
+        np.testing.assert_array_equal(y.numpy(), want_y)
+
+
 def test_instance_norm_and_one_hot(tmp_path):
     scale = np.array([0.5, 2.0, -1.0], np.float32)
     bias = np.array([0.1, 0.0, 3.0], np.float32)
