@@ -197,6 +197,24 @@ LogicalResult convertArithmetic(NodeContext& n) {
   };
   if (op == "Pow" && exponent.isInteger(1)) return unsupportedType(n, exponent);
   Value x = n.value(0), y = n.value(1);
+  // Before opset 7, B broadcasts only with broadcast = 1: to A's trailing dims, or to A's dims
+  // from `axis` on (B then gets trailing 1s for numpy broadcasting).
+  if (n.has("broadcast") || n.has("axis")) {
+    if (n.opset() >= 7) return n.unsupported("attribute 'broadcast' or 'axis' (opset 6 and older)");
+    if (n.i("broadcast", 0) == 0) {
+      if (n.rank(0) != n.rank(1)) return n.error("A and B must have one shape (broadcast = 0)");
+    } else if (n.has("axis")) {
+      FailureOr<int64_t> axis = n.axis(n.i("axis", 0), n.rank(0));
+      if (failed(axis)) return failure();
+      const int64_t trailing = n.rank(0) - *axis - n.rank(1);
+      if (trailing < 0) return n.error("B does not fit in A from axis on");
+      SmallVector<OpFoldResult> dims = dimsOf(n.b(), n.loc(), y);
+      dims.append(trailing, n.b().getIndexAttr(1));
+      y = reshape(n.b(), n.loc(), y, dims);
+    } else if (n.rank(1) > n.rank(0)) {
+      return n.error("B has more dims than A");
+    }
+  }
   // Before opset 7, PRelu's 1-D slope was per channel (dim 1).
   if (op == "PRelu" && n.opset() < 7 && n.rank(1) == 1 && n.rank(0) >= 2) {
     SmallVector<OpFoldResult> dims = {dimOf(n.b(), n.loc(), y, 0)};
@@ -371,6 +389,22 @@ LogicalResult convertUnary(NodeContext& n) {
       return b.create<arith::MulFOp>(loc, x,
                                      floatActivation(b, loc, "HardSigmoid", x, 1.0 / 6.0, 0.5));
     llvm_unreachable("registered unary op without a body");
+  };
+  n.setOutput(0, elementwise(n.b(), n.loc(), {n.value(0)}, t, body));
+  return success();
+}
+
+// Celu: max(0, x) + min(0, alpha (exp(x / alpha) - 1)).
+LogicalResult convertCelu(NodeContext& n) {
+  Type t = n.elementType(0);
+  if (!isFloat(t)) return unsupportedType(n, t);
+  const double alpha = n.f("alpha", 1.0f);
+  if (alpha == 0) return n.error("alpha must not be 0");
+  Body body = [=](OpBuilder& b, Location loc, ValueRange a) -> Value {
+    auto c = [&](double v) { return scalarConstant(b, loc, t, v); };
+    Value e = b.create<math::ExpM1Op>(loc, b.create<arith::DivFOp>(loc, a[0], c(alpha)));
+    Value neg = b.create<arith::MinimumFOp>(loc, c(0), b.create<arith::MulFOp>(loc, e, c(alpha)));
+    return b.create<arith::AddFOp>(loc, b.create<arith::MaximumFOp>(loc, a[0], c(0)), neg);
   };
   n.setOutput(0, elementwise(n.b(), n.loc(), {n.value(0)}, t, body));
   return success();
@@ -563,8 +597,8 @@ LogicalResult convertDropout(NodeContext& n) {
 }  // namespace
 
 void addElementwiseOps(Registry& r) {
-  for (const char* op : {"Add", "Sub", "Mul", "Div", "Pow", "PRelu"})
-    r[op] = {convertArithmetic, {}};
+  for (const char* op : {"Add", "Sub", "Mul", "Div"}) r[op] = {convertArithmetic, {"broadcast", "axis"}};
+  for (const char* op : {"Pow", "PRelu"}) r[op] = {convertArithmetic, {}};
   r["Mod"] = {convertArithmetic, {"fmod"}};
   for (const char* op : {"Min", "Max", "Sum", "Mean"}) r[op] = {convertVariadic, {}};
   for (const char* op :
@@ -591,6 +625,7 @@ void addElementwiseOps(Registry& r) {
   r["Dropout"] = {convertDropout, {"ratio", "seed", "is_test"}};
   r["Shrink"] = {convertShrink, {"bias", "lambd"}};
   r["BitShift"] = {convertBitShift, {"direction"}};
+  r["Celu"] = {convertCelu, {"alpha"}};
 }
 
 }  // namespace onnx

@@ -148,6 +148,10 @@ Value gemmOperand(NodeContext& n, size_t i, bool trans) {
 
 LogicalResult convertGemm(NodeContext& n) {
   if (n.rank(0) != 2 || n.rank(1) != 2) return n.error("A and B must be 2-D");
+  // Before opset 7, C broadcasts only with broadcast = 1; otherwise it is [M, N] already.
+  if (n.has("broadcast") && n.opset() >= 7) return n.unsupported("attribute 'broadcast'");
+  if (n.opset() < 7 && n.hasInput(2) && n.i("broadcast", 0) == 0 && n.rank(2) != 2)
+    return n.error("C must be [M, N] (broadcast = 0)");
   Type t = n.elementType(0);
   if (!isFloat(t)) return n.unsupported("Gemm of non-float element type");
   const double alpha = n.f("alpha", 1.0f), beta = n.f("beta", 1.0f);
@@ -1343,7 +1347,7 @@ FailureOr<Value> integerConvolution(NodeContext& n, Value x, Value wt) {
 
 void addLinearOps(Registry& r) {
   r["MatMul"] = {convertMatMul, {}};
-  r["Gemm"] = {convertGemm, {"alpha", "beta", "transA", "transB"}};
+  r["Gemm"] = {convertGemm, {"alpha", "beta", "transA", "transB", "broadcast"}};
   r["Einsum"] = {convertEinsum, {"equation"}};
   r["Conv"] = {convertConv, {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"}};
   r["ConvTranspose"] = {convertConvTranspose,

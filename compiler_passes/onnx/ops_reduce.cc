@@ -358,6 +358,40 @@ LogicalResult convertHardmax(NodeContext& n) {
   return success();
 }
 
+// MeanVarianceNormalization: (x - E[x]) / (sqrt(E[x²] - E[x]²) + 1e-9) over `axes` (default
+// 0, 2, 3), as ONNX's function body computes it.
+LogicalResult convertMeanVarianceNormalization(NodeContext& n) {
+  OpBuilder& b = n.b();
+  Location loc = n.loc();
+  Type t = n.elementType(0);
+  if (!isFloat(t)) return n.error("MeanVarianceNormalization takes floats");
+  SmallVector<int64_t> axes = n.has("axes") ? n.ints("axes") : SmallVector<int64_t>{0, 2, 3};
+  FailureOr<SmallVector<int64_t>> dims = normalizeAxes(n, axes, n.rank(0));
+  if (failed(dims)) return failure();
+  Value x = n.value(0);
+  auto mean = [&](Value v) {
+    Value s = reduce(
+        b, loc, v, *dims, scalarAttr(b, t, 0),
+        [](OpBuilder& nb, Location nl, Value acc, Value e) -> Value {
+          return nb.create<arith::AddFOp>(nl, acc, e);
+        },
+        true);
+    return divideBy(b, loc, s, countOf(b, loc, x, *dims, t));
+  };
+  Value m = mean(x);
+  Value m2 = mean(mapTensor(b, loc, x, [](OpBuilder& nb, Location nl, Value v) -> Value {
+    return nb.create<arith::MulFOp>(nl, v, v);
+  }));
+  Value y = elementwise(b, loc, {x, m, m2}, t, [&](OpBuilder& nb, Location nl, ValueRange a) -> Value {
+    Value var = nb.create<arith::SubFOp>(nl, a[2], nb.create<arith::MulFOp>(nl, a[1], a[1]));
+    Value sd = nb.create<arith::AddFOp>(nl, nb.create<math::SqrtOp>(nl, var),
+                                        scalarConstant(nb, nl, t, 1e-9));
+    return nb.create<arith::DivFOp>(nl, nb.create<arith::SubFOp>(nl, a[0], a[1]), sd);
+  });
+  n.setOutput(0, y);
+  return success();
+}
+
 // LRN: y = x / (bias + alpha / size · Σ x²)^beta, the sum over the `size` channels around each
 // (c - ⌊(size-1)/2⌋ to c + ⌈(size-1)/2⌉, those past the edges left out): the squares padded with
 // zeros along C, then one windowed sum (a reduction loop over the window) and one elementwise
@@ -928,6 +962,7 @@ void addReductionOps(Registry& r) {
   r["Hardmax"] = {convertHardmax, {"axis"}};
   r["TopK"] = {convertTopK, {"axis", "largest", "sorted", "k"}};
   r["LRN"] = {convertLrn, {"alpha", "beta", "bias", "size"}};
+  r["MeanVarianceNormalization"] = {convertMeanVarianceNormalization, {"axes"}};
 }
 
 }  // namespace onnx

@@ -588,6 +588,52 @@ Value rangeCount(OpBuilder& b, Location loc, Value start, Value limit, Value del
 // Range: max(ceil((limit - start) / delta), 0) elements start + i * delta. Known inputs give a
 // known count (an error beyond kMaxSize, or for a NaN or infinite one); small ranges fold to
 // constants, larger ones are computed when the module runs rather than stored.
+// HannWindow, HammingWindow, BlackmanWindow: w[k] = a0 - a1 cos(2πk/N) + a2 cos(4πk/N) for k in
+// [0, size), N = size (periodic, the default) or size - 1 (symmetric); computed in f64.
+LogicalResult convertWindow(NodeContext& n) {
+  OpBuilder& b = n.b();
+  Location loc = n.loc();
+  const std::string op = n.node().op_type();
+  if (!hasOneElement(n.type(0))) return n.error("size must be a scalar");
+  std::optional<SmallVector<OpFoldResult>> size = n.shapeElems(0);
+  if (!size || size->size() != 1) return n.unsupported("a window size that is not readable");
+  if (failed(checkSize(b, loc, (*size)[0], "the window size"))) return failure();
+  bool is_unsigned = false;
+  const int64_t dtype = n.i("output_datatype", 1);
+  Type t = storageTypeOf(b.getContext(), static_cast<int32_t>(dtype), &is_unsigned);
+  if (!t || is_unsigned) return n.unsupported("output_datatype " + dtypeName(static_cast<int32_t>(dtype)));
+  const bool periodic = n.i("periodic", 1) != 0;
+  const double a0 = op == "HannWindow" ? 0.5 : op == "HammingWindow" ? 25.0 / 46 : 0.42;
+  const double a1 = op == "HannWindow" ? 0.5 : op == "HammingWindow" ? 21.0 / 46 : 0.5;
+  const double a2 = op == "BlackmanWindow" ? 0.08 : 0.0;
+  Type f64 = b.getF64Type();
+  Value count = b.create<arith::SIToFPOp>(
+      loc, f64, b.create<arith::IndexCastOp>(loc, b.getI64Type(), indexValue(b, loc, (*size)[0])));
+  Value denom = periodic ? count
+                         : b.create<arith::SubFOp>(loc, count, scalarConstant(b, loc, f64, 1)).getResult();
+  Value y = generate(b, loc, emptyTensor(b, loc, {(*size)[0]}, t), {}, {},
+                     [&](OpBuilder& nb, Location nl, ValueRange) -> Value {
+                       auto c = [&](double v) { return scalarConstant(nb, nl, f64, v); };
+                       Value k = nb.create<arith::SIToFPOp>(
+                           nl, f64,
+                           nb.create<arith::IndexCastOp>(nl, nb.getI64Type(),
+                                                         nb.create<linalg::IndexOp>(nl, 0)));
+                       Value angle = nb.create<arith::DivFOp>(
+                           nl, nb.create<arith::MulFOp>(nl, k, c(2 * M_PI)), denom);
+                       Value w = nb.create<arith::SubFOp>(
+                           nl, c(a0), nb.create<arith::MulFOp>(nl, c(a1), nb.create<math::CosOp>(nl, angle)));
+                       if (a2 != 0)
+                         w = nb.create<arith::AddFOp>(
+                             nl, w,
+                             nb.create<arith::MulFOp>(
+                                 nl, c(a2),
+                                 nb.create<math::CosOp>(nl, nb.create<arith::MulFOp>(nl, angle, c(2)))));
+                       return convertScalar(nb, nl, w, t);
+                     });
+  n.setOutput(0, y);
+  return success();
+}
+
 LogicalResult convertRange(NodeContext& n) {
   OpBuilder& b = n.b();
   Location loc = n.loc();
@@ -2063,6 +2109,8 @@ void addShapeOps(Registry& r) {
   r["Shape"] = {convertShape, {"start", "end"}};
   r["Size"] = {convertSize, {}};
   r["Range"] = {convertRange, {}};
+  for (const char* op : {"HannWindow", "HammingWindow", "BlackmanWindow"})
+    r[op] = {convertWindow, {"output_datatype", "periodic"}};
   r["Reshape"] = {convertReshape, {"allowzero"}};
   r["Flatten"] = {convertFlatten, {"axis"}};
   r["Squeeze"] = {convertSqueeze, {"axes"}};
