@@ -7,6 +7,7 @@
 #include "compiler_passes/onnx/node_context.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 namespace mlir {
 namespace disc_ral {
@@ -580,9 +581,35 @@ LogicalResult convertIdentity(NodeContext& n) {
 // Dropout at inference: the identity, and a mask of all true.
 LogicalResult convertDropout(NodeContext& n) {
   if (n.hasInput(2)) {
+    // A ratio of 0 drops nothing, in training too: the identity whatever training_mode is.
+    std::optional<double> ratio = n.hasInput(1) ? n.constScalar(1) : std::optional<double>(0.5);
+    const bool keeps_all = ratio && *ratio == 0;
     std::optional<double> training = n.constScalar(2);
-    if (!training) return n.unsupported("training_mode that is not a constant");
-    if (*training != 0) return n.unsupported("training_mode=true (inference only)");
+    if (training && *training != 0 && ratio && !keeps_all)
+      return n.unsupported("training_mode=true with a ratio other than 0 (random dropping)");
+    if ((!training || *training != 0) && !keeps_all) {
+      // Known only when the module runs: the identity is right unless it trains with a ratio
+      // other than 0, which fails the execution rather than drop nothing.
+      OpBuilder& b = n.b();
+      Location loc = n.loc();
+      auto scalarOf = [&](size_t i) -> Value {
+        SmallVector<Value> at(n.rank(i), b.create<arith::ConstantIndexOp>(loc, 0));
+        return b.create<tensor::ExtractOp>(loc, n.value(i), at);
+      };
+      if (!hasOneElement(n.type(1)) || !hasOneElement(n.type(2)))
+        return n.error("ratio and training_mode must be scalars");
+      Value train = training ? b.create<arith::ConstantIntOp>(loc, 1, 1).getResult()
+                             : convertScalar(b, loc, scalarOf(2), b.getI1Type());
+      Value r = scalarOf(1);
+      Value zero = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OEQ, r,
+                                           scalarConstant(b, loc, r.getType(), 0));
+      runtimeCheck(b, loc,
+                   b.create<arith::OrIOp>(loc, zero,
+                                          b.create<arith::XOrIOp>(
+                                              loc, train, b.create<arith::ConstantIntOp>(loc, 1, 1))),
+                   "Dropout: training_mode with a ratio other than 0 (random dropping) is not "
+                   "supported");
+    }
   }
   if (n.opset() < 7 && n.i("is_test", 0) == 0) return n.unsupported("is_test=0");
   n.setOutput(0, n.input(0));

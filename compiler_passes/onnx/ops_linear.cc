@@ -1237,10 +1237,71 @@ LogicalResult convertGlobalPool(NodeContext& n) {
 
 // y = x * a + c per channel (dim 1), a = scale / sqrt(var + eps), c = bias - mean * a; folded
 // to two constants when the parameters are constants.
+// BatchNormalization with training_mode = 1 (opset 14 on): normalized by the batch's own mean and
+// (biased) variance over every dim but the channels; running_mean and running_var are the
+// inputs' times momentum plus the batch's times 1 - momentum.
+LogicalResult batchNormTraining(NodeContext& n) {
+  OpBuilder& b = n.b();
+  Location loc = n.loc();
+  Type t = n.elementType(0);
+  if (!isFloat(t)) return n.unsupported("non-float BatchNormalization");
+  const int64_t rank = n.rank(0);
+  if (rank < 2) return n.error("input must have rank >= 2");
+  for (size_t i = 1; i <= 4; ++i)
+    if (n.rank(i) != 1) return n.error("scale, B, mean and var must be 1-D");
+  const double eps = n.f("epsilon", 1e-5f), momentum = n.f("momentum", 0.9f);
+  Value x = n.value(0);
+  SmallVector<int64_t> axes = {0};
+  for (int64_t d = 2; d < rank; ++d) axes.push_back(d);
+  SmallVector<OpFoldResult> xd = dimsOf(b, loc, x), count_dims;
+  for (int64_t d : axes) count_dims.push_back(xd[d]);
+  Value count = b.create<arith::SIToFPOp>(
+      loc, t, b.create<arith::IndexCastOp>(loc, b.getI64Type(),
+                                           indexValue(b, loc, product(b, loc, count_dims))));
+  auto mean = [&](Value v) {
+    Value s = reduce(
+        b, loc, v, axes, scalarAttr(b, t, 0),
+        [](OpBuilder& nb, Location nl, Value acc, Value e) -> Value {
+          return nb.create<arith::AddFOp>(nl, acc, e);
+        },
+        true);
+    return elementwise(b, loc, {s}, t, [&](OpBuilder& nb, Location nl, ValueRange a) -> Value {
+      return nb.create<arith::DivFOp>(nl, a[0], count);
+    });
+  };
+  Value m = mean(x);
+  Value var = mean(elementwise(b, loc, {x, m}, t, [](OpBuilder& nb, Location nl, ValueRange a) -> Value {
+    Value d = nb.create<arith::SubFOp>(nl, a[0], a[1]);
+    return nb.create<arith::MulFOp>(nl, d, d);
+  }));
+  SmallVector<OpFoldResult> cd(rank, b.getIndexAttr(1));
+  cd[1] = xd[1];
+  Value scale = reshape(b, loc, n.value(1), cd), bias = reshape(b, loc, n.value(2), cd);
+  Value y = elementwise(b, loc, {x, m, var, scale, bias}, t,
+                        [&](OpBuilder& nb, Location nl, ValueRange a) -> Value {
+                          Value sd = nb.create<math::SqrtOp>(
+                              nl, nb.create<arith::AddFOp>(nl, a[2], scalarConstant(nb, nl, t, eps)));
+                          Value z = nb.create<arith::DivFOp>(nl, nb.create<arith::SubFOp>(nl, a[0], a[1]), sd);
+                          return nb.create<arith::AddFOp>(nl, nb.create<arith::MulFOp>(nl, z, a[3]), a[4]);
+                        });
+  n.setOutput(0, y);
+  auto running = [&](size_t input, Value batch) {
+    Value v = reshape(b, loc, batch, {xd[1]});
+    return elementwise(b, loc, {n.value(input), v}, t, [&](OpBuilder& nb, Location nl, ValueRange a) -> Value {
+      return nb.create<arith::AddFOp>(
+          nl, nb.create<arith::MulFOp>(nl, a[0], scalarConstant(nb, nl, t, momentum)),
+          nb.create<arith::MulFOp>(nl, a[1], scalarConstant(nb, nl, t, 1 - momentum)));
+    });
+  };
+  if (n.wantsOutput(1)) n.setOutput(1, running(3, m));
+  if (n.wantsOutput(2)) n.setOutput(2, running(4, var));
+  return success();
+}
+
 LogicalResult convertBatchNorm(NodeContext& n) {
   OpBuilder& b = n.b();
   Location loc = n.loc();
-  if (n.i("training_mode", 0) != 0) return n.unsupported("training_mode=1 (inference only)");
+  if (n.i("training_mode", 0) != 0) return batchNormTraining(n);
   // Before opset 7, is_test=0 (the default) meant training; before 9, spatial=0 per-element
   // statistics.
   if (n.opset() < 7 && n.i("is_test", 0) == 0) return n.unsupported("is_test=0 (training)");

@@ -960,6 +960,34 @@ def test_integer_matmul_and_quantized_conv(tmp_path):
         np.testing.assert_array_equal(y.numpy(), want_y)
 
 
+def test_batch_norm_training_and_dropout_at_run_time(tmp_path):
+    rng = np.random.default_rng(4)
+    scale, bias = rng.standard_normal(3).astype(np.float32), rng.standard_normal(3).astype(np.float32)
+    mean, var = rng.standard_normal(3).astype(np.float32), rng.random(3).astype(np.float32) + 0.5
+    m = model([helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"],
+                                ["y", "rm", "rv"], training_mode=1, momentum=0.8, epsilon=1e-3),
+               helper.make_node("Dropout", ["x", "r", "t"], ["d", "mask"])],
+              [tensor("x", F, ["n", 3, "h"]), tensor("r", F, []),
+               tensor("t", TensorProto.BOOL, [])],
+              [tensor(o, F, None) for o in ["y", "rm", "rv", "d"]] +
+              [tensor("mask", TensorProto.BOOL, None)],
+              [numpy_helper.from_array(v, k) for k, v in
+               [("s", scale), ("b", bias), ("m", mean), ("v", var)]], opset=15)
+    mod = load(tmp_path, m)
+    x = torch.randn(5, 4, 3).transpose(1, 2)  # [5, 3, 4], non-contiguous
+    y, rm, rv, d, mask = mod(x, torch.tensor(0.0), torch.tensor(True))
+    ref = torch.nn.functional.batch_norm(x.double(), None, None, torch.from_numpy(scale).double(),
+                                         torch.from_numpy(bias).double(), training=True, eps=1e-3)
+    np.testing.assert_allclose(y.numpy(), ref.numpy(), rtol=1e-4, atol=1e-5)
+    xd = x.double().numpy()
+    np.testing.assert_allclose(rm.numpy(), mean * 0.8 + xd.mean((0, 2)) * 0.2, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(rv.numpy(), var * 0.8 + xd.var((0, 2)) * 0.2, rtol=1e-5, atol=1e-6)
+    assert torch.equal(d, x) and bool(mask.all())
+    assert torch.equal(mod(x, torch.tensor(0.5), torch.tensor(False))[3], x)
+    with pytest.raises(RuntimeError, match="training_mode with a ratio other than 0"):
+        mod(x, torch.tensor(0.5), torch.tensor(True))
+
+
 def test_instance_norm_and_one_hot(tmp_path):
     scale = np.array([0.5, 2.0, -1.0], np.float32)
     bias = np.array([0.1, 0.0, 3.0], np.float32)
