@@ -236,6 +236,7 @@ OwningOpRef<ModuleOp> Importer::run(const ::onnx::ModelProto& model) {
   addRecurrentOps(registry);
   addImageOps(registry);
   addQuantizeOps(registry);
+  addSelectOps(registry);
   if (!checkNodes(graph, registry) || !checkSingleAssignment(graph)) return nullptr;
 
   // Initializers: constants, also when a graph input of the same name (IR < 4) could override

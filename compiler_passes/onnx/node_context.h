@@ -207,6 +207,7 @@ void addShapeOps(Registry& registry);        // ops_shape.cc: Reshape, Slice, Ga
 void addRecurrentOps(Registry& registry);    // ops_recurrent.cc: RNN, GRU, LSTM
 void addImageOps(Registry& registry);        // ops_image.cc: GridSample, NonMaxSuppression
 void addQuantizeOps(Registry& registry);     // ops_quantize.cc: QuantizeLinear, QLinear*, ...
+void addSelectOps(Registry& registry);       // ops_select.cc: NonZero, Compress, MaxUnpool
 
 }  // namespace onnx
 }  // namespace disc_ral

@@ -56,13 +56,13 @@ def load(tmp_path, m):
 def test_every_unsupported_operator_is_named(tmp_path):
     m = model([helper.make_node("Relu", ["x"], ["a"], name="ok"),
                helper.make_node("Det", ["a"], ["d"], name="det"),
-               helper.make_node("NonZero", ["a"], ["nz"], name="nonzero")],
+               helper.make_node("Bernoulli", ["a"], ["nz"], name="coin")],
               [tensor("x", F, [3, 3])],
-              [tensor("d", F, None), tensor("nz", TensorProto.INT64, None)])
+              [tensor("d", F, None), tensor("nz", F, None)])
     rc, err, out = compile_model(tmp_path, m)
     assert rc == UNSUPPORTED
     assert "node 'det' (Det): unsupported operator Det" in err
-    assert "node 'nonzero' (NonZero): unsupported operator NonZero" in err
+    assert "node 'coin' (Bernoulli): unsupported operator Bernoulli" in err
     assert not out.exists()
 
 
@@ -986,6 +986,51 @@ def test_batch_norm_training_and_dropout_at_run_time(tmp_path):
     assert torch.equal(mod(x, torch.tensor(0.5), torch.tensor(False))[3], x)
     with pytest.raises(RuntimeError, match="training_mode with a ratio other than 0"):
         mod(x, torch.tensor(0.5), torch.tensor(True))
+
+
+def test_non_zero_compress_and_max_unpool(tmp_path):
+    I64 = TensorProto.INT64
+    m = model([helper.make_node("NonZero", ["x"], ["nz"]),
+               helper.make_node("Compress", ["x", "c"], ["c1"], axis=1),
+               helper.make_node("Compress", ["x", "c"], ["cf"]),
+               helper.make_node("MaxUnpool", ["p", "i"], ["up"], kernel_shape=[2, 2],
+                                strides=[2, 2]),
+               helper.make_node("MaxUnpool", ["p", "i", "shape"], ["big"], kernel_shape=[2, 2],
+                                strides=[2, 2])],
+              [tensor("x", F, ["a", "b"]), tensor("c", TensorProto.BOOL, ["k"]),
+               tensor("p", F, ["n", 1, 2, 2]), tensor("i", I64, ["n", 1, 2, 2])],
+              [tensor("nz", I64, None), tensor("c1", F, None), tensor("cf", F, None),
+               tensor("up", F, None), tensor("big", F, None)],
+              [numpy_helper.from_array(np.array([2, 1, 5, 6], np.int64), "shape")], opset=13)
+    mod = load(tmp_path, m)
+    rng = np.random.default_rng(2)
+    p = np.arange(8, dtype=np.float32).reshape(2, 1, 2, 2) + 1
+    # Indices into the whole unpooled [2, 1, 4, 4] output (MaxPool's flattened indices).
+    i = np.array([[[[0, 3], [9, 15]]], [[[16, 18], [29, 30]]]], np.int64)
+    for a, b_, k in [(3, 4, 3), (1, 1, 1), (2, 5, 0)]:
+        x = rng.integers(-1, 2, (b_, a)).astype(np.float32).T  # zeros, non-contiguous
+        x[0, 0] = np.nan
+        c = rng.random(k) < 0.5
+        nz, c1, cf, up, big = mod(torch.from_numpy(x), torch.from_numpy(c), torch.from_numpy(p),
+                                  torch.from_numpy(i))
+        np.testing.assert_array_equal(nz.numpy(), np.array(np.nonzero(x)).reshape(2, -1))
+        np.testing.assert_array_equal(c1.numpy(), np.compress(c, x, axis=1))
+        np.testing.assert_array_equal(cf.numpy(), np.compress(c, x))
+    want = np.zeros(32, np.float32)
+    want[i.ravel()] = p.ravel()
+    want = want.reshape(2, 1, 4, 4)
+    np.testing.assert_array_equal(up.numpy(), want)
+    wide = np.zeros((2, 1, 5, 6), np.float32)
+    wide[:, :, :4, :4] = want  # the same coordinates in a larger output
+    np.testing.assert_array_equal(big.numpy(), wide)
+    args = [torch.zeros(2, 2), torch.ones(3, dtype=torch.bool), torch.from_numpy(p),
+            torch.from_numpy(i)]
+    with pytest.raises(RuntimeError, match="the condition is longer than the axis"):
+        mod(*args)
+    args[1] = torch.ones(2, dtype=torch.bool)
+    args[3] = torch.from_numpy(i + 32)
+    with pytest.raises(RuntimeError, match=r"\(MaxUnpool\): an index is outside the output"):
+        mod(*args)
 
 
 def test_instance_norm_and_one_hot(tmp_path):
