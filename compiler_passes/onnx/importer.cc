@@ -438,7 +438,7 @@ const std::set<std::string>& unsignedOps() {
       // Data movement and shapes: the bits are moved, never interpreted.
       "Identity", "Reshape", "Flatten", "Transpose", "Squeeze", "Unsqueeze", "Concat", "Slice",
       "Split", "Gather", "GatherElements", "GatherND", "Expand", "Tile", "Shape", "Size", "Where",
-      "DepthToSpace", "SpaceToDepth", "Trilu",
+      "DepthToSpace", "SpaceToDepth", "Trilu", "MaxPool",
       // Wrapping arithmetic and equality are the same bits signed or not.
       "Add", "Sub", "Mul", "Sum", "Equal",
       // Sign-aware converters.

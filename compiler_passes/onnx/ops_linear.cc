@@ -14,6 +14,7 @@
 #include "compiler_passes/onnx/node_context.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
@@ -1064,6 +1065,90 @@ LogicalResult convertConvTranspose(NodeContext& n) {
 
 // MaxPool and AveragePool: one linalg.generic over (n, c, o..., k...) with a kernel-shaped
 // operand that gives the k loops their bounds.
+// MaxPool's Indices: per output, the flat index (row-major over the whole [N, C, D...] input, or
+// with column_major its spatial dims first-fastest) of its window's first largest element;
+// padding never wins. A loop over each window that carries
+// the best value and its index (NaN wins as MaximumF lets it).
+Value maxPoolIndices(OpBuilder& b, Location loc, Value x, const Window& w,
+                     ArrayRef<int64_t> kernel, bool is_unsigned, bool column_major) {
+  const int64_t spatial = static_cast<int64_t>(kernel.size()), rank = spatial + 2;
+  Type t = cast<RankedTensorType>(x.getType()).getElementType();
+  SmallVector<OpFoldResult> xd = dimsOf(b, loc, x), yd = {xd[0], xd[1]};
+  yd.append(w.out.begin(), w.out.end());
+  SmallVector<Value> sizes;
+  for (OpFoldResult d : xd) sizes.push_back(indexValue(b, loc, d));
+  return generate(
+      b, loc, emptyTensor(b, loc, yd, b.getI64Type()), {}, {},
+      [&](OpBuilder& nb, Location nl, ValueRange) -> Value {
+        SmallVector<Value> o;
+        for (int64_t d = 0; d < rank; ++d) o.push_back(nb.create<linalg::IndexOp>(nl, d));
+        Value zero = nb.create<arith::ConstantIndexOp>(nl, 0), one = nb.create<arith::ConstantIndexOp>(nl, 1);
+        // Iterate the window's positions as one flat count.
+        int64_t window = 1;
+        for (int64_t k : kernel) window *= k;
+        Value none = nb.create<arith::ConstantIntOp>(nl, 0, 1);
+        auto loop = nb.create<scf::ForOp>(
+            nl, zero, nb.create<arith::ConstantIndexOp>(nl, window), one,
+            ValueRange{scalarConstant(nb, nl, t, 0), nb.create<arith::ConstantIntOp>(nl, 0, 64), none},
+            [&](OpBuilder& lb, Location ll, Value kf, ValueRange c) {
+              Value rest = kf, inside = lb.create<arith::ConstantIntOp>(ll, 1, 1);
+              SmallVector<Value> at = {o[0], o[1]};
+              SmallVector<Value> pos(spatial);
+              for (int64_t i = spatial - 1; i >= 0; --i) {
+                Value k = lb.create<arith::RemUIOp>(ll, rest, lb.create<arith::ConstantIndexOp>(ll, kernel[i]));
+                rest = lb.create<arith::DivUIOp>(ll, rest, lb.create<arith::ConstantIndexOp>(ll, kernel[i]));
+                Value p = lb.create<arith::SubIOp>(
+                    ll,
+                    lb.create<arith::AddIOp>(
+                        ll, lb.create<arith::MulIOp>(ll, o[2 + i], lb.create<arith::ConstantIndexOp>(ll, w.strides[i])),
+                        lb.create<arith::MulIOp>(ll, k, lb.create<arith::ConstantIndexOp>(ll, w.dilations[i]))),
+                    lb.create<arith::ConstantIndexOp>(ll, w.pad_begin[i]));
+                inside = lb.create<arith::AndIOp>(
+                    ll, inside,
+                    lb.create<arith::AndIOp>(
+                        ll, lb.create<arith::CmpIOp>(ll, arith::CmpIPredicate::sge, p, zero),
+                        lb.create<arith::CmpIOp>(ll, arith::CmpIPredicate::slt, p, sizes[2 + i])));
+                pos[i] = p;
+              }
+              for (int64_t i = 0; i < spatial; ++i)
+                at.push_back(lb.create<arith::SelectOp>(ll, inside, pos[i], zero));
+              auto body = lb.create<scf::IfOp>(
+                  ll, inside,
+                  [&](OpBuilder& ib, Location il) {
+                    Value v = ib.create<tensor::ExtractOp>(il, x, at);
+                    Value better = isFloat(t)
+                                       ? ib.create<arith::CmpFOp>(il, arith::CmpFPredicate::UGT, v, c[0]).getResult()
+                                       : ib.create<arith::CmpIOp>(il, is_unsigned ? arith::CmpIPredicate::ugt
+                                                                                  : arith::CmpIPredicate::sgt,
+                                                                  v, c[0]).getResult();
+                    // NaN never wins over NaN already taken.
+                    if (isFloat(t))
+                      better = ib.create<arith::AndIOp>(
+                          il, better,
+                          ib.create<arith::CmpFOp>(il, arith::CmpFPredicate::ORD, c[0], c[0]));
+                    better = ib.create<arith::OrIOp>(
+                        il, better, ib.create<arith::XOrIOp>(il, c[2], ib.create<arith::ConstantIntOp>(il, 1, 1)));
+                    // (n, c) first, then the spatial dims, last-dim-fastest or (column-major)
+                    // first-dim-fastest.
+                    Value flat = ib.create<arith::AddIOp>(
+                        il, ib.create<arith::MulIOp>(il, at[0], sizes[1]), at[1]);
+                    for (int64_t j = 0; j < spatial; ++j) {
+                      const int64_t d = column_major ? rank - 1 - j : 2 + j;
+                      flat = ib.create<arith::AddIOp>(il, ib.create<arith::MulIOp>(il, flat, sizes[d]), at[d]);
+                    }
+                    Value fi = ib.create<arith::IndexCastOp>(il, ib.getI64Type(), flat);
+                    ib.create<scf::YieldOp>(
+                        il, ValueRange{ib.create<arith::SelectOp>(il, better, v, c[0]),
+                                       ib.create<arith::SelectOp>(il, better, fi, c[1]),
+                                       ib.create<arith::ConstantIntOp>(il, 1, 1)});
+                  },
+                  [&](OpBuilder& ib, Location il) { ib.create<scf::YieldOp>(il, c); });
+              lb.create<scf::YieldOp>(ll, body.getResults());
+            });
+        return loop.getResult(1);
+      });
+}
+
 LogicalResult convertPool(NodeContext& n) {
   OpBuilder& b = n.b();
   Location loc = n.loc();
@@ -1075,8 +1160,10 @@ LogicalResult convertPool(NodeContext& n) {
   Type t = tx.getElementType();
   if (!isFloat(t) && !(max && isa<IntegerType>(t) && !t.isInteger(1)))
     return n.unsupported("element type of the pooled tensor");
-  if (max && n.wantsOutput(1)) return n.unsupported("MaxPool's Indices output");
-  if (n.i("storage_order", 0) != 0) return n.unsupported("storage_order=1");
+  // Unsigned integers pool from 0 with an unsigned max (importer.cc lets MaxPool take them).
+  const bool u = n.isUnsigned(0);
+  // storage_order orders the Indices output's spatial dims (1: column-major); Y is the same.
+  const bool column_major = n.i("storage_order", 0) != 0;
   const int64_t spatial = rank - 2;
   SmallVector<int64_t> kernel = n.ints("kernel_shape");
   if (static_cast<int64_t>(kernel.size()) != spatial)
@@ -1101,7 +1188,8 @@ LogicalResult convertPool(NodeContext& n) {
                                                           /*Negative=*/true)))
                   .getResult()
             : b.create<arith::ConstantOp>(
-                   loc, b.getIntegerAttr(t, APInt::getSignedMinValue(t.getIntOrFloatBitWidth())))
+                   loc, b.getIntegerAttr(t, u ? APInt(t.getIntOrFloatBitWidth(), 0)
+                                              : APInt::getSignedMinValue(t.getIntOrFloatBitWidth())))
                   .getResult();
   } else {
     pad_value = scalarConstant(b, loc, t, 0);
@@ -1139,6 +1227,8 @@ LogicalResult convertPool(NodeContext& n) {
                                        r = nb.create<arith::AddFOp>(nl, a[2], a[0]);
                                      else if (f)
                                        r = nb.create<arith::MaximumFOp>(nl, a[2], a[0]);
+                                     else if (u)
+                                       r = nb.create<arith::MaxUIOp>(nl, a[2], a[0]);
                                      else
                                        r = nb.create<arith::MaxSIOp>(nl, a[2], a[0]);
                                      nb.create<linalg::YieldOp>(nl, r);
@@ -1148,6 +1238,7 @@ LogicalResult convertPool(NodeContext& n) {
 
   if (max) {
     n.setOutput(0, pool(xp, pad_value, true));
+    if (n.wantsOutput(1)) n.setOutput(1, maxPoolIndices(b, loc, x, *w, kernel, u, column_major));
     return success();
   }
   Value sum = pool(xp, scalarConstant(b, loc, t, 0), false);

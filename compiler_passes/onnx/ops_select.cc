@@ -1,6 +1,6 @@
 // Operators whose output size or placement depends on the data: NonZero and Compress (sized by
 // a count taken first, then filled by a loop in row-major order) and MaxUnpool (a scatter into
-// zeros at MaxPool's indices).
+// zeros at MaxPool's indices), and ReverseSequence (each sequence reversed within its length).
 #include <string>
 
 #include "compiler_passes/onnx/builders.h"
@@ -198,12 +198,55 @@ LogicalResult convertMaxUnpool(NodeContext& n) {
   return success();
 }
 
+// ReverseSequence: per batch entry b, the first sequence_lens[b] elements along time_axis in
+// reverse order, the rest as they are; each length checked to be in [0, the time dim].
+LogicalResult convertReverseSequence(NodeContext& n) {
+  OpBuilder& b = n.b();
+  Location loc = n.loc();
+  const int64_t rank = n.rank(0);
+  if (rank < 2) return n.error("input must have rank >= 2");
+  const int64_t time_axis = n.i("time_axis", 0), batch_axis = n.i("batch_axis", 1);
+  if ((time_axis != 0 && time_axis != 1) || (batch_axis != 0 && batch_axis != 1) ||
+      time_axis == batch_axis)
+    return n.error("time_axis and batch_axis must be 0 and 1, one each");
+  if (n.rank(1) != 1 || !n.elementType(1).isInteger(64))
+    return n.error("sequence_lens must be a 1-D int64 tensor");
+  Value x = n.value(0), lens = n.value(1);
+  SmallVector<OpFoldResult> dims = dimsOf(b, loc, x);
+  if (failed(checkSameDim(n, dimOf(b, loc, lens, 0), dims[batch_axis], "sequence_lens and batch")))
+    return failure();
+  Value time = indexValue(b, loc, dims[time_axis]);
+  Value y = generate(b, loc, emptyTensor(b, loc, dims, n.elementType(0)), {}, {},
+                     [&](OpBuilder& nb, Location nl, ValueRange) -> Value {
+                       SmallVector<Value> at;
+                       for (int64_t d = 0; d < rank; ++d) at.push_back(nb.create<linalg::IndexOp>(nl, d));
+                       Value len = nb.create<arith::IndexCastOp>(
+                           nl, nb.getIndexType(),
+                           nb.create<tensor::ExtractOp>(nl, lens, ValueRange{at[batch_axis]}));
+                       Value zero = nb.create<arith::ConstantIndexOp>(nl, 0);
+                       Value ok = nb.create<arith::AndIOp>(
+                           nl, nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::sge, len, zero),
+                           nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::sle, len, time));
+                       runtimeCheck(nb, nl, ok, "ReverseSequence: a length is outside [0, the time dim]");
+                       Value t = at[time_axis];
+                       Value inside = nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::slt, t, len);
+                       Value reversed = nb.create<arith::SubIOp>(
+                           nl, nb.create<arith::SubIOp>(nl, len, nb.create<arith::ConstantIndexOp>(nl, 1)), t);
+                       at[time_axis] = nb.create<arith::SelectOp>(
+                           nl, nb.create<arith::AndIOp>(nl, ok, inside), reversed, t);
+                       return nb.create<tensor::ExtractOp>(nl, x, at);
+                     });
+  n.setOutput(0, y);
+  return success();
+}
+
 }  // namespace
 
 void addSelectOps(Registry& r) {
   r["NonZero"] = {convertNonZero, {}};
   r["Compress"] = {convertCompress, {"axis"}};
   r["MaxUnpool"] = {convertMaxUnpool, {"kernel_shape", "pads", "strides"}};
+  r["ReverseSequence"] = {convertReverseSequence, {"batch_axis", "time_axis"}};
 }
 
 }  // namespace onnx

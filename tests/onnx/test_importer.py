@@ -1033,6 +1033,52 @@ def test_non_zero_compress_and_max_unpool(tmp_path):
         mod(*args)
 
 
+def test_max_pool_indices_and_uint8(tmp_path):
+    I64, U8 = TensorProto.INT64, TensorProto.UINT8
+    m = model([helper.make_node("MaxPool", ["x"], ["y", "i"], kernel_shape=[3, 2], strides=[2, 1],
+                                pads=[1, 0, 1, 1], dilations=[1, 2]),
+               helper.make_node("MaxPool", ["u"], ["uy"], kernel_shape=[2, 2])],
+              [tensor("x", F, ["n", 2, 5, 6]), tensor("u", U8, [1, 1, 3, 3])],
+              [tensor("y", F, None), tensor("i", I64, None), tensor("uy", U8, None)], opset=12)
+    mod = load(tmp_path, m)
+    for n in [2, 1]:
+        x = torch.randn(n, 2, 6, 5).transpose(2, 3)  # non-contiguous
+        u = torch.tensor([[[[200, 3, 255], [128, 7, 0], [1, 129, 90]]]], dtype=torch.uint8)
+        y, i, uy = mod(x, u)
+        xp = torch.nn.functional.pad(x.double(), (0, 1, 1, 1), value=-float("inf"))
+        ref, ref_i = torch.nn.functional.max_pool2d(xp, (3, 2), stride=(2, 1), dilation=(1, 2),
+                                                    return_indices=True)
+        np.testing.assert_array_equal(y.numpy(), ref.float().numpy())
+        # torch's indices count in each padded plane; ONNX's over the whole unpadded input.
+        h, w = ref_i // 7 - 1, ref_i % 7  # the padded planes are 7 wide
+        planes = torch.arange(n * 2).reshape(n, 2, 1, 1) * 30
+        np.testing.assert_array_equal(i.numpy(), (planes + h * 6 + w).numpy())
+        np.testing.assert_array_equal(uy.numpy(), [[[[200, 255], [129, 129]]]])
+
+
+@pytest.mark.parametrize("time_axis", [0, 1])
+def test_reverse_sequence(tmp_path, time_axis):
+    m = model([helper.make_node("ReverseSequence", ["x", "lens"], ["y"], time_axis=time_axis,
+                                batch_axis=1 - time_axis)],
+              [tensor("x", F, ["a", "b", 2]), tensor("lens", TensorProto.INT64, ["n"])],
+              [tensor("y", F, None)])
+    mod = load(tmp_path, m)
+    x = torch.randn(2, 4, 3).permute(1, 2, 0)  # [4, 3, 2], non-contiguous
+    batch = x.shape[1 - time_axis]
+    lens = [4, 0, 1][:batch] if time_axis == 0 else [3, 2, 0, 1]
+    want = x.numpy().copy()
+    for bi, length in enumerate(lens):
+        index = [slice(None)] * 3
+        index[1 - time_axis] = bi
+        index[time_axis] = slice(0, length)
+        want[tuple(index)] = x.numpy()[tuple(index)][::-1]
+    np.testing.assert_array_equal(mod(x, torch.tensor(lens)).numpy(), want)
+    bad = list(lens)
+    bad[0] = x.shape[time_axis] + 1
+    with pytest.raises(RuntimeError, match="a length is outside"):
+        mod(x, torch.tensor(bad))
+
+
 def test_instance_norm_and_one_hot(tmp_path):
     scale = np.array([0.5, 2.0, -1.0], np.float32)
     bias = np.array([0.1, 0.0, 3.0], np.float32)
