@@ -1079,6 +1079,56 @@ def test_reverse_sequence(tmp_path, time_axis):
         mod(x, torch.tensor(bad))
 
 
+def test_qdq_cnn_against_torch(tmp_path):
+    # A small CNN in ONNX's QDQ form (what quantization tools write): uint8 activations, int8
+    # per-channel weights, each float op between a DequantizeLinear and a QuantizeLinear.
+    rng = np.random.default_rng(11)
+    U8, I8 = TensorProto.UINT8, TensorProto.INT8
+    w1 = rng.integers(-127, 128, (8, 3, 3, 3)).astype(np.int8)
+    w2 = rng.integers(-127, 128, (4, 8, 1, 1)).astype(np.int8)
+    s1, s2 = rng.uniform(0.002, 0.01, 8).astype(np.float32), rng.uniform(0.005, 0.02, 4).astype(np.float32)
+    b1, b2 = rng.standard_normal(8).astype(np.float32) * 0.1, rng.standard_normal(4).astype(np.float32) * 0.1
+    inits = {"xs": np.array(0.02, np.float32), "xz": np.array(128, np.uint8),
+             "w1": w1, "s1": s1, "z1": np.zeros(8, np.int8), "b1": b1,
+             "hs": np.array(0.03, np.float32), "hz": np.array(0, np.uint8),
+             "w2": w2, "s2": s2, "z2": np.zeros(4, np.int8), "b2": b2,
+             "ys": np.array(0.05, np.float32), "yz": np.array(100, np.uint8)}
+    N = helper.make_node
+    nodes = [N("QuantizeLinear", ["x", "xs", "xz"], ["xq"]),
+             N("DequantizeLinear", ["xq", "xs", "xz"], ["xd"]),
+             N("DequantizeLinear", ["w1", "s1", "z1"], ["w1d"], axis=0),
+             N("Conv", ["xd", "w1d", "b1"], ["c1"], pads=[1, 1, 1, 1]),
+             N("Relu", ["c1"], ["r1"]),
+             N("QuantizeLinear", ["r1", "hs", "hz"], ["hq"]),
+             N("DequantizeLinear", ["hq", "hs", "hz"], ["hd"]),
+             N("DequantizeLinear", ["w2", "s2", "z2"], ["w2d"], axis=0),
+             N("Conv", ["hd", "w2d", "b2"], ["c2"]),
+             N("QuantizeLinear", ["c2", "ys", "yz"], ["yq"]),
+             N("DequantizeLinear", ["yq", "ys", "yz"], ["y"])]
+    m = model(nodes, [tensor("x", F, ["n", 3, 8, 8])], [tensor("y", F, None)],
+              [numpy_helper.from_array(v, k) for k, v in inits.items()], opset=13)
+    mod = load(tmp_path, m)
+
+    def qdq(v, scale, zp, lo=0, hi=255):
+        return (np.clip(np.rint(v / scale) + zp, lo, hi) - zp) * scale
+
+    for n in [2, 1]:
+        x = rng.standard_normal((n, 3, 8, 8)).astype(np.float32)
+        xd = qdq(x.astype(np.float64), 0.02, 128)
+        w1d = torch.from_numpy(w1.astype(np.float64) * s1.reshape(8, 1, 1, 1).astype(np.float64))
+        w2d = torch.from_numpy(w2.astype(np.float64) * s2.reshape(4, 1, 1, 1).astype(np.float64))
+        c1 = torch.nn.functional.conv2d(torch.from_numpy(xd), w1d, torch.from_numpy(b1).double(), padding=1)
+        hd = qdq(torch.relu(c1).numpy(), 0.03, 0)
+        c2 = torch.nn.functional.conv2d(torch.from_numpy(hd), w2d, torch.from_numpy(b2).double())
+        want = qdq(c2.numpy(), 0.05, 100)
+        got = mod(torch.from_numpy(x)).double().numpy()
+        # f32 against f64 may round a value at a step's midpoint the other way: one step at most,
+        # and rarely.
+        diff = np.abs(got - want)
+        assert diff.max() <= 0.05 * 1.001, diff.max()
+        assert (diff > 1e-6).mean() < 0.02
+
+
 def test_instance_norm_and_one_hot(tmp_path):
     scale = np.array([0.5, 2.0, -1.0], np.float32)
     bias = np.array([0.1, 0.0, 3.0], np.float32)
