@@ -141,6 +141,28 @@ def test_several_outputs(cache):
     check(compiled, model, x, y)
 
 
+def test_lstm_topk_cumsum_compile_without_fallback(cache):
+    # Recurrent layers, top-k and running sums: every op compiles (no fallback), at several
+    # batch and sequence sizes.
+    class Scorer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lstm = nn.LSTM(8, 16, batch_first=True)
+            self.fc = nn.Linear(16, 10)
+
+        def forward(self, x):
+            h, _ = self.lstm(x)
+            return torch.cumsum(torch.topk(self.fc(h), 3, dim=-1).values, dim=1)
+
+    torch.manual_seed(5)
+    model = Scorer().eval()
+    compiled = ral_torch.compile(model, (torch.randn(2, 5, 8),), dynamic_dims={0: [0, 1]},
+                                 cache_dir=cache)
+    assert compiled.coverage == 1.0
+    for shape in [(2, 5, 8), (1, 9, 8), (3, 1, 8)]:
+        check(compiled, model, torch.randn(*shape))
+
+
 # Fallback.
 
 
