@@ -75,19 +75,22 @@ def test_unknown_attribute_is_named(tmp_path):
 
 
 def test_unsupported_attribute_value_is_named(tmp_path):
-    m = model([helper.make_node("MaxPool", ["x"], ["y"], name="pool", kernel_shape=[2, 2],
-                                storage_order=1)],
-              [tensor("x", F, [1, 1, 4, 4])], [tensor("y", F, None)])
+    m = model([helper.make_node("Resize", ["x", "roi", "scales"], ["y"], name="crop",
+                                coordinate_transformation_mode="tf_crop_and_resize")],
+              [tensor("x", F, [1, 1, 4, 4])], [tensor("y", F, None)],
+              [numpy_helper.from_array(np.array([0, 0, 0, 0, 1, 1, 1, 1], np.float32), "roi"),
+               numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales")], opset=13)
     rc, err, _ = compile_model(tmp_path, m)
     assert rc == UNSUPPORTED
-    assert "node 'pool' (MaxPool): unsupported storage_order=1" in err
+    assert ("node 'crop' (Resize): unsupported coordinate_transformation_mode "
+            "'tf_crop_and_resize'") in err
 
 
 def test_unsupported_input_type_and_opset(tmp_path):
     m = model([helper.make_node("Identity", ["x"], ["y"])],
-              [tensor("x", TensorProto.UINT16, [2])], [tensor("y", TensorProto.UINT16, [2])])
+              [tensor("x", TensorProto.STRING, [2])], [tensor("y", TensorProto.STRING, [2])])
     rc, err, _ = compile_model(tmp_path, m)
-    assert rc == UNSUPPORTED and "graph input 'x': unsupported element type UINT16" in err
+    assert rc == UNSUPPORTED and "graph input 'x': unsupported element type STRING" in err
     m = model([helper.make_node("Relu", ["x"], ["y"])], [tensor("x", F, [2])],
               [tensor("y", F, [2])], opset=18)
     rc, err, _ = compile_model(tmp_path, m)
