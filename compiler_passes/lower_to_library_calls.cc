@@ -329,9 +329,9 @@ class LowerToLibraryCallsPass : public impl::LowerToLibraryCallsPassBase<LowerTo
     if (!ctx) return missingContext(op);
     OpBuilder builder(op);
     Value largest = builder.create<arith::ConstantIntOp>(op.getLoc(), !op.getSmallest(), 1);
-    builder.create<DispatchOp>(op.getLoc(), TypeRange{}, ctx, "ral_topk", device,
-                               ValueRange{op.getInput(), op.getValuesInit(), op.getIndicesInit(),
-                                          op.getK(), largest});
+    builder.create<DispatchOp>(
+        op.getLoc(), TypeRange{}, ctx, "ral_topk", device,
+        ValueRange{op.getInput(), op.getValuesInit(), op.getIndicesInit(), op.getK(), largest});
     op->erase();
     return success();
   }

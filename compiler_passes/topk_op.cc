@@ -32,7 +32,8 @@ LogicalResult TopKOp::verify() {
   if (!indices.getElementType().isInteger(64)) return emitOpError("indices must be i64");
   for (int64_t d = 0; d + 1 < rank; ++d)
     for (ShapedType out : {values, indices})
-      if (!input.isDynamicDim(d) && !out.isDynamicDim(d) && input.getDimSize(d) != out.getDimSize(d))
+      if (!input.isDynamicDim(d) && !out.isDynamicDim(d) &&
+          input.getDimSize(d) != out.getDimSize(d))
         return emitOpError() << "dim " << d << " of the outputs must equal the input's ("
                              << input.getDimSize(d) << "), got " << out.getDimSize(d);
   if (!values.isDynamicDim(rank - 1) && !indices.isDynamicDim(rank - 1) &&

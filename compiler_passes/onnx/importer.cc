@@ -337,8 +337,7 @@ OwningOpRef<ModuleOp> Importer::run(const ::onnx::ModelProto& model) {
     Value v = materialize(t, b, locOf("output '" + out.name() + "'"));
     if (out.type().has_tensor_type()) {
       bool declared_unsigned = false;
-      Type declared =
-          storageTypeOf(ctx_, out.type().tensor_type().elem_type(), &declared_unsigned);
+      Type declared = storageTypeOf(ctx_, out.type().tensor_type().elem_type(), &declared_unsigned);
       if (declared && (declared != t.type.getElementType() || declared_unsigned != t.is_unsigned)) {
         fail("graph output '" + out.name() + "' is declared " +
                  dtypeName(out.type().tensor_type().elem_type()) +
@@ -443,8 +442,8 @@ const std::set<std::string>& unsignedOps() {
       "Add", "Sub", "Mul", "Sum", "Equal",
       // Sign-aware converters.
       "Div", "Mod", "Min", "Max", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "Cast",
-      "CastLike", "BitShift", "QuantizeLinear", "DequantizeLinear", "QLinearMatMul", "MatMulInteger",
-      "ConvInteger", "QLinearConv"};
+      "CastLike", "BitShift", "QuantizeLinear", "DequantizeLinear", "QLinearMatMul",
+      "MatMulInteger", "ConvInteger", "QLinearConv"};
   return ops;
 }
 
@@ -761,8 +760,8 @@ FailureOr<DenseElementsAttr> NodeContext::constant(const ::onnx::TensorProto& t,
                                                    bool* is_unsigned) {
   std::string error;
   bool unsupported = false;
-  FailureOr<DenseElementsAttr> data = constantOf(b_.getContext(), t, importer_.constantBudget(),
-                                                 &error, &unsupported, is_unsigned);
+  FailureOr<DenseElementsAttr> data =
+      constantOf(b_.getContext(), t, importer_.constantBudget(), &error, &unsupported, is_unsigned);
   if (failed(data)) return unsupported ? this->unsupported(error) : this->error(error);
   importer_.chargeConstant(static_cast<int64_t>(data->getRawData().size()));
   return data;

@@ -245,11 +245,11 @@ LogicalResult convertVariadic(NodeContext& n) {
     Value acc = a[0];
     for (Value x : a.drop_front()) {
       if (op == "Min")
-        acc = f ? b.create<arith::MinimumFOp>(loc, acc, x).getResult()
+        acc = f   ? b.create<arith::MinimumFOp>(loc, acc, x).getResult()
               : u ? b.create<arith::MinUIOp>(loc, acc, x).getResult()
                   : b.create<arith::MinSIOp>(loc, acc, x).getResult();
       else if (op == "Max")
-        acc = f ? b.create<arith::MaximumFOp>(loc, acc, x).getResult()
+        acc = f   ? b.create<arith::MaximumFOp>(loc, acc, x).getResult()
               : u ? b.create<arith::MaxUIOp>(loc, acc, x).getResult()
                   : b.create<arith::MaxSIOp>(loc, acc, x).getResult();
       else
@@ -435,8 +435,7 @@ LogicalResult convertBitShift(NodeContext& n) {
   const std::string direction = n.s("direction", "");
   if (direction != "LEFT" && direction != "RIGHT")
     return n.error("direction must be LEFT or RIGHT, got '" + direction + "'");
-  if (!n.isUnsigned(0) || !n.isUnsigned(1))
-    return n.error("BitShift takes unsigned integers");
+  if (!n.isUnsigned(0) || !n.isUnsigned(1)) return n.error("BitShift takes unsigned integers");
   Type t = n.elementType(0);
   const bool left = direction == "LEFT";
   const int64_t width = t.getIntOrFloatBitWidth();
@@ -603,12 +602,13 @@ LogicalResult convertDropout(NodeContext& n) {
       Value r = scalarOf(1);
       Value zero = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OEQ, r,
                                            scalarConstant(b, loc, r.getType(), 0));
-      runtimeCheck(b, loc,
-                   b.create<arith::OrIOp>(loc, zero,
-                                          b.create<arith::XOrIOp>(
-                                              loc, train, b.create<arith::ConstantIntOp>(loc, 1, 1))),
-                   "Dropout: training_mode with a ratio other than 0 (random dropping) is not "
-                   "supported");
+      runtimeCheck(
+          b, loc,
+          b.create<arith::OrIOp>(
+              loc, zero,
+              b.create<arith::XOrIOp>(loc, train, b.create<arith::ConstantIntOp>(loc, 1, 1))),
+          "Dropout: training_mode with a ratio other than 0 (random dropping) is not "
+          "supported");
     }
   }
   if (n.opset() < 7 && n.i("is_test", 0) == 0) return n.unsupported("is_test=0");
@@ -624,7 +624,8 @@ LogicalResult convertDropout(NodeContext& n) {
 }  // namespace
 
 void addElementwiseOps(Registry& r) {
-  for (const char* op : {"Add", "Sub", "Mul", "Div"}) r[op] = {convertArithmetic, {"broadcast", "axis"}};
+  for (const char* op : {"Add", "Sub", "Mul", "Div"})
+    r[op] = {convertArithmetic, {"broadcast", "axis"}};
   for (const char* op : {"Pow", "PRelu"}) r[op] = {convertArithmetic, {}};
   r["Mod"] = {convertArithmetic, {"fmod"}};
   for (const char* op : {"Min", "Max", "Sum", "Mean"}) r[op] = {convertVariadic, {}};

@@ -47,9 +47,9 @@ Value reflect(OpBuilder& b, Location loc, Value x, const Axis& a) {
       loc, arith::CmpFPredicate::ONE,
       b.create<arith::SubFOp>(
           loc, flips,
-          b.create<arith::MulFOp>(loc, c(2),
-                                  b.create<math::FloorOp>(loc, b.create<arith::MulFOp>(
-                                                                   loc, flips, c(0.5))))),
+          b.create<arith::MulFOp>(
+              loc, c(2),
+              b.create<math::FloorOp>(loc, b.create<arith::MulFOp>(loc, flips, c(0.5))))),
       c(0));
   Value r = b.create<arith::SelectOp>(loc, odd, b.create<arith::SubFOp>(loc, span, extra), extra);
   r = b.create<arith::AddFOp>(loc, r, lo);
@@ -131,20 +131,23 @@ LogicalResult convertGridSample(NodeContext& n) {
     return b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, indexValue(b, loc, v), zero_i);
   };
   Value ok = b.create<arith::OrIOp>(
-      loc, b.create<arith::AndIOp>(
-               loc, b.create<arith::XOrIOp>(loc, isZero(xd[2]), b.create<arith::ConstantIntOp>(loc, 1, 1)),
-               b.create<arith::XOrIOp>(loc, isZero(xd[3]), b.create<arith::ConstantIntOp>(loc, 1, 1))),
-      b.create<arith::OrIOp>(loc, isZero(gd[1]),
-                             b.create<arith::OrIOp>(loc, isZero(gd[2]),
-                                                    b.create<arith::OrIOp>(loc, isZero(xd[0]),
-                                                                           isZero(xd[1])))));
+      loc,
+      b.create<arith::AndIOp>(
+          loc,
+          b.create<arith::XOrIOp>(loc, isZero(xd[2]), b.create<arith::ConstantIntOp>(loc, 1, 1)),
+          b.create<arith::XOrIOp>(loc, isZero(xd[3]), b.create<arith::ConstantIntOp>(loc, 1, 1))),
+      b.create<arith::OrIOp>(
+          loc, isZero(gd[1]),
+          b.create<arith::OrIOp>(loc, isZero(gd[2]),
+                                 b.create<arith::OrIOp>(loc, isZero(xd[0]), isZero(xd[1])))));
   runtimeCheck(b, loc, ok, "GridSample: an empty image cannot be sampled");
 
   Type f64 = b.getF64Type();
   auto axisOf = [&](OpFoldResult size) {
     Value s = indexValue(b, loc, size);
     Axis a;
-    a.size_f = b.create<arith::SIToFPOp>(loc, f64, b.create<arith::IndexCastOp>(loc, b.getI64Type(), s));
+    a.size_f =
+        b.create<arith::SIToFPOp>(loc, f64, b.create<arith::IndexCastOp>(loc, b.getI64Type(), s));
     a.last = b.create<arith::SubIOp>(loc, s, b.create<arith::ConstantIndexOp>(loc, 1));
     a.padding = pad_mode;
     a.align_corners = align;
@@ -166,9 +169,8 @@ LogicalResult convertGridSample(NodeContext& n) {
           g = convertScalar(nb, nl, g, f64);
           Value g1 = nb.create<arith::AddFOp>(nl, g, c(1));
           if (align)
-            return nb.create<arith::MulFOp>(
-                nl, nb.create<arith::MulFOp>(nl, g1, c(0.5)),
-                nb.create<arith::SubFOp>(nl, axis.size_f, c(1)));
+            return nb.create<arith::MulFOp>(nl, nb.create<arith::MulFOp>(nl, g1, c(0.5)),
+                                            nb.create<arith::SubFOp>(nl, axis.size_f, c(1)));
           return nb.create<arith::MulFOp>(
               nl, nb.create<arith::SubFOp>(nl, nb.create<arith::MulFOp>(nl, g1, axis.size_f), c(1)),
               c(0.5));
@@ -190,9 +192,12 @@ LogicalResult convertGridSample(NodeContext& n) {
         } else if (mode == "bilinear") {
           Value px = pad(nb, nl, gx, ax), py = pad(nb, nl, gy, ay);
           Value x0 = nb.create<math::FloorOp>(nl, px), y0 = nb.create<math::FloorOp>(nl, py);
-          Value fx = nb.create<arith::SubFOp>(nl, px, x0), fy = nb.create<arith::SubFOp>(nl, py, y0);
-          Value x1 = nb.create<arith::AddFOp>(nl, x0, c(1)), y1 = nb.create<arith::AddFOp>(nl, y0, c(1));
-          Value wx0 = nb.create<arith::SubFOp>(nl, c(1), fx), wy0 = nb.create<arith::SubFOp>(nl, c(1), fy);
+          Value fx = nb.create<arith::SubFOp>(nl, px, x0),
+                fy = nb.create<arith::SubFOp>(nl, py, y0);
+          Value x1 = nb.create<arith::AddFOp>(nl, x0, c(1)),
+                y1 = nb.create<arith::AddFOp>(nl, y0, c(1));
+          Value wx0 = nb.create<arith::SubFOp>(nl, c(1), fx),
+                wy0 = nb.create<arith::SubFOp>(nl, c(1), fy);
           auto term = [&](Value px_, Value py_, Value wx, Value wy) -> Value {
             return nb.create<arith::MulFOp>(nl, at(px_, py_), nb.create<arith::MulFOp>(nl, wx, wy));
           };
@@ -202,16 +207,20 @@ LogicalResult convertGridSample(NodeContext& n) {
         } else {
           // Bicubic: 4x4 taps around the unpadded coordinate, each tap padded on its own.
           Value x0 = nb.create<math::FloorOp>(nl, gx), y0 = nb.create<math::FloorOp>(nl, gy);
-          SmallVector<Value, 4> wx = cubicWeights(nb, nl, nb.create<arith::SubFOp>(nl, gx, x0), -0.75);
-          SmallVector<Value, 4> wy = cubicWeights(nb, nl, nb.create<arith::SubFOp>(nl, gy, y0), -0.75);
+          SmallVector<Value, 4> wx =
+              cubicWeights(nb, nl, nb.create<arith::SubFOp>(nl, gx, x0), -0.75);
+          SmallVector<Value, 4> wy =
+              cubicWeights(nb, nl, nb.create<arith::SubFOp>(nl, gy, y0), -0.75);
           result = c(0);
           for (int64_t j = 0; j < 4; ++j) {
-            Value py = pad(nb, nl, nb.create<arith::AddFOp>(nl, y0, c(static_cast<double>(j - 1))), ay);
+            Value py =
+                pad(nb, nl, nb.create<arith::AddFOp>(nl, y0, c(static_cast<double>(j - 1))), ay);
             Value row = c(0);
             for (int64_t i = 0; i < 4; ++i) {
               Value px =
                   pad(nb, nl, nb.create<arith::AddFOp>(nl, x0, c(static_cast<double>(i - 1))), ax);
-              row = nb.create<arith::AddFOp>(nl, row, nb.create<arith::MulFOp>(nl, at(px, py), wx[i]));
+              row = nb.create<arith::AddFOp>(nl, row,
+                                             nb.create<arith::MulFOp>(nl, at(px, py), wx[i]));
             }
             result = nb.create<arith::AddFOp>(nl, result, nb.create<arith::MulFOp>(nl, row, wy[j]));
           }
@@ -259,12 +268,14 @@ Value suppresses(OpBuilder& b, Location loc, ArrayRef<Value> a, ArrayRef<Value> 
                                    b.create<arith::SubFOp>(loc, r[3], r[1]));
   };
   Value iy = b.create<arith::MaximumFOp>(
-      loc, b.create<arith::SubFOp>(loc, b.create<arith::MinimumFOp>(loc, p[2], q[2]),
-                                   b.create<arith::MaximumFOp>(loc, p[0], q[0])),
+      loc,
+      b.create<arith::SubFOp>(loc, b.create<arith::MinimumFOp>(loc, p[2], q[2]),
+                              b.create<arith::MaximumFOp>(loc, p[0], q[0])),
       k(0));
   Value ix = b.create<arith::MaximumFOp>(
-      loc, b.create<arith::SubFOp>(loc, b.create<arith::MinimumFOp>(loc, p[3], q[3]),
-                                   b.create<arith::MaximumFOp>(loc, p[1], q[1])),
+      loc,
+      b.create<arith::SubFOp>(loc, b.create<arith::MinimumFOp>(loc, p[3], q[3]),
+                              b.create<arith::MaximumFOp>(loc, p[1], q[1])),
       k(0));
   Value inter = b.create<arith::MulFOp>(loc, iy, ix);
   Value area_p = area(p), area_q = area(q);
@@ -272,13 +283,13 @@ Value suppresses(OpBuilder& b, Location loc, ArrayRef<Value> a, ArrayRef<Value> 
   auto positive = [&](Value v) {
     return b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OGT, v, k(0));
   };
-  Value valid = b.create<arith::AndIOp>(
-      loc, b.create<arith::AndIOp>(loc, positive(inter), positive(uni)),
-      b.create<arith::AndIOp>(loc, positive(area_p), positive(area_q)));
+  Value valid =
+      b.create<arith::AndIOp>(loc, b.create<arith::AndIOp>(loc, positive(inter), positive(uni)),
+                              b.create<arith::AndIOp>(loc, positive(area_p), positive(area_q)));
   Value iou = b.create<arith::DivFOp>(loc, inter, b.create<arith::SelectOp>(loc, valid, uni, k(1)));
-  return b.create<arith::AndIOp>(
-      loc, valid,
-      b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OGT, iou, convertScalar(b, loc, threshold, t)));
+  return b.create<arith::AndIOp>(loc, valid,
+                                 b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OGT, iou,
+                                                         convertScalar(b, loc, threshold, t)));
 }
 
 // NonMaxSuppression: per batch and class, the boxes by descending score (equal scores by lower
@@ -318,12 +329,12 @@ LogicalResult convertNonMaxSuppression(NodeContext& n) {
   Value max_out = scalarInput(n, 2, i64, intConstant(b, loc, i64, 0));
   Value iou_threshold = scalarInput(n, 3, t, scalarConstant(b, loc, t, 0));
   Value score_threshold = n.hasInput(4) ? scalarInput(n, 4, t, nullptr) : Value();
-  Value in_range = b.create<arith::AndIOp>(
-      loc,
-      b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OGE, iou_threshold,
-                              scalarConstant(b, loc, t, 0)),
-      b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLE, iou_threshold,
-                              scalarConstant(b, loc, t, 1)));
+  Value in_range =
+      b.create<arith::AndIOp>(loc,
+                              b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OGE, iou_threshold,
+                                                      scalarConstant(b, loc, t, 0)),
+                              b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLE, iou_threshold,
+                                                      scalarConstant(b, loc, t, 1)));
   runtimeCheck(b, loc, in_range, "NonMaxSuppression: iou_threshold must be in [0, 1]");
   // Negative counts keep nothing, as zero does.
   max_out = b.create<arith::MaxSIOp>(loc, max_out, intConstant(b, loc, i64, 0));
@@ -339,12 +350,12 @@ LogicalResult convertNonMaxSuppression(NodeContext& n) {
   Value sorted = topk.getResult(0), order = topk.getResult(1);
 
   // Room for min(boxes, max_out) per batch and class.
-  Value per_class = b.create<arith::MinSIOp>(loc, count,
-                                             b.create<arith::IndexCastOp>(loc, index, max_out));
-  Value rows = indexValue(
-      b, loc, product(b, loc, {sd[0], sd[1], OpFoldResult(per_class)}));
+  Value per_class =
+      b.create<arith::MinSIOp>(loc, count, b.create<arith::IndexCastOp>(loc, index, max_out));
+  Value rows = indexValue(b, loc, product(b, loc, {sd[0], sd[1], OpFoldResult(per_class)}));
   Value out0 = emptyTensor(b, loc, {rows, b.getIndexAttr(3)}, i64);
-  Value zero = b.create<arith::ConstantIndexOp>(loc, 0), one = b.create<arith::ConstantIndexOp>(loc, 1);
+  Value zero = b.create<arith::ConstantIndexOp>(loc, 0),
+        one = b.create<arith::ConstantIndexOp>(loc, 1);
   auto extract = [&](OpBuilder& lb, Location ll, Value v, ValueRange at) -> Value {
     return lb.create<tensor::ExtractOp>(ll, v, at);
   };
@@ -358,16 +369,15 @@ LogicalResult convertNonMaxSuppression(NodeContext& n) {
       loc, zero, batches, one, ValueRange{out0, zero},
       [&](OpBuilder& b1, Location l1, Value bi, ValueRange c1) {
         auto class_loop = b1.create<scf::ForOp>(
-            l1, zero, classes, one, c1,
-            [&](OpBuilder& b2, Location l2, Value ci, ValueRange c2) {
+            l1, zero, classes, one, c1, [&](OpBuilder& b2, Location l2, Value ci, ValueRange c2) {
               Value first = c2[1];  // this class's first output row
               auto box_loop = b2.create<scf::ForOp>(
                   l2, zero, count, one, c2,
                   [&](OpBuilder& b3, Location l3, Value i, ValueRange c3) {
                     Value out = c3[0], used = c3[1];
                     Value kept = b3.create<arith::SubIOp>(l3, used, first);
-                    Value room = b3.create<arith::CmpIOp>(l3, arith::CmpIPredicate::slt, kept,
-                                                          per_class);
+                    Value room =
+                        b3.create<arith::CmpIOp>(l3, arith::CmpIPredicate::slt, kept, per_class);
                     Value score = extract(b3, l3, sorted, {bi, ci, i});
                     Value active = room;
                     if (score_threshold)
@@ -375,8 +385,8 @@ LogicalResult convertNonMaxSuppression(NodeContext& n) {
                           l3, active,
                           b3.create<arith::CmpFOp>(l3, arith::CmpFPredicate::OGT, score,
                                                    score_threshold));
-                    Value box = b3.create<arith::IndexCastOp>(
-                        l3, index, extract(b3, l3, order, {bi, ci, i}));
+                    Value box = b3.create<arith::IndexCastOp>(l3, index,
+                                                              extract(b3, l3, order, {bi, ci, i}));
                     auto consider = b3.create<scf::IfOp>(
                         l3, active,
                         [&](OpBuilder& b4, Location l4) {
@@ -388,7 +398,8 @@ LogicalResult convertNonMaxSuppression(NodeContext& n) {
                               [&](OpBuilder& b5, Location l5, Value j, ValueRange c5) {
                                 Value other = b5.create<arith::IndexCastOp>(
                                     l5, index,
-                                    extract(b5, l5, out, {j, b5.create<arith::ConstantIndexOp>(l5, 2)}));
+                                    extract(b5, l5, out,
+                                            {j, b5.create<arith::ConstantIndexOp>(l5, 2)}));
                                 Value hit = suppresses(b5, l5, boxOf(b5, l5, bi, other), cand,
                                                        center, iou_threshold);
                                 b5.create<scf::YieldOp>(

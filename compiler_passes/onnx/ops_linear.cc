@@ -2,8 +2,8 @@
 // which ral-compile turns into RAL's GEMM kernels), Conv (1d/2d/3d, groups, pads, strides,
 // dilations), MaxPool, AveragePool, the global pools, and BatchNormalization at inference.
 #include <cmath>
-#include <map>
 #include <cstring>
+#include <map>
 #include <optional>
 #include <vector>
 
@@ -14,8 +14,8 @@
 #include "compiler_passes/onnx/node_context.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 namespace mlir {
@@ -1069,8 +1069,8 @@ LogicalResult convertConvTranspose(NodeContext& n) {
 // with column_major its spatial dims first-fastest) of its window's first largest element;
 // padding never wins. A loop over each window that carries
 // the best value and its index (NaN wins as MaximumF lets it).
-Value maxPoolIndices(OpBuilder& b, Location loc, Value x, const Window& w,
-                     ArrayRef<int64_t> kernel, bool is_unsigned, bool column_major) {
+Value maxPoolIndices(OpBuilder& b, Location loc, Value x, const Window& w, ArrayRef<int64_t> kernel,
+                     bool is_unsigned, bool column_major) {
   const int64_t spatial = static_cast<int64_t>(kernel.size()), rank = spatial + 2;
   Type t = cast<RankedTensorType>(x.getType()).getElementType();
   SmallVector<OpFoldResult> xd = dimsOf(b, loc, x), yd = {xd[0], xd[1]};
@@ -1082,26 +1082,33 @@ Value maxPoolIndices(OpBuilder& b, Location loc, Value x, const Window& w,
       [&](OpBuilder& nb, Location nl, ValueRange) -> Value {
         SmallVector<Value> o;
         for (int64_t d = 0; d < rank; ++d) o.push_back(nb.create<linalg::IndexOp>(nl, d));
-        Value zero = nb.create<arith::ConstantIndexOp>(nl, 0), one = nb.create<arith::ConstantIndexOp>(nl, 1);
+        Value zero = nb.create<arith::ConstantIndexOp>(nl, 0),
+              one = nb.create<arith::ConstantIndexOp>(nl, 1);
         // Iterate the window's positions as one flat count.
         int64_t window = 1;
         for (int64_t k : kernel) window *= k;
         Value none = nb.create<arith::ConstantIntOp>(nl, 0, 1);
         auto loop = nb.create<scf::ForOp>(
             nl, zero, nb.create<arith::ConstantIndexOp>(nl, window), one,
-            ValueRange{scalarConstant(nb, nl, t, 0), nb.create<arith::ConstantIntOp>(nl, 0, 64), none},
+            ValueRange{scalarConstant(nb, nl, t, 0), nb.create<arith::ConstantIntOp>(nl, 0, 64),
+                       none},
             [&](OpBuilder& lb, Location ll, Value kf, ValueRange c) {
               Value rest = kf, inside = lb.create<arith::ConstantIntOp>(ll, 1, 1);
               SmallVector<Value> at = {o[0], o[1]};
               SmallVector<Value> pos(spatial);
               for (int64_t i = spatial - 1; i >= 0; --i) {
-                Value k = lb.create<arith::RemUIOp>(ll, rest, lb.create<arith::ConstantIndexOp>(ll, kernel[i]));
-                rest = lb.create<arith::DivUIOp>(ll, rest, lb.create<arith::ConstantIndexOp>(ll, kernel[i]));
+                Value k = lb.create<arith::RemUIOp>(
+                    ll, rest, lb.create<arith::ConstantIndexOp>(ll, kernel[i]));
+                rest = lb.create<arith::DivUIOp>(ll, rest,
+                                                 lb.create<arith::ConstantIndexOp>(ll, kernel[i]));
                 Value p = lb.create<arith::SubIOp>(
                     ll,
                     lb.create<arith::AddIOp>(
-                        ll, lb.create<arith::MulIOp>(ll, o[2 + i], lb.create<arith::ConstantIndexOp>(ll, w.strides[i])),
-                        lb.create<arith::MulIOp>(ll, k, lb.create<arith::ConstantIndexOp>(ll, w.dilations[i]))),
+                        ll,
+                        lb.create<arith::MulIOp>(
+                            ll, o[2 + i], lb.create<arith::ConstantIndexOp>(ll, w.strides[i])),
+                        lb.create<arith::MulIOp>(
+                            ll, k, lb.create<arith::ConstantIndexOp>(ll, w.dilations[i]))),
                     lb.create<arith::ConstantIndexOp>(ll, w.pad_begin[i]));
                 inside = lb.create<arith::AndIOp>(
                     ll, inside,
@@ -1116,25 +1123,32 @@ Value maxPoolIndices(OpBuilder& b, Location loc, Value x, const Window& w,
                   ll, inside,
                   [&](OpBuilder& ib, Location il) {
                     Value v = ib.create<tensor::ExtractOp>(il, x, at);
-                    Value better = isFloat(t)
-                                       ? ib.create<arith::CmpFOp>(il, arith::CmpFPredicate::UGT, v, c[0]).getResult()
-                                       : ib.create<arith::CmpIOp>(il, is_unsigned ? arith::CmpIPredicate::ugt
-                                                                                  : arith::CmpIPredicate::sgt,
-                                                                  v, c[0]).getResult();
+                    Value better =
+                        isFloat(t)
+                            ? ib.create<arith::CmpFOp>(il, arith::CmpFPredicate::UGT, v, c[0])
+                                  .getResult()
+                            : ib.create<arith::CmpIOp>(il,
+                                                       is_unsigned ? arith::CmpIPredicate::ugt
+                                                                   : arith::CmpIPredicate::sgt,
+                                                       v, c[0])
+                                  .getResult();
                     // NaN never wins over NaN already taken.
                     if (isFloat(t))
                       better = ib.create<arith::AndIOp>(
                           il, better,
                           ib.create<arith::CmpFOp>(il, arith::CmpFPredicate::ORD, c[0], c[0]));
                     better = ib.create<arith::OrIOp>(
-                        il, better, ib.create<arith::XOrIOp>(il, c[2], ib.create<arith::ConstantIntOp>(il, 1, 1)));
+                        il, better,
+                        ib.create<arith::XOrIOp>(il, c[2],
+                                                 ib.create<arith::ConstantIntOp>(il, 1, 1)));
                     // (n, c) first, then the spatial dims, last-dim-fastest or (column-major)
                     // first-dim-fastest.
                     Value flat = ib.create<arith::AddIOp>(
                         il, ib.create<arith::MulIOp>(il, at[0], sizes[1]), at[1]);
                     for (int64_t j = 0; j < spatial; ++j) {
                       const int64_t d = column_major ? rank - 1 - j : 2 + j;
-                      flat = ib.create<arith::AddIOp>(il, ib.create<arith::MulIOp>(il, flat, sizes[d]), at[d]);
+                      flat = ib.create<arith::AddIOp>(
+                          il, ib.create<arith::MulIOp>(il, flat, sizes[d]), at[d]);
                     }
                     Value fi = ib.create<arith::IndexCastOp>(il, ib.getI64Type(), flat);
                     ib.create<scf::YieldOp>(
@@ -1188,8 +1202,9 @@ LogicalResult convertPool(NodeContext& n) {
                                                           /*Negative=*/true)))
                   .getResult()
             : b.create<arith::ConstantOp>(
-                   loc, b.getIntegerAttr(t, u ? APInt(t.getIntOrFloatBitWidth(), 0)
-                                              : APInt::getSignedMinValue(t.getIntOrFloatBitWidth())))
+                   loc,
+                   b.getIntegerAttr(t, u ? APInt(t.getIntOrFloatBitWidth(), 0)
+                                         : APInt::getSignedMinValue(t.getIntOrFloatBitWidth())))
                   .getResult();
   } else {
     pad_value = scalarConstant(b, loc, t, 0);
@@ -1347,8 +1362,9 @@ LogicalResult batchNormTraining(NodeContext& n) {
   SmallVector<OpFoldResult> xd = dimsOf(b, loc, x), count_dims;
   for (int64_t d : axes) count_dims.push_back(xd[d]);
   Value count = b.create<arith::SIToFPOp>(
-      loc, t, b.create<arith::IndexCastOp>(loc, b.getI64Type(),
-                                           indexValue(b, loc, product(b, loc, count_dims))));
+      loc, t,
+      b.create<arith::IndexCastOp>(loc, b.getI64Type(),
+                                   indexValue(b, loc, product(b, loc, count_dims))));
   auto mean = [&](Value v) {
     Value s = reduce(
         b, loc, v, axes, scalarAttr(b, t, 0),
@@ -1361,28 +1377,30 @@ LogicalResult batchNormTraining(NodeContext& n) {
     });
   };
   Value m = mean(x);
-  Value var = mean(elementwise(b, loc, {x, m}, t, [](OpBuilder& nb, Location nl, ValueRange a) -> Value {
-    Value d = nb.create<arith::SubFOp>(nl, a[0], a[1]);
-    return nb.create<arith::MulFOp>(nl, d, d);
-  }));
+  Value var =
+      mean(elementwise(b, loc, {x, m}, t, [](OpBuilder& nb, Location nl, ValueRange a) -> Value {
+        Value d = nb.create<arith::SubFOp>(nl, a[0], a[1]);
+        return nb.create<arith::MulFOp>(nl, d, d);
+      }));
   SmallVector<OpFoldResult> cd(rank, b.getIndexAttr(1));
   cd[1] = xd[1];
   Value scale = reshape(b, loc, n.value(1), cd), bias = reshape(b, loc, n.value(2), cd);
-  Value y = elementwise(b, loc, {x, m, var, scale, bias}, t,
-                        [&](OpBuilder& nb, Location nl, ValueRange a) -> Value {
-                          Value sd = nb.create<math::SqrtOp>(
-                              nl, nb.create<arith::AddFOp>(nl, a[2], scalarConstant(nb, nl, t, eps)));
-                          Value z = nb.create<arith::DivFOp>(nl, nb.create<arith::SubFOp>(nl, a[0], a[1]), sd);
-                          return nb.create<arith::AddFOp>(nl, nb.create<arith::MulFOp>(nl, z, a[3]), a[4]);
-                        });
+  Value y = elementwise(
+      b, loc, {x, m, var, scale, bias}, t, [&](OpBuilder& nb, Location nl, ValueRange a) -> Value {
+        Value sd = nb.create<math::SqrtOp>(
+            nl, nb.create<arith::AddFOp>(nl, a[2], scalarConstant(nb, nl, t, eps)));
+        Value z = nb.create<arith::DivFOp>(nl, nb.create<arith::SubFOp>(nl, a[0], a[1]), sd);
+        return nb.create<arith::AddFOp>(nl, nb.create<arith::MulFOp>(nl, z, a[3]), a[4]);
+      });
   n.setOutput(0, y);
   auto running = [&](size_t input, Value batch) {
     Value v = reshape(b, loc, batch, {xd[1]});
-    return elementwise(b, loc, {n.value(input), v}, t, [&](OpBuilder& nb, Location nl, ValueRange a) -> Value {
-      return nb.create<arith::AddFOp>(
-          nl, nb.create<arith::MulFOp>(nl, a[0], scalarConstant(nb, nl, t, momentum)),
-          nb.create<arith::MulFOp>(nl, a[1], scalarConstant(nb, nl, t, 1 - momentum)));
-    });
+    return elementwise(
+        b, loc, {n.value(input), v}, t, [&](OpBuilder& nb, Location nl, ValueRange a) -> Value {
+          return nb.create<arith::AddFOp>(
+              nl, nb.create<arith::MulFOp>(nl, a[0], scalarConstant(nb, nl, t, momentum)),
+              nb.create<arith::MulFOp>(nl, a[1], scalarConstant(nb, nl, t, 1 - momentum)));
+        });
   };
   if (n.wantsOutput(1)) n.setOutput(1, running(3, m));
   if (n.wantsOutput(2)) n.setOutput(2, running(4, var));
@@ -1491,9 +1509,9 @@ FailureOr<Value> integerConvolution(NodeContext& n, Value x, Value wt) {
   Value xp = pad(b, loc, x, low, high, scalarConstant(b, loc, t, 0));
   int64_t window = 1;
   for (int64_t k : kernel) window *= k;
-  Value w3 = reshape(b, loc, wt,
-                     {b.getIndexAttr(group), b.getIndexAttr(filters / group),
-                      b.getIndexAttr(cg * window)});
+  Value w3 = reshape(
+      b, loc, wt,
+      {b.getIndexAttr(group), b.getIndexAttr(filters / group), b.getIndexAttr(cg * window)});
   return im2colConvolution(b, loc, xp, w3, Value(), *w, kernel, group, filters, cg);
 }
 

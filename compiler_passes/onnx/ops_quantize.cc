@@ -46,7 +46,8 @@ FailureOr<Value> alongAxis(NodeContext& n, Value v, int64_t axis, int64_t rank, 
   Location loc = n.loc();
   auto t = cast<RankedTensorType>(v.getType());
   if (t.getRank() == 0) return v;
-  if (t.getRank() == 1 && t.hasStaticShape() && t.getNumElements() == 1) return reshape(b, loc, v, {});
+  if (t.getRank() == 1 && t.hasStaticShape() && t.getNumElements() == 1)
+    return reshape(b, loc, v, {});
   if (t.getRank() != 1)
     return n.error(std::string(what) + " must be a scalar or a 1-D tensor, got rank " +
                    std::to_string(t.getRank()));
@@ -59,8 +60,9 @@ FailureOr<Value> alongAxis(NodeContext& n, Value v, int64_t axis, int64_t rank, 
 Value requantize(OpBuilder& b, Location loc, Value v, Value zp, const QType& q) {
   Type f32 = b.getF32Type();
   Value r = b.create<arith::AddFOp>(loc, b.create<math::RoundEvenOp>(loc, v), zp);
-  r = b.create<arith::MinimumFOp>(loc, b.create<arith::MaximumFOp>(loc, r, scalarConstant(b, loc, f32, q.lo)),
-                                  scalarConstant(b, loc, f32, q.hi));
+  r = b.create<arith::MinimumFOp>(
+      loc, b.create<arith::MaximumFOp>(loc, r, scalarConstant(b, loc, f32, q.lo)),
+      scalarConstant(b, loc, f32, q.hi));
   return convertScalar(b, loc, r, q.storage, false, q.is_unsigned);
 }
 
@@ -114,11 +116,13 @@ LogicalResult convertQuantizeLinear(NodeContext& n) {
   auto zp = zeroPoint(n, 2, *axis, rank, qtypeOf(b.getIntegerType(8), true));
   if (failed(zp)) return failure();
   const QType q = zp->second;
-  if (q.storage.getIntOrFloatBitWidth() != 8) return n.unsupported("QuantizeLinear to 16 or 32 bits");
-  Value y = elementwise(b, loc, {x, *scale, zp->first}, q.storage,
-                       [&](OpBuilder& nb, Location nl, ValueRange a) -> Value {
-                         return requantize(nb, nl, nb.create<arith::DivFOp>(nl, a[0], a[1]), a[2], q);
-                       });
+  if (q.storage.getIntOrFloatBitWidth() != 8)
+    return n.unsupported("QuantizeLinear to 16 or 32 bits");
+  Value y =
+      elementwise(b, loc, {x, *scale, zp->first}, q.storage,
+                  [&](OpBuilder& nb, Location nl, ValueRange a) -> Value {
+                    return requantize(nb, nl, nb.create<arith::DivFOp>(nl, a[0], a[1]), a[2], q);
+                  });
   setQuantized(n, 0, y, q);
   return success();
 }
@@ -137,11 +141,10 @@ LogicalResult convertDequantizeLinear(NodeContext& n) {
   if (failed(scale)) return failure();
   auto zp = zeroPoint(n, 2, *axis, rank, qtypeOf(b.getIntegerType(8), true));
   if (failed(zp)) return failure();
-  Value y = elementwise(b, loc, {x, zp->first, *scale}, f32,
-                        [](OpBuilder& nb, Location nl, ValueRange a) -> Value {
-                          return nb.create<arith::MulFOp>(
-                              nl, nb.create<arith::SubFOp>(nl, a[0], a[1]), a[2]);
-                        });
+  Value y = elementwise(
+      b, loc, {x, zp->first, *scale}, f32, [](OpBuilder& nb, Location nl, ValueRange a) -> Value {
+        return nb.create<arith::MulFOp>(nl, nb.create<arith::SubFOp>(nl, a[0], a[1]), a[2]);
+      });
   n.setOutput(0, y);
   return success();
 }
@@ -170,28 +173,29 @@ LogicalResult convertDynamicQuantizeLinear(NodeContext& n) {
   // Reductions from 0 give min(0, min x) and max(0, max x) at once.
   Value lo = extreme(false), hi = extreme(true);
   const QType q = qtypeOf(b.getIntegerType(8), true);
-  Value scale = elementwise(b, loc, {lo, hi}, f32, [](OpBuilder& nb, Location nl, ValueRange a) -> Value {
-    return nb.create<arith::DivFOp>(nl, nb.create<arith::SubFOp>(nl, a[1], a[0]),
-                                    scalarConstant(nb, nl, nb.getF32Type(), 255));
-  });
-  Value zp_f = elementwise(b, loc, {lo, scale}, f32, [&](OpBuilder& nb, Location nl, ValueRange a) -> Value {
-    Value zero = scalarConstant(nb, nl, f32, 0);
-    Value none = nb.create<arith::CmpFOp>(nl, arith::CmpFPredicate::OEQ, a[1], zero);
-    Value z = nb.create<arith::SubFOp>(nl, zero, nb.create<arith::DivFOp>(nl, a[0], a[1]));
-    z = nb.create<arith::MinimumFOp>(
-        nl, nb.create<arith::MaximumFOp>(nl, nb.create<math::RoundEvenOp>(nl, z), zero),
-        scalarConstant(nb, nl, f32, 255));
-    return nb.create<arith::SelectOp>(nl, none, zero, z);
-  });
-  Value y = elementwise(b, loc, {x, scale, zp_f}, q.storage,
-                        [&](OpBuilder& nb, Location nl, ValueRange a) -> Value {
-                          Value zero = scalarConstant(nb, nl, f32, 0);
-                          Value none =
-                              nb.create<arith::CmpFOp>(nl, arith::CmpFPredicate::OEQ, a[1], zero);
-                          Value v = nb.create<arith::SelectOp>(
-                              nl, none, zero, nb.create<arith::DivFOp>(nl, a[0], a[1]));
-                          return requantize(nb, nl, v, a[2], q);
-                        });
+  Value scale =
+      elementwise(b, loc, {lo, hi}, f32, [](OpBuilder& nb, Location nl, ValueRange a) -> Value {
+        return nb.create<arith::DivFOp>(nl, nb.create<arith::SubFOp>(nl, a[1], a[0]),
+                                        scalarConstant(nb, nl, nb.getF32Type(), 255));
+      });
+  Value zp_f =
+      elementwise(b, loc, {lo, scale}, f32, [&](OpBuilder& nb, Location nl, ValueRange a) -> Value {
+        Value zero = scalarConstant(nb, nl, f32, 0);
+        Value none = nb.create<arith::CmpFOp>(nl, arith::CmpFPredicate::OEQ, a[1], zero);
+        Value z = nb.create<arith::SubFOp>(nl, zero, nb.create<arith::DivFOp>(nl, a[0], a[1]));
+        z = nb.create<arith::MinimumFOp>(
+            nl, nb.create<arith::MaximumFOp>(nl, nb.create<math::RoundEvenOp>(nl, z), zero),
+            scalarConstant(nb, nl, f32, 255));
+        return nb.create<arith::SelectOp>(nl, none, zero, z);
+      });
+  Value y = elementwise(
+      b, loc, {x, scale, zp_f}, q.storage, [&](OpBuilder& nb, Location nl, ValueRange a) -> Value {
+        Value zero = scalarConstant(nb, nl, f32, 0);
+        Value none = nb.create<arith::CmpFOp>(nl, arith::CmpFPredicate::OEQ, a[1], zero);
+        Value v =
+            nb.create<arith::SelectOp>(nl, none, zero, nb.create<arith::DivFOp>(nl, a[0], a[1]));
+        return requantize(nb, nl, v, a[2], q);
+      });
   setQuantized(n, 0, y, q);
   n.setOutput(1, scale);
   setQuantized(n, 2, convertTensor(b, loc, zp_f, q.storage, false, true), q);
@@ -219,9 +223,10 @@ FailureOr<Value> shifted(NodeContext& n, size_t value, size_t zero_point, int64_
   } else {
     zp = reshape(b, loc, zp, {});
   }
-  return elementwise(b, loc, {v, zp}, b.getI32Type(), [](OpBuilder& nb, Location nl, ValueRange a) -> Value {
-    return nb.create<arith::SubIOp>(nl, a[0], a[1]);
-  });
+  return elementwise(b, loc, {v, zp}, b.getI32Type(),
+                     [](OpBuilder& nb, Location nl, ValueRange a) -> Value {
+                       return nb.create<arith::SubIOp>(nl, a[0], a[1]);
+                     });
 }
 
 LogicalResult checkInt8(NodeContext& n, std::initializer_list<size_t> inputs) {
@@ -259,7 +264,8 @@ LogicalResult requantizeOutput(NodeContext& n, Value acc, Value multiplier, size
   if (!n.elementType(y_zp).isInteger(8) || !hasOneElement(n.type(y_zp)))
     return n.unsupported("an output zero point that is not an 8-bit scalar");
   const QType q = qtypeOf(n.elementType(y_zp), n.isUnsigned(y_zp));
-  Value zp = reshape(b, loc, convertTensor(b, loc, n.value(y_zp), b.getF32Type(), q.is_unsigned, false), {});
+  Value zp = reshape(
+      b, loc, convertTensor(b, loc, n.value(y_zp), b.getF32Type(), q.is_unsigned, false), {});
   Value y = elementwise(b, loc, {acc, multiplier, zp}, q.storage,
                         [&](OpBuilder& nb, Location nl, ValueRange a) -> Value {
                           Value v = nb.create<arith::MulFOp>(
@@ -272,9 +278,10 @@ LogicalResult requantizeOutput(NodeContext& n, Value acc, Value multiplier, size
 
 // a_scale · b_scale / y_scale, in f32 as ONNX Runtime computes it.
 Value multiplierOf(OpBuilder& b, Location loc, Value s1, Value s2, Value sy) {
-  return elementwise(b, loc, {s1, s2, sy}, b.getF32Type(), [](OpBuilder& nb, Location nl, ValueRange a) -> Value {
-    return nb.create<arith::DivFOp>(nl, nb.create<arith::MulFOp>(nl, a[0], a[1]), a[2]);
-  });
+  return elementwise(
+      b, loc, {s1, s2, sy}, b.getF32Type(), [](OpBuilder& nb, Location nl, ValueRange a) -> Value {
+        return nb.create<arith::DivFOp>(nl, nb.create<arith::MulFOp>(nl, a[0], a[1]), a[2]);
+      });
 }
 
 // QLinearMatMul(a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp): the int32 product of the
@@ -320,9 +327,10 @@ LogicalResult convertQLinearConv(NodeContext& n) {
     SmallVector<OpFoldResult> dims(rank, b.getIndexAttr(1));
     dims[1] = dimOf(b, loc, n.value(8), 0);
     Value bias = reshape(b, loc, n.value(8), dims);
-    acc = elementwise(b, loc, {*acc, bias}, b.getI32Type(), [](OpBuilder& nb, Location nl, ValueRange a) -> Value {
-      return nb.create<arith::AddIOp>(nl, a[0], a[1]);
-    });
+    acc = elementwise(b, loc, {*acc, bias}, b.getI32Type(),
+                      [](OpBuilder& nb, Location nl, ValueRange a) -> Value {
+                        return nb.create<arith::AddIOp>(nl, a[0], a[1]);
+                      });
   }
   FailureOr<Value> sx = scalarScale(n, 1), sy = scalarScale(n, 6);
   if (failed(sx) || failed(sy)) return failure();
@@ -340,8 +348,8 @@ void addQuantizeOps(Registry& r) {
   r["DynamicQuantizeLinear"] = {convertDynamicQuantizeLinear, {}};
   r["MatMulInteger"] = {convertMatMulInteger, {}};
   r["QLinearMatMul"] = {convertQLinearMatMul, {}};
-  const std::vector<std::string> conv = {"auto_pad", "dilations", "group",
-                                         "kernel_shape", "pads", "strides"};
+  const std::vector<std::string> conv = {"auto_pad",     "dilations", "group",
+                                         "kernel_shape", "pads",      "strides"};
   r["ConvInteger"] = {convertConvInteger, conv};
   r["QLinearConv"] = {convertQLinearConv, conv};
 }

@@ -29,14 +29,14 @@ struct Activation {
 // What one layer computes, read from the node.
 struct Layer {
   Cell cell;
-  int64_t gates = 1;       // per hidden unit: RNN 1, GRU 3 (z, r, h), LSTM 4 (i, o, f, c)
-  int64_t hidden = 0;      // hidden_size
-  int64_t directions = 1;  // 2 when bidirectional
-  bool reverse = false;    // direction "reverse" (the second of a bidirectional layer always is)
+  int64_t gates = 1;         // per hidden unit: RNN 1, GRU 3 (z, r, h), LSTM 4 (i, o, f, c)
+  int64_t hidden = 0;        // hidden_size
+  int64_t directions = 1;    // 2 when bidirectional
+  bool reverse = false;      // direction "reverse" (the second of a bidirectional layer always is)
   bool batch_first = false;  // layout = 1
-  bool linear_before_reset = false;  // GRU
-  bool input_forget = false;         // LSTM: f = 1 - i
-  std::optional<double> clip;        // pre-activations clipped to [-clip, clip]
+  bool linear_before_reset = false;     // GRU
+  bool input_forget = false;            // LSTM: f = 1 - i
+  std::optional<double> clip;           // pre-activations clipped to [-clip, clip]
   SmallVector<Activation> activations;  // per direction: f (RNN); f, g (GRU); f, g, h (LSTM)
 };
 
@@ -76,9 +76,8 @@ FailureOr<SmallVector<Activation>> readActivations(NodeContext& n, Cell cell, in
   SmallVector<Activation> out;
   for (const std::string& name : names) {
     Activation act{name};
-    const bool takes_alpha = name == "Affine" || name == "LeakyRelu" ||
-                             name == "ThresholdedRelu" || name == "ScaledTanh" ||
-                             name == "HardSigmoid" || name == "Elu";
+    const bool takes_alpha = name == "Affine" || name == "LeakyRelu" || name == "ThresholdedRelu" ||
+                             name == "ScaledTanh" || name == "HardSigmoid" || name == "Elu";
     const bool takes_beta = name == "Affine" || name == "ScaledTanh" || name == "HardSigmoid";
     const bool plain = name == "Relu" || name == "Tanh" || name == "Sigmoid" ||
                        name == "Softsign" || name == "Softplus";
@@ -116,9 +115,9 @@ Value sliceOuter(OpBuilder& b, Location loc, Value v, int64_t d) {
 // v[offset : offset + size] of a 1-D tensor.
 Value slice1d(OpBuilder& b, Location loc, Value v, int64_t offset, int64_t size) {
   auto type = RankedTensorType::get({size}, cast<RankedTensorType>(v.getType()).getElementType());
-  return b.create<tensor::ExtractSliceOp>(loc, type, v, ArrayRef<OpFoldResult>{b.getIndexAttr(offset)},
-                                          ArrayRef<OpFoldResult>{b.getIndexAttr(size)},
-                                          ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+  return b.create<tensor::ExtractSliceOp>(
+      loc, type, v, ArrayRef<OpFoldResult>{b.getIndexAttr(offset)},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(size)}, ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
 }
 
 // Columns [offset, offset + size) of a 2-D tensor: a view once bufferized.
@@ -135,18 +134,18 @@ Value columns(OpBuilder& b, Location loc, Value v, int64_t offset, int64_t size)
 // a [M, K] · c [K, N] on a zero-filled result: ral_gemm.
 Value gemm(OpBuilder& b, Location loc, Value a, Value c) {
   Type t = cast<RankedTensorType>(a.getType()).getElementType();
-  Value init = filled(b, loc, {dimOf(b, loc, a, 0), dimOf(b, loc, c, 1)},
-                      scalarConstant(b, loc, t, 0));
+  Value init =
+      filled(b, loc, {dimOf(b, loc, a, 0), dimOf(b, loc, c, 1)}, scalarConstant(b, loc, t, 0));
   return b.create<linalg::MatmulOp>(loc, ValueRange{a, c}, ValueRange{init}).getResult(0);
 }
 
 // Inputs of a direction's loop, all [.., ...] tensors in time-major order.
 struct Direction {
-  Value xw;         // [S, B, G·H]: X·Wᵀ + Wb (+ Rb where it may be added before the gates)
-  Value rt;         // [H, G·H]: Rᵀ
-  Value rb_h;       // GRU: Rb of the h gate [H] (added in the step); null otherwise
-  Value peephole;   // LSTM: [3H] (i, o, f) or null
-  Value h0, c0;     // [B, H]
+  Value xw;        // [S, B, G·H]: X·Wᵀ + Wb (+ Rb where it may be added before the gates)
+  Value rt;        // [H, G·H]: Rᵀ
+  Value rb_h;      // GRU: Rb of the h gate [H] (added in the step); null otherwise
+  Value peephole;  // LSTM: [3H] (i, o, f) or null
+  Value h0, c0;    // [B, H]
   const Activation* acts;
   bool reverse;
 };
@@ -196,8 +195,8 @@ SmallVector<Value> runDirection(OpBuilder& b, Location loc, const Layer& layer,
         // pre-activation x·Wᵀ + bias (+ the recurrent product `rec` at its column).
         auto preActivation = [&](OpBuilder& nb, Location nl, const StepIndex& s, Value bidx,
                                  Value hidx, int64_t g, Value rec) -> Value {
-          Value col = nb.create<arith::AddIOp>(
-              nl, hidx, nb.create<arith::ConstantIndexOp>(nl, g * h));
+          Value col =
+              nb.create<arith::AddIOp>(nl, hidx, nb.create<arith::ConstantIndexOp>(nl, g * h));
           Value x = nb.create<tensor::ExtractOp>(nl, dir.xw, ValueRange{s.time, bidx, col});
           return rec ? nb.create<arith::AddFOp>(nl, x, rec).getResult() : x;
         };
@@ -221,19 +220,19 @@ SmallVector<Value> runDirection(OpBuilder& b, Location loc, const Layer& layer,
           Value rt_zr = columns(lb, ll, dir.rt, 0, 2 * h), rt_h = columns(lb, ll, dir.rt, 2 * h, h);
           rec = gemm(lb, ll, hc, rt_zr);
           // r ⊙ H (r from this step's reset gate).
-          Value rh = lb.create<linalg::GenericOp>(
-                           ll, TypeRange{hc.getType()},
-                           ValueRange{columns(lb, ll, rec, h, h), hc, lens},
-                           ValueRange{emptyTensor(lb, ll, state_dims, t)},
-                           ArrayRef<AffineMap>{id, id, batch, id}, parallel,
-                           [&](OpBuilder& nb, Location nl, ValueRange a) {
-                             auto [bidx, hidx, s] = indexOf(nb, nl, a[2]);
-                             Value r = activate(nb, nl, preActivation(nb, nl, s, bidx, hidx, 1, a[0]),
-                                                dir.acts[0]);
-                             nb.create<linalg::YieldOp>(nl, ValueRange{
-                                 nb.create<arith::MulFOp>(nl, r, a[1]).getResult()});
-                           })
-                       .getResult(0);
+          Value rh =
+              lb.create<linalg::GenericOp>(
+                    ll, TypeRange{hc.getType()}, ValueRange{columns(lb, ll, rec, h, h), hc, lens},
+                    ValueRange{emptyTensor(lb, ll, state_dims, t)},
+                    ArrayRef<AffineMap>{id, id, batch, id}, parallel,
+                    [&](OpBuilder& nb, Location nl, ValueRange a) {
+                      auto [bidx, hidx, s] = indexOf(nb, nl, a[2]);
+                      Value r = activate(nb, nl, preActivation(nb, nl, s, bidx, hidx, 1, a[0]),
+                                         dir.acts[0]);
+                      nb.create<linalg::YieldOp>(
+                          nl, ValueRange{nb.create<arith::MulFOp>(nl, r, a[1]).getResult()});
+                    })
+                  .getResult(0);
           rec_h = gemm(lb, ll, rh, rt_h);
         } else {
           rec = gemm(lb, ll, hc, dir.rt);
@@ -320,9 +319,8 @@ SmallVector<Value> runDirection(OpBuilder& b, Location loc, const Layer& layer,
                                            dir.acts[2].beta);
                 h_new = nb.create<arith::MulFOp>(nl, o, ch);
               }
-              SmallVector<Value> results = {
-                  nb.create<arith::SelectOp>(nl, s.valid, h_new, h_old),
-                  nb.create<arith::SelectOp>(nl, s.valid, h_new, c(0))};
+              SmallVector<Value> results = {nb.create<arith::SelectOp>(nl, s.valid, h_new, h_old),
+                                            nb.create<arith::SelectOp>(nl, s.valid, h_new, c(0))};
               if (lstm) results.push_back(nb.create<arith::SelectOp>(nl, s.valid, c_new, c_old));
               nb.create<linalg::YieldOp>(nl, results);
             });
@@ -339,17 +337,18 @@ SmallVector<Value> runDirection(OpBuilder& b, Location loc, const Layer& layer,
   if (dir.reverse) {
     // Step s of batch entry b is time len_b - 1 - s: Y[t, b] = steps[len_b - 1 - t, b].
     Value steps = y;
-    y = generate(b, loc, emptyTensor(b, loc, y_dims, t), {lens},
-                 {AffineMap::get(3, 0, {getAffineDimExpr(1, ctx)}, ctx)},
-                 [&](OpBuilder& nb, Location nl, ValueRange a) -> Value {
-                   Value ti = nb.create<linalg::IndexOp>(nl, 0);
-                   Value bidx = nb.create<linalg::IndexOp>(nl, 1);
-                   Value hidx = nb.create<linalg::IndexOp>(nl, 2);
-                   Value len = nb.create<arith::IndexCastOp>(nl, nb.getIndexType(), a[0]);
-                   StepIndex s = stepIndex(nb, nl, ti, len, true);
-                   Value v = nb.create<tensor::ExtractOp>(nl, steps, ValueRange{s.time, bidx, hidx});
-                   return nb.create<arith::SelectOp>(nl, s.valid, v, scalarConstant(nb, nl, t, 0));
-                 });
+    y = generate(
+        b, loc, emptyTensor(b, loc, y_dims, t), {lens},
+        {AffineMap::get(3, 0, {getAffineDimExpr(1, ctx)}, ctx)},
+        [&](OpBuilder& nb, Location nl, ValueRange a) -> Value {
+          Value ti = nb.create<linalg::IndexOp>(nl, 0);
+          Value bidx = nb.create<linalg::IndexOp>(nl, 1);
+          Value hidx = nb.create<linalg::IndexOp>(nl, 2);
+          Value len = nb.create<arith::IndexCastOp>(nl, nb.getIndexType(), a[0]);
+          StepIndex s = stepIndex(nb, nl, ti, len, true);
+          Value v = nb.create<tensor::ExtractOp>(nl, steps, ValueRange{s.time, bidx, hidx});
+          return nb.create<arith::SelectOp>(nl, s.valid, v, scalarConstant(nb, nl, t, 0));
+        });
   }
   SmallVector<Value> out = {y, loop.getResult(0)};
   if (lstm) out.push_back(loop.getResult(2));
@@ -444,17 +443,16 @@ LogicalResult convertRecurrent(NodeContext& n, Cell cell) {
     lens = n.value(4);
     // Checked where the lengths are read (in a kernel on a GPU, where the host cannot read them).
     Value s32 = b.create<arith::IndexCastOp>(loc, b.getI32Type(), indexValue(b, loc, seq));
-    lens = elementwise(b, loc, {lens}, b.getI32Type(),
-                       [&](OpBuilder& nb, Location nl, ValueRange a) -> Value {
-                         Value ok = nb.create<arith::AndIOp>(
-                             nl,
-                             nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::sge, a[0],
-                                                      intConstant(nb, nl, a[0].getType(), 0)),
-                             nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::sle, a[0], s32));
-                         runtimeCheck(nb, nl, ok,
-                                      "a sequence length is outside [0, the sequence's length]");
-                         return a[0];
-                       });
+    lens = elementwise(
+        b, loc, {lens}, b.getI32Type(), [&](OpBuilder& nb, Location nl, ValueRange a) -> Value {
+          Value ok = nb.create<arith::AndIOp>(
+              nl,
+              nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::sge, a[0],
+                                       intConstant(nb, nl, a[0].getType(), 0)),
+              nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::sle, a[0], s32));
+          runtimeCheck(nb, nl, ok, "a sequence length is outside [0, the sequence's length]");
+          return a[0];
+        });
   } else {
     lens = filled(b, loc, {batch},
                   b.create<arith::IndexCastOp>(loc, b.getI32Type(), indexValue(b, loc, seq)));
@@ -492,16 +490,16 @@ LogicalResult convertRecurrent(NodeContext& n, Cell cell) {
       // Wb + Rb, except GRU's Rb of the h gate, which goes inside the step.
       Value wb = slice1d(b, loc, bias, 0, g * h), rb = slice1d(b, loc, bias, g * h, g * h);
       const int64_t pre = cell == Cell::kGru ? 2 * h : g * h;
-      Value sum = generate(
-          b, loc, emptyTensor(b, loc, {b.getIndexAttr(g * h)}, t), {wb, rb},
-          {b.getMultiDimIdentityMap(1), b.getMultiDimIdentityMap(1)},
-          [&](OpBuilder& nb, Location nl, ValueRange a) -> Value {
-            Value i = nb.create<linalg::IndexOp>(nl, 0);
-            Value in = nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::slt, i,
-                                                nb.create<arith::ConstantIndexOp>(nl, pre));
-            return nb.create<arith::SelectOp>(nl, in, nb.create<arith::AddFOp>(nl, a[0], a[1]),
-                                              a[0]);
-          });
+      Value sum = generate(b, loc, emptyTensor(b, loc, {b.getIndexAttr(g * h)}, t), {wb, rb},
+                           {b.getMultiDimIdentityMap(1), b.getMultiDimIdentityMap(1)},
+                           [&](OpBuilder& nb, Location nl, ValueRange a) -> Value {
+                             Value i = nb.create<linalg::IndexOp>(nl, 0);
+                             Value in = nb.create<arith::CmpIOp>(
+                                 nl, arith::CmpIPredicate::slt, i,
+                                 nb.create<arith::ConstantIndexOp>(nl, pre));
+                             return nb.create<arith::SelectOp>(
+                                 nl, in, nb.create<arith::AddFOp>(nl, a[0], a[1]), a[0]);
+                           });
       xw = elementwise(b, loc, {xw, sum}, t, [](OpBuilder& nb, Location nl, ValueRange a) -> Value {
         return nb.create<arith::AddFOp>(nl, a[0], a[1]);
       });
@@ -512,7 +510,8 @@ LogicalResult convertRecurrent(NodeContext& n, Cell cell) {
     dir.xw = reshape(b, loc, xw, {seq, batch, b.getIndexAttr(g * h)});
     if (cell == Cell::kLstm) dir.peephole = optionalSlice(n, 7, d);
     SmallVector<OpFoldResult> state = {batch, b.getIndexAttr(h)};
-    dir.h0 = h0_all ? sliceOuter(b, loc, h0_all, d) : filled(b, loc, state, scalarConstant(b, loc, t, 0));
+    dir.h0 = h0_all ? sliceOuter(b, loc, h0_all, d)
+                    : filled(b, loc, state, scalarConstant(b, loc, t, 0));
     if (cell == Cell::kLstm)
       dir.c0 = c0_all ? sliceOuter(b, loc, c0_all, d)
                       : filled(b, loc, state, scalarConstant(b, loc, t, 0));
@@ -558,8 +557,9 @@ LogicalResult convertLstm(NodeContext& n) { return convertRecurrent(n, Cell::kLs
 }  // namespace
 
 void addRecurrentOps(Registry& r) {
-  const std::vector<std::string> common = {"activation_alpha", "activation_beta", "activations",
-                                           "clip", "direction", "hidden_size", "layout"};
+  const std::vector<std::string> common = {
+      "activation_alpha", "activation_beta", "activations", "clip",
+      "direction",        "hidden_size",     "layout"};
   r["RNN"] = {convertRnn, common};
   std::vector<std::string> gru = common;
   gru.push_back("linear_before_reset");

@@ -100,7 +100,8 @@ LogicalResult reduceSumAtRunTime(NodeContext& n, ArrayRef<Value> axes) {
   }
   Value x = n.value(0);
   const bool f = isFloat(t);
-  auto select = b.create<scf::IndexSwitchOp>(loc, TypeRange{result_type}, mask, cases, cases.size());
+  auto select =
+      b.create<scf::IndexSwitchOp>(loc, TypeRange{result_type}, mask, cases, cases.size());
   // The default region takes the first set (the checked axes make every mask one of the sets).
   for (size_t i = 0; i < subsets.size(); ++i) {
     Region& region = i == 0 ? select.getDefaultRegion() : select.getCaseRegions()[i - 1];
@@ -382,12 +383,13 @@ LogicalResult convertMeanVarianceNormalization(NodeContext& n) {
   Value m2 = mean(mapTensor(b, loc, x, [](OpBuilder& nb, Location nl, Value v) -> Value {
     return nb.create<arith::MulFOp>(nl, v, v);
   }));
-  Value y = elementwise(b, loc, {x, m, m2}, t, [&](OpBuilder& nb, Location nl, ValueRange a) -> Value {
-    Value var = nb.create<arith::SubFOp>(nl, a[2], nb.create<arith::MulFOp>(nl, a[1], a[1]));
-    Value sd = nb.create<arith::AddFOp>(nl, nb.create<math::SqrtOp>(nl, var),
-                                        scalarConstant(nb, nl, t, 1e-9));
-    return nb.create<arith::DivFOp>(nl, nb.create<arith::SubFOp>(nl, a[0], a[1]), sd);
-  });
+  Value y =
+      elementwise(b, loc, {x, m, m2}, t, [&](OpBuilder& nb, Location nl, ValueRange a) -> Value {
+        Value var = nb.create<arith::SubFOp>(nl, a[2], nb.create<arith::MulFOp>(nl, a[1], a[1]));
+        Value sd = nb.create<arith::AddFOp>(nl, nb.create<math::SqrtOp>(nl, var),
+                                            scalarConstant(nb, nl, t, 1e-9));
+        return nb.create<arith::DivFOp>(nl, nb.create<arith::SubFOp>(nl, a[0], a[1]), sd);
+      });
   n.setOutput(0, y);
   return success();
 }
@@ -439,12 +441,13 @@ LogicalResult convertLrn(NodeContext& n) {
                          nl, ValueRange{nb.create<arith::AddFOp>(nl, a[2], a[0]).getResult()});
                    })
                   .getResult(0);
-  Value y = elementwise(b, loc, {x, sum}, t, [=](OpBuilder& nb, Location nl, ValueRange a) -> Value {
-    auto c = [&](double v) { return scalarConstant(nb, nl, t, v); };
-    Value d = nb.create<arith::AddFOp>(nl, c(bias),
-                                       nb.create<arith::MulFOp>(nl, c(alpha / size), a[1]));
-    return nb.create<arith::DivFOp>(nl, a[0], nb.create<math::PowFOp>(nl, d, c(beta)));
-  });
+  Value y =
+      elementwise(b, loc, {x, sum}, t, [=](OpBuilder& nb, Location nl, ValueRange a) -> Value {
+        auto c = [&](double v) { return scalarConstant(nb, nl, t, v); };
+        Value d = nb.create<arith::AddFOp>(nl, c(bias),
+                                           nb.create<arith::MulFOp>(nl, c(alpha / size), a[1]));
+        return nb.create<arith::DivFOp>(nl, a[0], nb.create<math::PowFOp>(nl, d, c(beta)));
+      });
   n.setOutput(0, y);
   return success();
 }

@@ -25,13 +25,14 @@ Value nonZero(OpBuilder& b, Location loc, Value v) {
 
 // How many elements of the 1-D `v` in [0, len) are not zero (an index).
 Value countNonZero(OpBuilder& b, Location loc, Value v, Value len) {
-  Value zero = b.create<arith::ConstantIndexOp>(loc, 0), one = b.create<arith::ConstantIndexOp>(loc, 1);
+  Value zero = b.create<arith::ConstantIndexOp>(loc, 0),
+        one = b.create<arith::ConstantIndexOp>(loc, 1);
   auto loop = b.create<scf::ForOp>(
-      loc, zero, len, one, ValueRange{zero}, [&](OpBuilder& lb, Location ll, Value i, ValueRange c) {
+      loc, zero, len, one, ValueRange{zero},
+      [&](OpBuilder& lb, Location ll, Value i, ValueRange c) {
         Value hit = nonZero(lb, ll, lb.create<tensor::ExtractOp>(ll, v, ValueRange{i}));
-        lb.create<scf::YieldOp>(
-            ll, ValueRange{lb.create<arith::AddIOp>(
-                    ll, c[0], lb.create<arith::SelectOp>(ll, hit, one, zero))});
+        lb.create<scf::YieldOp>(ll, ValueRange{lb.create<arith::AddIOp>(
+                                        ll, c[0], lb.create<arith::SelectOp>(ll, hit, one, zero))});
       });
   return loop.getResult(0);
 }
@@ -48,7 +49,8 @@ LogicalResult convertNonZero(NodeContext& n) {
   Value flat = reshape(b, loc, x, {total});
   Value count = countNonZero(b, loc, flat, indexValue(b, loc, total));
   Value out0 = emptyTensor(b, loc, {b.getIndexAttr(rank), OpFoldResult(count)}, b.getI64Type());
-  Value zero = b.create<arith::ConstantIndexOp>(loc, 0), one = b.create<arith::ConstantIndexOp>(loc, 1);
+  Value zero = b.create<arith::ConstantIndexOp>(loc, 0),
+        one = b.create<arith::ConstantIndexOp>(loc, 1);
   auto loop = b.create<scf::ForOp>(
       loc, zero, indexValue(b, loc, total), one, ValueRange{out0, zero},
       [&](OpBuilder& lb, Location ll, Value i, ValueRange c) {
@@ -97,10 +99,12 @@ LogicalResult convertCompress(NodeContext& n) {
                "Compress: the condition is longer than the axis");
   Value count = countNonZero(b, loc, cond, len);
   // The selected positions along the axis.
-  Value zero = b.create<arith::ConstantIndexOp>(loc, 0), one = b.create<arith::ConstantIndexOp>(loc, 1);
+  Value zero = b.create<arith::ConstantIndexOp>(loc, 0),
+        one = b.create<arith::ConstantIndexOp>(loc, 1);
   Value pos0 = emptyTensor(b, loc, {OpFoldResult(count)}, b.getIndexType());
   auto fill = b.create<scf::ForOp>(
-      loc, zero, len, one, ValueRange{pos0, zero}, [&](OpBuilder& lb, Location ll, Value i, ValueRange c) {
+      loc, zero, len, one, ValueRange{pos0, zero},
+      [&](OpBuilder& lb, Location ll, Value i, ValueRange c) {
         Value hit = lb.create<tensor::ExtractOp>(ll, cond, ValueRange{i});
         auto add = lb.create<scf::IfOp>(
             ll, hit,
@@ -118,7 +122,8 @@ LogicalResult convertCompress(NodeContext& n) {
   Value y = generate(b, loc, emptyTensor(b, loc, out, n.elementType(0)), {}, {},
                      [&](OpBuilder& nb, Location nl, ValueRange) -> Value {
                        SmallVector<Value> at;
-                       for (int64_t d = 0; d < rank; ++d) at.push_back(nb.create<linalg::IndexOp>(nl, d));
+                       for (int64_t d = 0; d < rank; ++d)
+                         at.push_back(nb.create<linalg::IndexOp>(nl, d));
                        at[axis] = nb.create<tensor::ExtractOp>(nl, positions, ValueRange{at[axis]});
                        return nb.create<tensor::ExtractOp>(nl, x, at);
                      });
@@ -134,20 +139,25 @@ LogicalResult convertMaxUnpool(NodeContext& n) {
   Location loc = n.loc();
   const int64_t rank = n.rank(0), spatial = rank - 2;
   if (rank < 3) return n.error("X must be [N, C, D1, ...]");
-  if (n.rank(1) != rank || !n.elementType(1).isInteger(64)) return n.error("I must be int64 like X");
-  SmallVector<int64_t> kernel = n.ints("kernel_shape"), pads = n.ints("pads"), strides = n.ints("strides");
-  if (static_cast<int64_t>(kernel.size()) != spatial) return n.error("kernel_shape must have one value per spatial dim");
+  if (n.rank(1) != rank || !n.elementType(1).isInteger(64))
+    return n.error("I must be int64 like X");
+  SmallVector<int64_t> kernel = n.ints("kernel_shape"), pads = n.ints("pads"),
+                       strides = n.ints("strides");
+  if (static_cast<int64_t>(kernel.size()) != spatial)
+    return n.error("kernel_shape must have one value per spatial dim");
   if (pads.empty()) pads.assign(2 * spatial, 0);
   if (strides.empty()) strides.assign(spatial, 1);
-  if (static_cast<int64_t>(pads.size()) != 2 * spatial || static_cast<int64_t>(strides.size()) != spatial)
+  if (static_cast<int64_t>(pads.size()) != 2 * spatial ||
+      static_cast<int64_t>(strides.size()) != spatial)
     return n.error("pads or strides do not match the kernel");
   Value x = n.value(0), indices = n.value(1);
   if (auto why = broadcastError({x, indices})) return n.error(*why);
   SmallVector<OpFoldResult> xd = dimsOf(b, loc, x), unpooled = {xd[0], xd[1]};
   for (int64_t i = 0; i < spatial; ++i) {
-    OpFoldResult o = addIndex(
-        b, loc, mulIndex(b, loc, subIndex(b, loc, xd[2 + i], b.getIndexAttr(1)), b.getIndexAttr(strides[i])),
-        b.getIndexAttr(kernel[i] - pads[i] - pads[spatial + i]));
+    OpFoldResult o = addIndex(b, loc,
+                              mulIndex(b, loc, subIndex(b, loc, xd[2 + i], b.getIndexAttr(1)),
+                                       b.getIndexAttr(strides[i])),
+                              b.getIndexAttr(kernel[i] - pads[i] - pads[spatial + i]));
     if (failed(checkSize(b, loc, o, "an output dim"))) return failure();
     unpooled.push_back(o);
   }
@@ -166,13 +176,14 @@ LogicalResult convertMaxUnpool(NodeContext& n) {
   Value flat = filled(b, loc, {total}, scalarConstant(b, loc, t, 0));
   OpFoldResult count = product(b, loc, xd);
   Value xs = reshape(b, loc, x, {count}), is = reshape(b, loc, indices, {count});
-  Value zero = b.create<arith::ConstantIndexOp>(loc, 0), one = b.create<arith::ConstantIndexOp>(loc, 1);
+  Value zero = b.create<arith::ConstantIndexOp>(loc, 0),
+        one = b.create<arith::ConstantIndexOp>(loc, 1);
   Value limit = indexValue(b, loc, product(b, loc, unpooled));
   auto loop = b.create<scf::ForOp>(
       loc, zero, indexValue(b, loc, count), one, ValueRange{flat},
       [&](OpBuilder& lb, Location ll, Value p, ValueRange c) {
-        Value i = lb.create<arith::IndexCastOp>(ll, lb.getIndexType(),
-                                                lb.create<tensor::ExtractOp>(ll, is, ValueRange{p}));
+        Value i = lb.create<arith::IndexCastOp>(
+            ll, lb.getIndexType(), lb.create<tensor::ExtractOp>(ll, is, ValueRange{p}));
         Value ok = lb.create<arith::AndIOp>(
             ll, lb.create<arith::CmpIOp>(ll, arith::CmpIPredicate::sge, i, zero),
             lb.create<arith::CmpIOp>(ll, arith::CmpIPredicate::slt, i, limit));
@@ -192,7 +203,8 @@ LogicalResult convertMaxUnpool(NodeContext& n) {
         runtimeCheck(lb, ll, ok, "MaxUnpool: an index is outside the output");
         Value safe = lb.create<arith::SelectOp>(ll, ok, at, zero);
         Value v = lb.create<tensor::ExtractOp>(ll, xs, ValueRange{p});
-        lb.create<scf::YieldOp>(ll, ValueRange{lb.create<tensor::InsertOp>(ll, v, c[0], ValueRange{safe})});
+        lb.create<scf::YieldOp>(
+            ll, ValueRange{lb.create<tensor::InsertOp>(ll, v, c[0], ValueRange{safe})});
       });
   n.setOutput(0, reshape(b, loc, loop.getResult(0), out));
   return success();
@@ -216,26 +228,27 @@ LogicalResult convertReverseSequence(NodeContext& n) {
   if (failed(checkSameDim(n, dimOf(b, loc, lens, 0), dims[batch_axis], "sequence_lens and batch")))
     return failure();
   Value time = indexValue(b, loc, dims[time_axis]);
-  Value y = generate(b, loc, emptyTensor(b, loc, dims, n.elementType(0)), {}, {},
-                     [&](OpBuilder& nb, Location nl, ValueRange) -> Value {
-                       SmallVector<Value> at;
-                       for (int64_t d = 0; d < rank; ++d) at.push_back(nb.create<linalg::IndexOp>(nl, d));
-                       Value len = nb.create<arith::IndexCastOp>(
-                           nl, nb.getIndexType(),
-                           nb.create<tensor::ExtractOp>(nl, lens, ValueRange{at[batch_axis]}));
-                       Value zero = nb.create<arith::ConstantIndexOp>(nl, 0);
-                       Value ok = nb.create<arith::AndIOp>(
-                           nl, nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::sge, len, zero),
-                           nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::sle, len, time));
-                       runtimeCheck(nb, nl, ok, "ReverseSequence: a length is outside [0, the time dim]");
-                       Value t = at[time_axis];
-                       Value inside = nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::slt, t, len);
-                       Value reversed = nb.create<arith::SubIOp>(
-                           nl, nb.create<arith::SubIOp>(nl, len, nb.create<arith::ConstantIndexOp>(nl, 1)), t);
-                       at[time_axis] = nb.create<arith::SelectOp>(
-                           nl, nb.create<arith::AndIOp>(nl, ok, inside), reversed, t);
-                       return nb.create<tensor::ExtractOp>(nl, x, at);
-                     });
+  Value y = generate(
+      b, loc, emptyTensor(b, loc, dims, n.elementType(0)), {}, {},
+      [&](OpBuilder& nb, Location nl, ValueRange) -> Value {
+        SmallVector<Value> at;
+        for (int64_t d = 0; d < rank; ++d) at.push_back(nb.create<linalg::IndexOp>(nl, d));
+        Value len = nb.create<arith::IndexCastOp>(
+            nl, nb.getIndexType(),
+            nb.create<tensor::ExtractOp>(nl, lens, ValueRange{at[batch_axis]}));
+        Value zero = nb.create<arith::ConstantIndexOp>(nl, 0);
+        Value ok = nb.create<arith::AndIOp>(
+            nl, nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::sge, len, zero),
+            nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::sle, len, time));
+        runtimeCheck(nb, nl, ok, "ReverseSequence: a length is outside [0, the time dim]");
+        Value t = at[time_axis];
+        Value inside = nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::slt, t, len);
+        Value reversed = nb.create<arith::SubIOp>(
+            nl, nb.create<arith::SubIOp>(nl, len, nb.create<arith::ConstantIndexOp>(nl, 1)), t);
+        at[time_axis] =
+            nb.create<arith::SelectOp>(nl, nb.create<arith::AndIOp>(nl, ok, inside), reversed, t);
+        return nb.create<tensor::ExtractOp>(nl, x, at);
+      });
   n.setOutput(0, y);
   return success();
 }

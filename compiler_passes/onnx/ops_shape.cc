@@ -321,19 +321,25 @@ LogicalResult squeezeAtRunTime(NodeContext& n, ArrayRef<Value> axes, bool squeez
     SmallVector<Value> dropped(in_rank);
     for (int64_t d = 0; d < in_rank; ++d) {
       dropped[d] = isAxis(b, loc, axes, d);
-      Value is_one = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, indexValue(b, loc, in[d]), one);
-      runtimeCheck(b, loc,
-                   b.create<arith::OrIOp>(loc, b.create<arith::XOrIOp>(loc, dropped[d], b.create<arith::ConstantIntOp>(loc, 1, 1)), is_one),
-                   "Squeeze: a squeezed dim is not 1");
+      Value is_one =
+          b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, indexValue(b, loc, in[d]), one);
+      runtimeCheck(
+          b, loc,
+          b.create<arith::OrIOp>(
+              loc,
+              b.create<arith::XOrIOp>(loc, dropped[d], b.create<arith::ConstantIntOp>(loc, 1, 1)),
+              is_one),
+          "Squeeze: a squeezed dim is not 1");
       kept_before[d] = kept;
-      kept = b.create<arith::AddIOp>(loc, kept,
-                                     b.create<arith::SelectOp>(loc, dropped[d], zero, one));
+      kept =
+          b.create<arith::AddIOp>(loc, kept, b.create<arith::SelectOp>(loc, dropped[d], zero, one));
     }
     for (int64_t p = 0; p < out_rank; ++p) {
       Value dim = one;
       for (int64_t d = 0; d < in_rank; ++d) {
         Value here = b.create<arith::AndIOp>(
-            loc, b.create<arith::XOrIOp>(loc, dropped[d], b.create<arith::ConstantIntOp>(loc, 1, 1)),
+            loc,
+            b.create<arith::XOrIOp>(loc, dropped[d], b.create<arith::ConstantIntOp>(loc, 1, 1)),
             b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, kept_before[d],
                                     b.create<arith::ConstantIndexOp>(loc, p)));
         dim = b.create<arith::SelectOp>(loc, here, indexValue(b, loc, in[d]), dim);
@@ -346,9 +352,10 @@ LogicalResult squeezeAtRunTime(NodeContext& n, ArrayRef<Value> axes, bool squeez
     for (int64_t j = 0; j < out_rank; ++j) {
       Value is_new = isAxis(b, loc, axes, j);
       Value from = b.create<arith::SubIOp>(loc, b.create<arith::ConstantIndexOp>(loc, j), added);
-      out.push_back(b.create<arith::SelectOp>(loc, is_new, one, selectDim(b, loc, in, from))
-                        .getResult());
-      added = b.create<arith::AddIOp>(loc, added, b.create<arith::SelectOp>(loc, is_new, one, zero));
+      out.push_back(
+          b.create<arith::SelectOp>(loc, is_new, one, selectDim(b, loc, in, from)).getResult());
+      added =
+          b.create<arith::AddIOp>(loc, added, b.create<arith::SelectOp>(loc, is_new, one, zero));
     }
   }
   n.setOutput(0, reshape(b, loc, x, out));
@@ -601,7 +608,8 @@ LogicalResult convertWindow(NodeContext& n) {
   bool is_unsigned = false;
   const int64_t dtype = n.i("output_datatype", 1);
   Type t = storageTypeOf(b.getContext(), static_cast<int32_t>(dtype), &is_unsigned);
-  if (!t || is_unsigned) return n.unsupported("output_datatype " + dtypeName(static_cast<int32_t>(dtype)));
+  if (!t || is_unsigned)
+    return n.unsupported("output_datatype " + dtypeName(static_cast<int32_t>(dtype)));
   const bool periodic = n.i("periodic", 1) != 0;
   const double a0 = op == "HannWindow" ? 0.5 : op == "HammingWindow" ? 25.0 / 46 : 0.42;
   const double a1 = op == "HannWindow" ? 0.5 : op == "HammingWindow" ? 21.0 / 46 : 0.5;
@@ -609,27 +617,28 @@ LogicalResult convertWindow(NodeContext& n) {
   Type f64 = b.getF64Type();
   Value count = b.create<arith::SIToFPOp>(
       loc, f64, b.create<arith::IndexCastOp>(loc, b.getI64Type(), indexValue(b, loc, (*size)[0])));
-  Value denom = periodic ? count
-                         : b.create<arith::SubFOp>(loc, count, scalarConstant(b, loc, f64, 1)).getResult();
-  Value y = generate(b, loc, emptyTensor(b, loc, {(*size)[0]}, t), {}, {},
-                     [&](OpBuilder& nb, Location nl, ValueRange) -> Value {
-                       auto c = [&](double v) { return scalarConstant(nb, nl, f64, v); };
-                       Value k = nb.create<arith::SIToFPOp>(
-                           nl, f64,
-                           nb.create<arith::IndexCastOp>(nl, nb.getI64Type(),
-                                                         nb.create<linalg::IndexOp>(nl, 0)));
-                       Value angle = nb.create<arith::DivFOp>(
-                           nl, nb.create<arith::MulFOp>(nl, k, c(2 * M_PI)), denom);
-                       Value w = nb.create<arith::SubFOp>(
-                           nl, c(a0), nb.create<arith::MulFOp>(nl, c(a1), nb.create<math::CosOp>(nl, angle)));
-                       if (a2 != 0)
-                         w = nb.create<arith::AddFOp>(
-                             nl, w,
-                             nb.create<arith::MulFOp>(
-                                 nl, c(a2),
-                                 nb.create<math::CosOp>(nl, nb.create<arith::MulFOp>(nl, angle, c(2)))));
-                       return convertScalar(nb, nl, w, t);
-                     });
+  Value denom =
+      periodic ? count
+               : b.create<arith::SubFOp>(loc, count, scalarConstant(b, loc, f64, 1)).getResult();
+  Value y = generate(
+      b, loc, emptyTensor(b, loc, {(*size)[0]}, t), {}, {},
+      [&](OpBuilder& nb, Location nl, ValueRange) -> Value {
+        auto c = [&](double v) { return scalarConstant(nb, nl, f64, v); };
+        Value k = nb.create<arith::SIToFPOp>(
+            nl, f64,
+            nb.create<arith::IndexCastOp>(nl, nb.getI64Type(), nb.create<linalg::IndexOp>(nl, 0)));
+        Value angle =
+            nb.create<arith::DivFOp>(nl, nb.create<arith::MulFOp>(nl, k, c(2 * M_PI)), denom);
+        Value w = nb.create<arith::SubFOp>(
+            nl, c(a0), nb.create<arith::MulFOp>(nl, c(a1), nb.create<math::CosOp>(nl, angle)));
+        if (a2 != 0)
+          w = nb.create<arith::AddFOp>(
+              nl, w,
+              nb.create<arith::MulFOp>(
+                  nl, c(a2),
+                  nb.create<math::CosOp>(nl, nb.create<arith::MulFOp>(nl, angle, c(2)))));
+        return convertScalar(nb, nl, w, t);
+      });
   n.setOutput(0, y);
   return success();
 }
@@ -876,7 +885,8 @@ LogicalResult sliceAtRunTime(NodeContext& n, ArrayRef<OpFoldResult> starts_in,
     for (int64_t i = 0; i < k; ++i) axes.push_back(b.create<arith::ConstantIndexOp>(loc, i));
   }
   SmallVector<Value> steps;
-  Value zero = b.create<arith::ConstantIndexOp>(loc, 0), one = b.create<arith::ConstantIndexOp>(loc, 1);
+  Value zero = b.create<arith::ConstantIndexOp>(loc, 0),
+        one = b.create<arith::ConstantIndexOp>(loc, 1);
   if (n.hasInput(4)) {
     auto st = n.shapeElems(4);
     if (!st || static_cast<int64_t>(st->size()) != k)
@@ -907,8 +917,8 @@ LogicalResult sliceAtRunTime(NodeContext& n, ArrayRef<OpFoldResult> starts_in,
       // INT64 extremes mean "to the end": clamped just past any dim first.
       auto clamped = [&](OpFoldResult v) -> Value {
         Value iv = indexValue(b, loc, v);
-        return b.create<arith::MaxSIOp>(
-            loc, b.create<arith::MinSIOp>(loc, iv, bound), b.create<arith::SubIOp>(loc, zero, bound));
+        return b.create<arith::MaxSIOp>(loc, b.create<arith::MinSIOp>(loc, iv, bound),
+                                        b.create<arith::SubIOp>(loc, zero, bound));
       };
       start = b.create<arith::SelectOp>(loc, hit, clamped(starts_in[i]), start);
       end = b.create<arith::SelectOp>(loc, hit, clamped(ends_in[i]), end);
@@ -929,25 +939,26 @@ LogicalResult sliceAtRunTime(NodeContext& n, ArrayRef<OpFoldResult> starts_in,
     // step > 0: [start, end) within [0, size]; step < 0: (end, start] within [-1, size - 1].
     Value s_pos = clampTo(start, zero, size), e_pos = clampTo(end, zero, size);
     Value s_neg = clampTo(start, zero, last), e_neg = clampTo(end, minus_one, last);
-    Value count_pos = b.create<arith::CeilDivSIOp>(loc, b.create<arith::SubIOp>(loc, e_pos, s_pos), step);
-    Value count_neg = b.create<arith::CeilDivSIOp>(
-        loc, b.create<arith::SubIOp>(loc, s_neg, e_neg), b.create<arith::SubIOp>(loc, zero, step));
+    Value count_pos =
+        b.create<arith::CeilDivSIOp>(loc, b.create<arith::SubIOp>(loc, e_pos, s_pos), step);
+    Value count_neg = b.create<arith::CeilDivSIOp>(loc, b.create<arith::SubIOp>(loc, s_neg, e_neg),
+                                                   b.create<arith::SubIOp>(loc, zero, step));
     Value count = b.create<arith::SelectOp>(loc, positive, count_pos, count_neg);
     starts.push_back(b.create<arith::SelectOp>(loc, positive, s_pos, s_neg));
     sizes.push_back(fold(b.create<arith::MaxSIOp>(loc, count, zero)));
     strides.push_back(step);
   }
   Type element = n.elementType(0);
-  Value y = generate(b, loc, emptyTensor(b, loc, sizes, element), ValueRange{}, {},
-                     [&](OpBuilder& nb, Location nl, ValueRange) -> Value {
-                       SmallVector<Value> at;
-                       for (int64_t d = 0; d < rank; ++d)
-                         at.push_back(nb.create<arith::AddIOp>(
-                             nl, starts[d],
-                             nb.create<arith::MulIOp>(nl, nb.create<linalg::IndexOp>(nl, d),
-                                                      strides[d])));
-                       return nb.create<tensor::ExtractOp>(nl, x, at);
-                     });
+  Value y = generate(
+      b, loc, emptyTensor(b, loc, sizes, element), ValueRange{}, {},
+      [&](OpBuilder& nb, Location nl, ValueRange) -> Value {
+        SmallVector<Value> at;
+        for (int64_t d = 0; d < rank; ++d)
+          at.push_back(nb.create<arith::AddIOp>(
+              nl, starts[d],
+              nb.create<arith::MulIOp>(nl, nb.create<linalg::IndexOp>(nl, d), strides[d])));
+        return nb.create<tensor::ExtractOp>(nl, x, at);
+      });
   n.setOutput(0, y);
   return success();
 }

@@ -385,8 +385,7 @@ int compile(const CompileRequest& r, llvm::raw_ostream& os) {
     for (auto [i, t] : llvm::enumerate(f.getFunctionType().getResults())) {
       ral::TensorSignature sig;
       sig.device = data_device;
-      const bool is_unsigned =
-          static_cast<bool>(f.getResultAttr(i, mlir::disc_ral::kUnsignedAttr));
+      const bool is_unsigned = static_cast<bool>(f.getResultAttr(i, mlir::disc_ral::kUnsignedAttr));
       if (signatureOf(t, is_unsigned, &sig)) compiled.outputs.push_back(std::move(sig));
     }
   }
