@@ -361,16 +361,18 @@ gpu_e2e() {
 
 step_cuda_ptx_e2e() { need_nvidia || return 77; gpu_e2e cuda; }
 
+# ONNX node tests (recurrent layers, sampling, quantized and unsigned operators) compiled with
+# --device=cuda and run by ral-run on the GPU against ONNX's reference outputs.
 step_onnx_cuda() {
   need_nvidia || return 77
-  # tests/onnx compiles its models with --device=cpu (and vulkan); run them here once one of them
-  # targets cuda.
-  if ! grep -qE 'device=cuda|"cuda"' tests/onnx/*.py; then
-    NOTE="no ONNX model test targets cuda (tests/onnx: cpu and vulkan only)"
-    return 77
-  fi
-  ctest_sel onnx -L onnx 2>&1 | log_to "$LOG_DIR/onnx_cuda.ctest.log" || { NOTE="ctest -L onnx failed"; return 1; }
-  NOTE="ctest -L onnx"
+  local dir=$BUILD_DIR/gpu-check-onnx
+  x /usr/bin/python3 scripts/gpu_check_onnx.py --device cuda \
+    --ral-compile "$BUILD_DIR/compiler_passes/ral-compile" --pack-dir "$dir" || { NOTE="packing failed"; return 1; }
+  local run=$BUILD_DIR/plugins/standalone/ral-run
+  case $run in /*) ;; *) run=$ROOT/$run ;; esac
+  x env RAL_RUN="$run" bash "$dir/run.sh" ||
+    { NOTE="a model failed; see the log"; return 1; }
+  [ "$DRY_RUN" = 1 ] || NOTE=$(tail -1 "$CURRENT_LOG")
 }
 
 # Why /usr/bin/python3's torch cannot run CUDA here, or nothing when it can.

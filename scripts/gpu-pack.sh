@@ -2,8 +2,9 @@
 # Packs RAL's GPU checks into one folder that runs on a GPU machine without RAL's build
 # dependencies (no apt, no network needed there): the CUDA test binaries and ral-run, stripped;
 # the shared libraries they need beyond glibc; the examples compiled for CUDA with ral-compile,
-# with their inputs and references (scripts/gpu_check_e2e.py --pack-dir); and run.sh, which runs
-# everything on the GPU and prints one table. scripts/gpu-check.sh is the same check for a GPU
+# with their inputs and references (scripts/gpu_check_e2e.py --pack-dir); ONNX node tests
+# compiled for CUDA (scripts/gpu_check_onnx.py); and run.sh, which runs everything on the GPU
+# and prints one table. scripts/gpu-check.sh is the same check for a GPU
 # machine that can build RAL itself.
 #
 #   scripts/gpu-pack.sh [--build-dir build] [--out build-gpu-pack]   # here, after a build
@@ -46,6 +47,12 @@ for lib in $(ldd "$OUT"/bin/* "$OUT/lib/libral.so.0" 2>/dev/null | awk '/=> \// 
 done
 /usr/bin/python3 scripts/gpu_check_e2e.py --device cuda --ral-compile "$BUILD/compiler_passes/ral-compile" \
   --pack-dir "$OUT/e2e"
+# ONNX operators on the device (recurrent layers, sampling, quantized and unsigned integers): node
+# tests compiled for CUDA, where libonnx-testdata and python3-onnx are installed.
+if [ -d /usr/share/libonnx-testdata/data/node ] && /usr/bin/python3 -c "import onnx" 2> /dev/null; then
+  /usr/bin/python3 scripts/gpu_check_onnx.py --device cuda \
+    --ral-compile "$BUILD/compiler_passes/ral-compile" --pack-dir "$OUT/onnx" | tail -1
+fi
 
 cat > "$OUT/run.sh" <<'RUN'
 #!/usr/bin/env bash
@@ -74,7 +81,7 @@ step() {  # step NAME SECONDS_LIMIT COMMAND...: runs it, logs it, records PASS/F
 }
 note() {  # what a step's log says in one line: gtest totals, e2e total, benchmark targets
   local log="$LOGS/$1.log"
-  grep -hE "^\[  PASSED  \]|^\[  FAILED  \] [0-9]+|^\[  SKIPPED \] [0-9]+ tests|matched their references" \
+  grep -hE "^\[  PASSED  \]|^\[  FAILED  \] [0-9]+|^\[  SKIPPED \] [0-9]+ tests|matched their references|^onnx on " \
     "$log" 2>/dev/null | sed 's/, listed below://' | tr '\n' ' ' | cut -c1-150
   if grep -qE " (met|MISSED)$" "$log" 2>/dev/null; then
     echo "targets: $(grep -cE " met$" "$log") met, $(grep -cE " MISSED$" "$log") missed"
@@ -85,6 +92,7 @@ step cuda_driver 300 bin/ral_cuda_driver_test
 step cuda_timeline 300 bin/ral_cuda_timeline_test
 step cuda_kernels 300 bin/ral_kernel_cts '--gtest_filter=*/cuda:KernelNames.*'
 step cuda_ptx_e2e 600 env RAL_RUN="$HERE/bin/ral-run" bash e2e/run.sh
+[ -d onnx ] && step onnx_cuda 300 env RAL_RUN="$HERE/bin/ral-run" bash onnx/run.sh
 [ -x bin/cuda_benchmark ] && step bench_cuda 300 bin/cuda_benchmark --benchmark_min_time=0.05
 printf '%s\n' "step             result  time  note" "${RESULTS[@]}" | tee "$LOGS/summary.txt"
 ! grep -q " FAIL " "$LOGS/summary.txt"
