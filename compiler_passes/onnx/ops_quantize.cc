@@ -51,6 +51,9 @@ FailureOr<Value> alongAxis(NodeContext& n, Value v, int64_t axis, int64_t rank, 
   if (t.getRank() != 1)
     return n.error(std::string(what) + " must be a scalar or a 1-D tensor, got rank " +
                    std::to_string(t.getRank()));
+  if (axis < 0 || axis >= rank)
+    return n.error(std::string(what) + " has one value per index of dim " + std::to_string(axis) +
+                   " of an operand of rank " + std::to_string(rank));
   SmallVector<OpFoldResult> dims(rank, b.getIndexAttr(1));
   dims[axis] = dimOf(b, loc, v, 0);
   return reshape(b, loc, v, dims);
