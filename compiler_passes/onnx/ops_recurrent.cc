@@ -6,6 +6,7 @@
 // place. A batch entry past its sequence length keeps its state and outputs zeros; the reverse
 // direction walks each sequence from its own last step, as ONNX Runtime does.
 #include <string>
+#include <tuple>
 
 #include "compiler_passes/onnx/builders.h"
 #include "compiler_passes/onnx/node_context.h"
@@ -226,7 +227,9 @@ SmallVector<Value> runDirection(OpBuilder& b, Location loc, const Layer& layer,
                     ValueRange{emptyTensor(lb, ll, state_dims, t)},
                     ArrayRef<AffineMap>{id, id, batch, id}, parallel,
                     [&](OpBuilder& nb, Location nl, ValueRange a) {
-                      auto [bidx, hidx, s] = indexOf(nb, nl, a[2]);
+                      Value bidx, hidx;
+                      StepIndex s;
+                      std::tie(bidx, hidx, s) = indexOf(nb, nl, a[2]);
                       Value r = activate(nb, nl, preActivation(nb, nl, s, bidx, hidx, 1, a[0]),
                                          dir.acts[0]);
                       nb.create<linalg::YieldOp>(
@@ -270,7 +273,10 @@ SmallVector<Value> runDirection(OpBuilder& b, Location loc, const Layer& layer,
         for (Value v : outs) types.push_back(v.getType());
         auto gates = lb.create<linalg::GenericOp>(
             ll, types, ins, outs, maps, parallel, [&](OpBuilder& nb, Location nl, ValueRange a) {
-              auto [bidx, hidx, s] = indexOf(nb, nl, a[0]);
+              // Plain variables: lambdas below capture them (C++17 cannot capture bindings).
+              Value bidx, hidx;
+              StepIndex s;
+              std::tie(bidx, hidx, s) = indexOf(nb, nl, a[0]);
               auto c = [&](double v) { return scalarConstant(nb, nl, t, v); };
               size_t next = 1 + rec_gates;
               Value rec_h_v = rec_h ? a[next++] : Value();
