@@ -191,6 +191,9 @@ FailureOr<Value> matmulOf(NodeContext& n, Value a, Value c);
 // padding reads 0): what ConvInteger and QLinearConv compute once the zero points are subtracted.
 FailureOr<Value> integerConvolution(NodeContext& n, Value x, Value w);
 
+// BatchNormalization's training mode, with the other normalizations (ops_reduce.cc).
+LogicalResult convertBatchNormTraining(NodeContext& n);
+
 // A converter and the attributes it reads: any other attribute on a node makes the import fail
 // naming it, so an attribute nobody handles can never be silently ignored.
 struct OpSpec {

@@ -744,6 +744,68 @@ FailureOr<bool> libraryLinear(NodeContext& n, Value a, DenseElementsAttr w, bool
   return true;
 }
 
+// A convolution's geometry from W's shape and the node's attributes (group, kernel_shape, pads,
+// strides, dilations, auto_pad), checked against x: Conv, ConvInteger and QLinearConv share it.
+struct ConvGeometry {
+  int64_t group = 1, filters = 0, cg = 0;  // cg: input channels per group
+  SmallVector<int64_t> kernel;
+  Window window;
+};
+
+FailureOr<ConvGeometry> convGeometry(NodeContext& n, Value x, RankedTensorType tw) {
+  OpBuilder& b = n.b();
+  Location loc = n.loc();
+  const int64_t spatial = tw.getRank() - 2;
+  ConvGeometry g;
+  g.group = n.i("group", 1);
+  if (g.group < 1) return n.error("group must be positive");
+  g.kernel = n.ints("kernel_shape");
+  if (g.kernel.empty())
+    for (int64_t i = 0; i < spatial; ++i) g.kernel.push_back(tw.getDimSize(2 + i));
+  if (static_cast<int64_t>(g.kernel.size()) != spatial ||
+      llvm::any_of(g.kernel, [](int64_t k) { return ShapedType::isDynamic(k); }))
+    return n.unsupported("Conv with a kernel shape that is not static");
+  for (int64_t i = 0; i < spatial; ++i)
+    if (g.kernel[i] != tw.getDimSize(2 + i)) return n.error("kernel_shape does not match W");
+  if (tw.isDynamicDim(0) || tw.isDynamicDim(1))
+    return n.unsupported("Conv with dynamic output or input channels in W");
+  g.filters = tw.getDimSize(0);
+  g.cg = tw.getDimSize(1);
+  if (g.filters % g.group != 0) return n.error("output channels are not divisible by group");
+  // W's element count bounds every product of its dims below (window, depth); the input's
+  // channels are W's dim 1 times group.
+  if (!checkedProduct(tw.getShape()).isSize())
+    return n.error("W's shape holds more than 2^48 elements");
+  const CheckedInt channels = CheckedInt(g.cg) * g.group;
+  if (!channels.isSize()) return n.error("W's dim 1 times group exceeds 2^48");
+  if (failed(checkSameDim(n, dimOf(b, loc, x, 1), b.getIndexAttr(channels.value()),
+                          "input channels (X's dim 1 and W's dim 1 times group)")))
+    return failure();
+  FailureOr<Window> w = windowOf(n, x, g.kernel, false);
+  if (failed(w)) return failure();
+  g.window = *w;
+  return g;
+}
+
+// W's elements per filter (C/group times the window).
+int64_t filterDepth(const ConvGeometry& g) {
+  int64_t window = 1;
+  for (int64_t k : g.kernel) window *= k;
+  return g.cg * window;
+}
+
+// x padded with zeros as the window says, convolved with w3 [group, F/group, depth] by im2col and
+// a GEMM, plus `bias` when given.
+Value paddedIm2col(OpBuilder& b, Location loc, Value x, Value w3, Value bias,
+                   const ConvGeometry& g) {
+  SmallVector<int64_t> low(2, 0), high(2, 0);
+  low.append(g.window.pad_begin);
+  high.append(g.window.pad_end);
+  Type t = cast<RankedTensorType>(x.getType()).getElementType();
+  Value xp = pad(b, loc, x, low, high, scalarConstant(b, loc, t, 0));
+  return im2colConvolution(b, loc, xp, w3, bias, g.window, g.kernel, g.group, g.filters, g.cg);
+}
+
 LogicalResult convertConv(NodeContext& n) {
   OpBuilder& b = n.b();
   Location loc = n.loc();
@@ -754,33 +816,11 @@ LogicalResult convertConv(NodeContext& n) {
   if (n.rank(1) != rank) return n.error("W's rank differs from X's");
   Type t = tx.getElementType();
   if (!isFloat(t) || n.elementType(1) != t) return n.unsupported("Conv of non-float element type");
-  const int64_t spatial = rank - 2;
-  const int64_t group = n.i("group", 1);
-  if (group < 1) return n.error("group must be positive");
   auto tw = cast<RankedTensorType>(wt.getType());
-  SmallVector<int64_t> kernel = n.ints("kernel_shape");
-  if (kernel.empty())
-    for (int64_t i = 0; i < spatial; ++i) kernel.push_back(tw.getDimSize(2 + i));
-  if (static_cast<int64_t>(kernel.size()) != spatial ||
-      llvm::any_of(kernel, [](int64_t k) { return ShapedType::isDynamic(k); }))
-    return n.unsupported("Conv with a kernel shape that is not static");
-  for (int64_t i = 0; i < spatial; ++i)
-    if (kernel[i] != tw.getDimSize(2 + i)) return n.error("kernel_shape does not match W");
-  if (tw.isDynamicDim(0) || tw.isDynamicDim(1))
-    return n.unsupported("Conv with dynamic output or input channels in W");
-  const int64_t filters = tw.getDimSize(0), cg = tw.getDimSize(1);
-  if (filters % group != 0) return n.error("output channels are not divisible by group");
-  // W's element count bounds every product of its dims below (window, depth); the input's
-  // channels are W's dim 1 times group.
-  if (!checkedProduct(tw.getShape()).isSize())
-    return n.error("W's shape holds more than 2^48 elements");
-  const CheckedInt channels = CheckedInt(cg) * group;
-  if (!channels.isSize()) return n.error("W's dim 1 times group exceeds 2^48");
-  if (failed(checkSameDim(n, dimOf(b, loc, x, 1), b.getIndexAttr(channels.value()),
-                          "input channels (X's dim 1 and W's dim 1 times group)")))
-    return failure();
-  FailureOr<Window> w = windowOf(n, x, kernel, false);
-  if (failed(w)) return failure();
+  FailureOr<ConvGeometry> geometry = convGeometry(n, x, tw);
+  if (failed(geometry)) return failure();
+  const int64_t group = geometry->group, filters = geometry->filters;
+  const Window* w = &geometry->window;
 
   Value bias;
   if (n.hasInput(2)) {
@@ -813,14 +853,7 @@ LogicalResult convertConv(NodeContext& n) {
     return success();
   }
 
-  SmallVector<int64_t> low(2, 0), high(2, 0);
-  low.append(w->pad_begin);
-  high.append(w->pad_end);
-  Value xp = pad(b, loc, x, low, high, scalarConstant(b, loc, t, 0));
-  const int64_t fg = filters / group;
-  int64_t window = 1;
-  for (int64_t k : kernel) window *= k;
-  const int64_t depth = cg * window;
+  const int64_t fg = filters / group, depth = filterDepth(*geometry);
   Value w3;
   if (DenseElementsAttr data = n.input(1).data) {
     w3 = b.create<arith::ConstantOp>(loc,
@@ -828,7 +861,7 @@ LogicalResult convertConv(NodeContext& n) {
   } else {
     w3 = reshape(b, loc, wt, {b.getIndexAttr(group), b.getIndexAttr(fg), b.getIndexAttr(depth)});
   }
-  n.setOutput(0, im2colConvolution(b, loc, xp, w3, bias, *w, kernel, group, filters, cg));
+  n.setOutput(0, paddedIm2col(b, loc, x, w3, bias, *geometry));
   return success();
 }
 
@@ -1343,74 +1376,10 @@ LogicalResult convertGlobalPool(NodeContext& n) {
 
 // y = x * a + c per channel (dim 1), a = scale / sqrt(var + eps), c = bias - mean * a; folded
 // to two constants when the parameters are constants.
-// BatchNormalization with training_mode = 1 (opset 14 on): normalized by the batch's own mean and
-// (biased) variance over every dim but the channels; running_mean and running_var are the
-// inputs' times momentum plus the batch's times 1 - momentum.
-LogicalResult batchNormTraining(NodeContext& n) {
-  OpBuilder& b = n.b();
-  Location loc = n.loc();
-  Type t = n.elementType(0);
-  if (!isFloat(t)) return n.unsupported("non-float BatchNormalization");
-  const int64_t rank = n.rank(0);
-  if (rank < 2) return n.error("input must have rank >= 2");
-  for (size_t i = 1; i <= 4; ++i)
-    if (n.rank(i) != 1) return n.error("scale, B, mean and var must be 1-D");
-  const double eps = n.f("epsilon", 1e-5f), momentum = n.f("momentum", 0.9f);
-  Value x = n.value(0);
-  SmallVector<int64_t> axes = {0};
-  for (int64_t d = 2; d < rank; ++d) axes.push_back(d);
-  SmallVector<OpFoldResult> xd = dimsOf(b, loc, x), count_dims;
-  for (int64_t d : axes) count_dims.push_back(xd[d]);
-  Value count = b.create<arith::SIToFPOp>(
-      loc, t,
-      b.create<arith::IndexCastOp>(loc, b.getI64Type(),
-                                   indexValue(b, loc, product(b, loc, count_dims))));
-  auto mean = [&](Value v) {
-    Value s = reduce(
-        b, loc, v, axes, scalarAttr(b, t, 0),
-        [](OpBuilder& nb, Location nl, Value acc, Value e) -> Value {
-          return nb.create<arith::AddFOp>(nl, acc, e);
-        },
-        true);
-    return elementwise(b, loc, {s}, t, [&](OpBuilder& nb, Location nl, ValueRange a) -> Value {
-      return nb.create<arith::DivFOp>(nl, a[0], count);
-    });
-  };
-  Value m = mean(x);
-  Value var =
-      mean(elementwise(b, loc, {x, m}, t, [](OpBuilder& nb, Location nl, ValueRange a) -> Value {
-        Value d = nb.create<arith::SubFOp>(nl, a[0], a[1]);
-        return nb.create<arith::MulFOp>(nl, d, d);
-      }));
-  SmallVector<OpFoldResult> cd(rank, b.getIndexAttr(1));
-  cd[1] = xd[1];
-  Value scale = reshape(b, loc, n.value(1), cd), bias = reshape(b, loc, n.value(2), cd);
-  Value y = elementwise(
-      b, loc, {x, m, var, scale, bias}, t, [&](OpBuilder& nb, Location nl, ValueRange a) -> Value {
-        Value sd = nb.create<math::SqrtOp>(
-            nl, nb.create<arith::AddFOp>(nl, a[2], scalarConstant(nb, nl, t, eps)));
-        Value z = nb.create<arith::DivFOp>(nl, nb.create<arith::SubFOp>(nl, a[0], a[1]), sd);
-        return nb.create<arith::AddFOp>(nl, nb.create<arith::MulFOp>(nl, z, a[3]), a[4]);
-      });
-  n.setOutput(0, y);
-  auto running = [&](size_t input, Value batch) {
-    Value v = reshape(b, loc, batch, {xd[1]});
-    return elementwise(
-        b, loc, {n.value(input), v}, t, [&](OpBuilder& nb, Location nl, ValueRange a) -> Value {
-          return nb.create<arith::AddFOp>(
-              nl, nb.create<arith::MulFOp>(nl, a[0], scalarConstant(nb, nl, t, momentum)),
-              nb.create<arith::MulFOp>(nl, a[1], scalarConstant(nb, nl, t, 1 - momentum)));
-        });
-  };
-  if (n.wantsOutput(1)) n.setOutput(1, running(3, m));
-  if (n.wantsOutput(2)) n.setOutput(2, running(4, var));
-  return success();
-}
-
 LogicalResult convertBatchNorm(NodeContext& n) {
   OpBuilder& b = n.b();
   Location loc = n.loc();
-  if (n.i("training_mode", 0) != 0) return batchNormTraining(n);
+  if (n.i("training_mode", 0) != 0) return convertBatchNormTraining(n);
   // Before opset 7, is_test=0 (the default) meant training; before 9, spatial=0 per-element
   // statistics.
   if (n.opset() < 7 && n.i("is_test", 0) == 0) return n.unsupported("is_test=0 (training)");
@@ -1479,40 +1448,16 @@ FailureOr<Value> matmulOf(NodeContext& n, Value a, Value c) { return numpyMatmul
 FailureOr<Value> integerConvolution(NodeContext& n, Value x, Value wt) {
   OpBuilder& b = n.b();
   Location loc = n.loc();
-  auto tx = cast<RankedTensorType>(x.getType());
   auto tw = cast<RankedTensorType>(wt.getType());
-  const int64_t rank = tx.getRank();
+  const int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
   if (rank < 3 || rank > 5) return n.unsupported("convolution of rank " + std::to_string(rank));
   if (tw.getRank() != rank) return n.error("W's rank differs from X's");
-  if (!tw.hasStaticShape()) return n.unsupported("convolution weights of a dynamic shape");
-  const int64_t spatial = rank - 2, group = n.i("group", 1);
-  if (group < 1) return n.error("group must be positive");
-  SmallVector<int64_t> kernel;
-  for (int64_t i = 0; i < spatial; ++i) kernel.push_back(tw.getDimSize(2 + i));
-  if (n.has("kernel_shape") && n.ints("kernel_shape") != kernel)
-    return n.error("kernel_shape does not match W");
-  const int64_t filters = tw.getDimSize(0), cg = tw.getDimSize(1);
-  if (filters % group != 0) return n.error("output channels are not divisible by group");
-  if (!checkedProduct(tw.getShape()).isSize())
-    return n.error("W's shape holds more than 2^48 elements");
-  const CheckedInt channels = CheckedInt(cg) * group;
-  if (!channels.isSize()) return n.error("W's dim 1 times group exceeds 2^48");
-  if (failed(checkSameDim(n, dimOf(b, loc, x, 1), b.getIndexAttr(channels.value()),
-                          "input channels (X's dim 1 and W's dim 1 times group)")))
-    return failure();
-  FailureOr<Window> w = windowOf(n, x, kernel, false);
-  if (failed(w)) return failure();
-  Type t = tx.getElementType();
-  SmallVector<int64_t> low(2, 0), high(2, 0);
-  low.append(w->pad_begin);
-  high.append(w->pad_end);
-  Value xp = pad(b, loc, x, low, high, scalarConstant(b, loc, t, 0));
-  int64_t window = 1;
-  for (int64_t k : kernel) window *= k;
-  Value w3 = reshape(
-      b, loc, wt,
-      {b.getIndexAttr(group), b.getIndexAttr(filters / group), b.getIndexAttr(cg * window)});
-  return im2colConvolution(b, loc, xp, w3, Value(), *w, kernel, group, filters, cg);
+  FailureOr<ConvGeometry> g = convGeometry(n, x, tw);
+  if (failed(g)) return failure();
+  Value w3 = reshape(b, loc, wt,
+                     {b.getIndexAttr(g->group), b.getIndexAttr(g->filters / g->group),
+                      b.getIndexAttr(filterDepth(*g))});
+  return paddedIm2col(b, loc, x, w3, Value(), *g);
 }
 
 void addLinearOps(Registry& r) {

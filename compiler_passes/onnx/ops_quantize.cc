@@ -95,11 +95,28 @@ FailureOr<std::pair<Value, QType>> zeroPoint(NodeContext& n, size_t i, int64_t a
   return std::make_pair(*shaped, q);
 }
 
-// The axis of per-axis scales (opset 13 on; before, scales are per tensor). A scale of one
-// element is per tensor whatever `axis` says (it broadcasts alike).
-FailureOr<int64_t> quantizeAxis(NodeContext& n, int64_t rank) {
-  if (rank == 0 || hasOneElement(n.type(1))) return 0;
-  return n.axis(n.i("axis", 1), rank);
+// QuantizeLinear's and DequantizeLinear's scale (input 1) and zero point (input 2, uint8 0 when
+// absent), shaped to broadcast against input 0: per tensor, or per index of `axis` (opset 13
+// on). A scale of one element is per tensor whatever `axis` says (it broadcasts alike).
+struct Scaling {
+  Value scale, zero_point;  // f32
+  QType q;                  // the zero point's type
+};
+
+FailureOr<Scaling> scalingOf(NodeContext& n, const char* scale_name) {
+  const int64_t rank = n.rank(0);
+  int64_t axis = 0;
+  if (rank > 0 && !hasOneElement(n.type(1))) {
+    FailureOr<int64_t> a = n.axis(n.i("axis", 1), rank);
+    if (failed(a)) return failure();
+    axis = *a;
+  }
+  if (!n.elementType(1).isF32()) return n.unsupported("scales other than float");
+  FailureOr<Value> scale = alongAxis(n, n.value(1), axis, rank, scale_name);
+  if (failed(scale)) return failure();
+  auto zp = zeroPoint(n, 2, axis, rank, qtypeOf(n.b().getIntegerType(8), true));
+  if (failed(zp)) return failure();
+  return Scaling{*scale, zp->first, zp->second};
 }
 
 // QuantizeLinear: y = saturate(round_half_even(x / y_scale) + y_zero_point), y of the zero
@@ -107,22 +124,15 @@ FailureOr<int64_t> quantizeAxis(NodeContext& n, int64_t rank) {
 LogicalResult convertQuantizeLinear(NodeContext& n) {
   OpBuilder& b = n.b();
   Location loc = n.loc();
-  const int64_t rank = n.rank(0);
-  FailureOr<int64_t> axis = quantizeAxis(n, rank);
-  if (failed(axis)) return failure();
-  if (!n.elementType(1).isF32()) return n.unsupported("scales other than float");
   // int32 x divides in f64 in ONNX's reference; f32 x, in f32 as here.
   if (!n.elementType(0).isF32()) return n.unsupported("QuantizeLinear of a non-f32 input");
-  Value x = n.value(0);
-  FailureOr<Value> scale = alongAxis(n, n.value(1), *axis, rank, "y_scale");
-  if (failed(scale)) return failure();
-  auto zp = zeroPoint(n, 2, *axis, rank, qtypeOf(b.getIntegerType(8), true));
-  if (failed(zp)) return failure();
-  const QType q = zp->second;
+  FailureOr<Scaling> s = scalingOf(n, "y_scale");
+  if (failed(s)) return failure();
+  const QType q = s->q;
   if (q.storage.getIntOrFloatBitWidth() != 8)
     return n.unsupported("QuantizeLinear to 16 or 32 bits");
   Value y =
-      elementwise(b, loc, {x, *scale, zp->first}, q.storage,
+      elementwise(b, loc, {n.value(0), s->scale, s->zero_point}, q.storage,
                   [&](OpBuilder& nb, Location nl, ValueRange a) -> Value {
                     return requantize(nb, nl, nb.create<arith::DivFOp>(nl, a[0], a[1]), a[2], q);
                   });
@@ -134,18 +144,13 @@ LogicalResult convertQuantizeLinear(NodeContext& n) {
 LogicalResult convertDequantizeLinear(NodeContext& n) {
   OpBuilder& b = n.b();
   Location loc = n.loc();
-  const int64_t rank = n.rank(0);
-  FailureOr<int64_t> axis = quantizeAxis(n, rank);
-  if (failed(axis)) return failure();
+  FailureOr<Scaling> s = scalingOf(n, "x_scale");
+  if (failed(s)) return failure();
   Type f32 = b.getF32Type();
-  if (!n.elementType(1).isF32()) return n.unsupported("scales other than float");
   Value x = convertTensor(b, loc, n.value(0), f32, n.isUnsigned(0), false);
-  FailureOr<Value> scale = alongAxis(n, n.value(1), *axis, rank, "x_scale");
-  if (failed(scale)) return failure();
-  auto zp = zeroPoint(n, 2, *axis, rank, qtypeOf(b.getIntegerType(8), true));
-  if (failed(zp)) return failure();
   Value y = elementwise(
-      b, loc, {x, zp->first, *scale}, f32, [](OpBuilder& nb, Location nl, ValueRange a) -> Value {
+      b, loc, {x, s->zero_point, s->scale}, f32,
+      [](OpBuilder& nb, Location nl, ValueRange a) -> Value {
         return nb.create<arith::MulFOp>(nl, nb.create<arith::SubFOp>(nl, a[0], a[1]), a[2]);
       });
   n.setOutput(0, y);

@@ -611,7 +611,7 @@ LogicalResult convertSoftmax(NodeContext& n) {
 // What LayerNormalization and InstanceNormalization share: over `axes` of `x` (already in the
 // compute type), the mean, x - mean and 1 / sqrt(variance + epsilon), reduced dims kept.
 struct Normalized {
-  Value mean, centred, inv_std;
+  Value mean, centred, var, inv_std;  // var: the biased variance
 };
 
 Normalized normalize(OpBuilder& b, Location loc, Value x, ArrayRef<int64_t> axes, double eps) {
@@ -629,8 +629,8 @@ Normalized normalize(OpBuilder& b, Location loc, Value x, ArrayRef<int64_t> axes
   Value sq = mapTensor(b, loc, r.centred, [](OpBuilder& nb, Location nl, Value v) -> Value {
     return nb.create<arith::MulFOp>(nl, v, v);
   });
-  Value var = divideBy(b, loc, reduce(b, loc, sq, axes, scalarAttr(b, ct, 0), add, true), count);
-  r.inv_std = mapTensor(b, loc, var, [&](OpBuilder& nb, Location nl, Value v) -> Value {
+  r.var = divideBy(b, loc, reduce(b, loc, sq, axes, scalarAttr(b, ct, 0), add, true), count);
+  r.inv_std = mapTensor(b, loc, r.var, [&](OpBuilder& nb, Location nl, Value v) -> Value {
     Value s = nb.create<math::SqrtOp>(
         nl, nb.create<arith::AddFOp>(nl, v, scalarConstant(nb, nl, ct, eps)));
     return nb.create<arith::DivFOp>(nl, scalarConstant(nb, nl, ct, 1), s);
@@ -672,6 +672,50 @@ LogicalResult convertLayerNorm(NodeContext& n) {
   if (n.wantsOutput(2)) n.setOutput(2, norm.inv_std);
   return success();
 }
+
+}  // namespace
+
+// BatchNormalization with training_mode = 1 (opset 14 on): normalized by the batch's own mean and
+// (biased) variance over every dim but the channels; running_mean and running_var are the
+// inputs' times momentum plus the batch's times 1 - momentum.
+LogicalResult convertBatchNormTraining(NodeContext& n) {
+  OpBuilder& b = n.b();
+  Location loc = n.loc();
+  Type t = n.elementType(0);
+  if (!isFloat(t)) return n.unsupported("non-float BatchNormalization");
+  const int64_t rank = n.rank(0);
+  if (rank < 2) return n.error("input must have rank >= 2");
+  for (size_t i = 1; i <= 4; ++i)
+    if (n.rank(i) != 1) return n.error("scale, B, mean and var must be 1-D");
+  const double eps = n.f("epsilon", 1e-5f), momentum = n.f("momentum", 0.9f);
+  Value x = n.value(0);
+  SmallVector<int64_t> axes = {0};
+  for (int64_t d = 2; d < rank; ++d) axes.push_back(d);
+  Normalized norm = normalize(b, loc, x, axes, eps);
+  SmallVector<OpFoldResult> cd(rank, b.getIndexAttr(1)), channels = {dimOf(b, loc, x, 1)};
+  cd[1] = channels[0];
+  Value scale = reshape(b, loc, n.value(1), cd), bias = reshape(b, loc, n.value(2), cd);
+  n.setOutput(0, elementwise(b, loc, {norm.centred, norm.inv_std, scale, bias}, t,
+                             [](OpBuilder& nb, Location nl, ValueRange a) -> Value {
+                               Value z = nb.create<arith::MulFOp>(nl, a[0], a[1]);
+                               return nb.create<arith::AddFOp>(
+                                   nl, nb.create<arith::MulFOp>(nl, z, a[2]), a[3]);
+                             }));
+  auto running = [&](size_t input, Value batch) {
+    return elementwise(b, loc, {n.value(input), reshape(b, loc, batch, channels)}, t,
+                       [&](OpBuilder& nb, Location nl, ValueRange a) -> Value {
+                         return nb.create<arith::AddFOp>(
+                             nl, nb.create<arith::MulFOp>(nl, a[0], scalarConstant(nb, nl, t, momentum)),
+                             nb.create<arith::MulFOp>(nl, a[1],
+                                                      scalarConstant(nb, nl, t, 1 - momentum)));
+                       });
+  };
+  if (n.wantsOutput(1)) n.setOutput(1, running(3, norm.mean));
+  if (n.wantsOutput(2)) n.setOutput(2, running(4, norm.var));
+  return success();
+}
+
+namespace {
 
 // InstanceNormalization: per sample and channel, over the spatial dims (what torch exports for
 // GroupNorm too, around reshapes): y = (x - mean) / sqrt(var + epsilon) * scale[c] + B[c].
