@@ -148,11 +148,11 @@ LogicalResult convertDequantizeLinear(NodeContext& n) {
   if (failed(s)) return failure();
   Type f32 = b.getF32Type();
   Value x = convertTensor(b, loc, n.value(0), f32, n.isUnsigned(0), false);
-  Value y = elementwise(
-      b, loc, {x, s->zero_point, s->scale}, f32,
-      [](OpBuilder& nb, Location nl, ValueRange a) -> Value {
-        return nb.create<arith::MulFOp>(nl, nb.create<arith::SubFOp>(nl, a[0], a[1]), a[2]);
-      });
+  Value y = elementwise(b, loc, {x, s->zero_point, s->scale}, f32,
+                        [](OpBuilder& nb, Location nl, ValueRange a) -> Value {
+                          return nb.create<arith::MulFOp>(
+                              nl, nb.create<arith::SubFOp>(nl, a[0], a[1]), a[2]);
+                        });
   n.setOutput(0, y);
   return success();
 }

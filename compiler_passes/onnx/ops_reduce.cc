@@ -702,13 +702,13 @@ LogicalResult convertBatchNormTraining(NodeContext& n) {
                                    nl, nb.create<arith::MulFOp>(nl, z, a[2]), a[3]);
                              }));
   auto running = [&](size_t input, Value batch) {
-    return elementwise(b, loc, {n.value(input), reshape(b, loc, batch, channels)}, t,
-                       [&](OpBuilder& nb, Location nl, ValueRange a) -> Value {
-                         return nb.create<arith::AddFOp>(
-                             nl, nb.create<arith::MulFOp>(nl, a[0], scalarConstant(nb, nl, t, momentum)),
-                             nb.create<arith::MulFOp>(nl, a[1],
-                                                      scalarConstant(nb, nl, t, 1 - momentum)));
-                       });
+    return elementwise(
+        b, loc, {n.value(input), reshape(b, loc, batch, channels)}, t,
+        [&](OpBuilder& nb, Location nl, ValueRange a) -> Value {
+          return nb.create<arith::AddFOp>(
+              nl, nb.create<arith::MulFOp>(nl, a[0], scalarConstant(nb, nl, t, momentum)),
+              nb.create<arith::MulFOp>(nl, a[1], scalarConstant(nb, nl, t, 1 - momentum)));
+        });
   };
   if (n.wantsOutput(1)) n.setOutput(1, running(3, norm.mean));
   if (n.wantsOutput(2)) n.setOutput(2, running(4, norm.var));
