@@ -191,6 +191,12 @@ FailureOr<Value> matmulOf(NodeContext& n, Value a, Value c);
 // padding reads 0): what ConvInteger and QLinearConv compute once the zero points are subtracted.
 FailureOr<Value> integerConvolution(NodeContext& n, Value x, Value w);
 
+// Every value of a window-like attribute (kernel_shape, strides, pads, a hidden size) in
+// [lo, 2^48], so the import-time arithmetic on them cannot overflow; an import error naming the
+// attribute otherwise (ops_linear.cc).
+LogicalResult checkWindowAttribute(NodeContext& n, llvm::StringRef name, ArrayRef<int64_t> values,
+                                   int64_t lo);
+
 // BatchNormalization's training mode, with the other normalizations (ops_reduce.cc).
 LogicalResult convertBatchNormTraining(NodeContext& n);
 

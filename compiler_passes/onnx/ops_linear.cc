@@ -370,6 +370,8 @@ struct Window {
   SmallVector<OpFoldResult> out;  // output spatial sizes
 };
 
+}  // namespace
+
 // Every value of a window attribute in [lo, 2^48]: what the window arithmetic may then compute
 // without overflowing.
 LogicalResult checkWindowAttribute(NodeContext& n, llvm::StringRef name, ArrayRef<int64_t> values,
@@ -380,6 +382,8 @@ LogicalResult checkWindowAttribute(NodeContext& n, llvm::StringRef name, ArrayRe
                      " is out of range (" + std::to_string(lo) + " to 2^48)");
   return success();
 }
+
+namespace {
 
 FailureOr<Window> windowOf(NodeContext& n, Value x, ArrayRef<int64_t> kernel, bool ceil_mode) {
   OpBuilder& b = n.b();

@@ -404,8 +404,9 @@ LogicalResult convertRecurrent(NodeContext& n, Cell cell) {
   // hidden_size, or R's last dim when the attribute is left out.
   layer.hidden = n.i("hidden_size", r_type.getDimSize(2));
   const int64_t h = layer.hidden;
-  if (ShapedType::isDynamic(h) || h <= 0)
-    return n.unsupported(op + " without a static hidden_size");
+  if (ShapedType::isDynamic(h)) return n.unsupported(op + " without a static hidden_size");
+  // In [1, 2^48], so the weights' expected dims (up to 2 * 4 * h) cannot overflow.
+  if (failed(checkWindowAttribute(n, "hidden_size", {h}, 1))) return failure();
   auto expect = [&](RankedTensorType type, ArrayRef<int64_t> want, const char* what) -> bool {
     for (size_t d = 0; d < want.size(); ++d)
       if (!ShapedType::isDynamic(want[d]) && type.getDimSize(d) != want[d] &&

@@ -150,6 +150,10 @@ LogicalResult convertMaxUnpool(NodeContext& n) {
   if (static_cast<int64_t>(pads.size()) != 2 * spatial ||
       static_cast<int64_t>(strides.size()) != spatial)
     return n.error("pads or strides do not match the kernel");
+  if (failed(checkWindowAttribute(n, "kernel_shape", kernel, 1)) ||
+      failed(checkWindowAttribute(n, "strides", strides, 1)) ||
+      failed(checkWindowAttribute(n, "pads", pads, 0)))
+    return failure();
   Value x = n.value(0), indices = n.value(1);
   if (auto why = broadcastError({x, indices})) return n.error(*why);
   SmallVector<OpFoldResult> xd = dimsOf(b, loc, x), unpooled = {xd[0], xd[1]};
