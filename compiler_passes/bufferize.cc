@@ -80,6 +80,9 @@ void buildTensorPipeline(OpPassManager& pm, bool tosa) {
   // Inputs and results keep the layouts a buffer-level program would declare, so a
   // tensor-level module and its buffer-level twin have the same signature.
   options.setFunctionBoundaryTypeConversion(bufferization::LayoutMapOption::IdentityLayoutMap);
+  // A loop may yield a new buffer each iteration (an ONNX Loop's value that grows, a scan
+  // output's buffer when it is enlarged); deallocation then frees the one it replaced.
+  options.allowReturnAllocsFromLoops = true;
   // Copies become linalg.copy, compiled to loops, never a call of MLIR's runtime library.
   options.memCpyFn = [](OpBuilder& b, Location loc, Value from, Value to) {
     b.create<linalg::CopyOp>(loc, from, to);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -40,6 +41,25 @@ std::vector<ConvEpilogue> planConvEpilogues(const ::onnx::GraphProto& graph,
     for (const std::string& in : graph.node(n).input())
       if (!in.empty()) users[in].push_back(n);
   for (const auto& out : graph.output()) users[out.name()].push_back(-1);
+  // A node with subgraphs (If, Loop, Scan) reads every name they mention: fusing a value away
+  // that a subgraph reads would leave it undefined there.
+  std::function<void(const ::onnx::GraphProto&, int)> mentions = [&](const ::onnx::GraphProto& g,
+                                                                     int n) {
+    for (const auto& node : g.node()) {
+      for (const std::string& in : node.input())
+        if (!in.empty()) users[in].push_back(n);
+      for (const auto& a : node.attribute()) {
+        if (a.has_g()) mentions(a.g(), n);
+        for (const auto& sub : a.graphs()) mentions(sub, n);
+      }
+    }
+    for (const auto& out : g.output()) users[out.name()].push_back(n);
+  };
+  for (int n = 0; n < graph.node_size(); ++n)
+    for (const auto& a : graph.node(n).attribute()) {
+      if (a.has_g()) mentions(a.g(), n);
+      for (const auto& sub : a.graphs()) mentions(sub, n);
+    }
   auto usersOf = [&](const std::string& v) -> const std::vector<int>& { return users[v]; };
   auto onlyUser = [&](const std::string& v) {
     const std::vector<int>& u = usersOf(v);

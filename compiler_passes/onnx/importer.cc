@@ -12,6 +12,7 @@
 #include "compiler_passes/onnx/conv_fusion.h"
 #include "compiler_passes/onnx/node_context.h"
 #include "compiler_passes/onnx/proto_nesting.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -76,12 +77,22 @@ class Importer {
     return absent_;
   }
 
+  // Converts a subgraph (a branch of If, the body of Loop or Scan) into `block` (appending),
+  // its inputs bound to `inputs`: its nodes see the enclosing graphs' values, and what it
+  // defines is forgotten afterwards (so nothing built in the region is used outside it). Its
+  // outputs, materialized at the block's end; failure once an error is reported.
+  FailureOr<SmallVector<Tensor>> convertSubgraph(const ::onnx::GraphProto& graph,
+                                                 ArrayRef<Tensor> inputs, Block* block,
+                                                 const std::string& what);
+
   // Constant data: what the import may still create, and the bytes it just created.
   int64_t constantBudget() const { return options_.max_constant_bytes - constant_bytes_; }
   void chargeConstant(int64_t bytes) { constant_bytes_ += bytes; }
 
  private:
-  bool checkNodes(const ::onnx::GraphProto& graph, const Registry& registry);
+  bool checkNodes(const ::onnx::GraphProto& graph, const Registry& registry,
+                  const std::string& prefix);
+  bool defineInitializers(const ::onnx::GraphProto& graph);
   bool checkAgainstSchema(const ::onnx::NodeProto& node, const std::string& where);
   bool checkSingleAssignment(const ::onnx::GraphProto& graph);
   bool checkInputTypes(const ::onnx::NodeProto& node);
@@ -93,6 +104,9 @@ class Importer {
   const ImportOptions& options_;
   ImportStatus* status_;
   OpBuilder builder_;
+  const Registry* registry_ = nullptr;
+  // What names the subgraph being converted ("node 'l' (Loop) body: "), before its nodes' labels.
+  std::string label_prefix_;
   std::map<std::string, Tensor> values_;
   std::string current_label_;
   // The current node's type parameters ("T") bound to unsigned inputs (checkInputTypes).
@@ -183,11 +197,12 @@ bool Importer::checkAgainstSchema(const ::onnx::NodeProto& node, const std::stri
   return true;
 }
 
-bool Importer::checkNodes(const ::onnx::GraphProto& graph, const Registry& registry) {
+bool Importer::checkNodes(const ::onnx::GraphProto& graph, const Registry& registry,
+                          const std::string& prefix) {
   bool ok = true;
   for (int n = 0; n < graph.node_size(); ++n) {
     const ::onnx::NodeProto& node = graph.node(n);
-    const std::string where = label(node, n);
+    const std::string where = prefix + label(node, n);
     if (!node.domain().empty() && node.domain() != "ai.onnx") {
       fail(where + ": unsupported operator domain '" + node.domain() +
                "' (only the default ONNX domain is imported)",
@@ -208,8 +223,97 @@ bool Importer::checkNodes(const ::onnx::GraphProto& graph, const Registry& regis
       ok = known_attributes = false;
     }
     if (known_attributes && !checkAgainstSchema(node, where)) ok = false;
+    // Subgraphs (If's branches, Loop's and Scan's bodies): their nodes too, so every operator
+    // the model lacks is named at once. Protobuf's nesting limit bounds the recursion.
+    for (const ::onnx::AttributeProto& a : node.attribute()) {
+      if (a.has_g() && !checkNodes(a.g(), registry, where + " " + a.name() + ": ")) ok = false;
+      for (const ::onnx::GraphProto& g : a.graphs())
+        if (!checkNodes(g, registry, where + " " + a.name() + ": ")) ok = false;
+    }
   }
   return ok;
+}
+
+// A graph's initializers as constants, also when a graph input of the same name (IR < 4) could
+// override them (a compiled model has fixed weights).
+bool Importer::defineInitializers(const ::onnx::GraphProto& graph) {
+  bool ok = true;
+  for (const ::onnx::TensorProto& init : graph.initializer()) {
+    std::string error;
+    bool unsupported = false, is_unsigned = false;
+    FailureOr<DenseElementsAttr> data =
+        constantOf(ctx_, init, constantBudget(), &error, &unsupported, &is_unsigned);
+    if (failed(data)) {
+      fail(label_prefix_ + "initializer '" + init.name() + "': " + error, unsupported);
+      ok = false;
+      continue;
+    }
+    chargeConstant(static_cast<int64_t>(data->getRawData().size()));
+    define(init.name(), unsignedAware(tensorOfData(*data), is_unsigned));
+  }
+  return ok;
+}
+
+FailureOr<SmallVector<Tensor>> Importer::convertSubgraph(const ::onnx::GraphProto& graph,
+                                                         ArrayRef<Tensor> inputs, Block* block,
+                                                         const std::string& what) {
+  const std::string where = current_label_ + " " + what;
+  if (graph.input_size() != static_cast<int>(inputs.size())) {
+    fail(where + " takes " + std::to_string(graph.input_size()) + " inputs; " +
+             std::to_string(inputs.size()) + " are given to it",
+         false);
+    return failure();
+  }
+  // The enclosing scope, restored on the way out: the subgraph's names (which may shadow outer
+  // ones) go, and so do values it materialized in its region.
+  std::map<std::string, Tensor> outer = values_;
+  const std::string outer_label = current_label_, outer_prefix = label_prefix_;
+  const std::set<std::string> outer_params = unsigned_params_;
+  auto restore = llvm::make_scope_exit([&] {
+    values_ = std::move(outer);
+    current_label_ = outer_label;
+    label_prefix_ = outer_prefix;
+    unsigned_params_ = outer_params;
+  });
+  label_prefix_ = where + ": ";
+  for (int i = 0; i < graph.input_size(); ++i) {
+    const ::onnx::ValueInfoProto& in = graph.input(i);
+    // A declared element type must be what the input is (shapes may differ: the loop's
+    // carried values are typed by what flows in).
+    if (in.type().has_tensor_type() && in.type().tensor_type().elem_type() != 0) {
+      bool is_unsigned = false;
+      Type declared = storageTypeOf(ctx_, in.type().tensor_type().elem_type(), &is_unsigned);
+      if (declared != inputs[i].type.getElementType() || is_unsigned != inputs[i].is_unsigned) {
+        fail(where + " input '" + in.name() + "' is declared " +
+                 dtypeName(in.type().tensor_type().elem_type()) + " but is given another type",
+             false);
+        return failure();
+      }
+    } else if (in.type().value_case() != ::onnx::TypeProto::VALUE_NOT_SET &&
+               !in.type().has_tensor_type()) {
+      fail(where + " input '" + in.name() +
+               "': unsupported type (only tensors are imported, not sequences, maps or optionals)",
+           true);
+      return failure();
+    }
+    define(in.name(), inputs[i]);
+  }
+  if (!defineInitializers(graph) || !checkSingleAssignment(graph) ||
+      !convertNodes(graph, *registry_, block))
+    return failure();
+  current_label_ = outer_label;
+  OpBuilder b = OpBuilder::atBlockEnd(block);
+  SmallVector<Tensor> outputs;
+  for (const ::onnx::ValueInfoProto& out : graph.output()) {
+    if (!defined(out.name())) {
+      fail(where + " output '" + out.name() + "' is not produced by any node", false);
+      return failure();
+    }
+    Tensor t = lookup(out.name());
+    materialize(t, b, locOf(where + " output '" + out.name() + "'"));
+    outputs.push_back(std::move(t));
+  }
+  return outputs;
 }
 
 OwningOpRef<ModuleOp> Importer::run(const ::onnx::ModelProto& model) {
@@ -237,25 +341,11 @@ OwningOpRef<ModuleOp> Importer::run(const ::onnx::ModelProto& model) {
   addImageOps(registry);
   addQuantizeOps(registry);
   addSelectOps(registry);
-  if (!checkNodes(graph, registry) || !checkSingleAssignment(graph)) return nullptr;
-
-  // Initializers: constants, also when a graph input of the same name (IR < 4) could override
-  // them (a compiled model has fixed weights).
+  addControlOps(registry);
+  registry_ = &registry;
+  if (!checkNodes(graph, registry, "") || !checkSingleAssignment(graph)) return nullptr;
+  if (!defineInitializers(graph)) return nullptr;
   bool ok = true;
-  for (const ::onnx::TensorProto& init : graph.initializer()) {
-    std::string error;
-    bool unsupported = false, is_unsigned = false;
-    FailureOr<DenseElementsAttr> data =
-        constantOf(ctx_, init, constantBudget(), &error, &unsupported, &is_unsigned);
-    if (failed(data)) {
-      fail("initializer '" + init.name() + "': " + error, unsupported);
-      ok = false;
-      continue;
-    }
-    chargeConstant(static_cast<int64_t>(data->getRawData().size()));
-    define(init.name(), unsignedAware(tensorOfData(*data), is_unsigned));
-  }
-  if (!ok) return nullptr;
 
   // The entry's inputs: graph inputs that are not initializers.
   SmallVector<Type> input_types;
@@ -443,7 +533,9 @@ const std::set<std::string>& unsignedOps() {
       // Sign-aware converters.
       "Div", "Mod", "Min", "Max", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "Cast",
       "CastLike", "BitShift", "QuantizeLinear", "DequantizeLinear", "QLinearMatMul",
-      "MatMulInteger", "ConvInteger", "QLinearConv"};
+      "MatMulInteger", "ConvInteger", "QLinearConv",
+      // Control flow hands values to its subgraphs, whose nodes are checked in turn.
+      "If", "Loop", "Scan"};
   return ops;
 }
 
@@ -481,8 +573,9 @@ bool Importer::checkInputTypes(const ::onnx::NodeProto& node) {
            false);
       return false;
     }
+    // A heterogeneous variadic parameter (Loop's and Scan's carried values) binds no one type.
     auto [it, inserted] = bound.emplace(f.GetTypeStr(), std::make_pair(type, i));
-    if (!inserted && it->second.first != type) {
+    if (f.GetIsHomogeneous() && !inserted && it->second.first != type) {
       const std::string& other = it->second.first;
       fail(what + " where input " + std::to_string(it->second.second) + " made " + f.GetTypeStr() +
                " " + other.substr(7, other.size() - 8) + " (they must be one type)",
@@ -542,7 +635,7 @@ bool Importer::convertNodes(const ::onnx::GraphProto& graph, const Registry& reg
   // Converts node `n`; `epilogue` offers a Conv the nodes it may fold in (conv_fusion.h).
   auto convert = [&](int n, ConvEpilogue* epilogue) {
     const ::onnx::NodeProto& node = graph.node(n);
-    current_label_ = label(node, n);
+    current_label_ = label_prefix_ + label(node, n);
     for (const std::string& in : node.input())
       if (!in.empty() && !defined(in)) {
         fail(current_label_ + ": input '" + in +
@@ -696,6 +789,12 @@ std::optional<double> NodeContext::constScalar(size_t i) {
   return static_cast<double>((*data.getValues<APInt>().begin()).getSExtValue());
 }
 
+FailureOr<SmallVector<Tensor>> NodeContext::subgraph(const ::onnx::GraphProto& graph,
+                                                     ArrayRef<Tensor> inputs, Block* block,
+                                                     const std::string& what) {
+  return importer_.convertSubgraph(graph, inputs, block, what);
+}
+
 const ::onnx::AttributeProto* NodeContext::attr(llvm::StringRef name) const {
   for (const ::onnx::AttributeProto& a : node_.attribute())
     if (a.name() == name) return &a;
@@ -808,7 +907,7 @@ OwningOpRef<ModuleOp> importModel(llvm::StringRef bytes, const ImportOptions& op
       status->errors.push_back(
           prefix + deep->where + ": nests messages " + std::to_string(deep->depth) +
           " deep, beyond the " + std::to_string(kProtobufDepth) +
-          " levels protobuf parses (subgraphs of If, Loop and Scan are not imported anyway)");
+          " levels protobuf parses");
       status->unsupported = true;
       return nullptr;
     }

@@ -117,6 +117,14 @@ class NodeContext {
   // Normalizes an axis attribute or input in [-rank, rank) to [0, rank); fails (error) outside.
   FailureOr<int64_t> axis(int64_t axis, int64_t rank);
 
+  // A subgraph of this node (If's branches, Loop's and Scan's bodies) converted into `block`
+  // (appending; the caller adds the terminator), its inputs bound to `inputs` in order: its
+  // outputs as tensors materialized in the block. `what` names it in errors ("body"). Names it
+  // defines are gone afterwards.
+  FailureOr<llvm::SmallVector<Tensor>> subgraph(const ::onnx::GraphProto& graph,
+                                                ArrayRef<Tensor> inputs, Block* block,
+                                                const std::string& what);
+
   Importer& importer() { return importer_; }
   // Whether f32 convolutions become disc_ral.conv (ImportOptions::library_conv).
   bool libraryConv() const;
@@ -217,6 +225,7 @@ void addRecurrentOps(Registry& registry);    // ops_recurrent.cc: RNN, GRU, LSTM
 void addImageOps(Registry& registry);        // ops_image.cc: GridSample, NonMaxSuppression
 void addQuantizeOps(Registry& registry);     // ops_quantize.cc: QuantizeLinear, QLinear*, ...
 void addSelectOps(Registry& registry);       // ops_select.cc: NonZero, Compress, MaxUnpool
+void addControlOps(Registry& registry);      // ops_control.cc: If, Loop, Scan
 
 }  // namespace onnx
 }  // namespace disc_ral
