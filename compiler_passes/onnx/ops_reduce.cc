@@ -734,7 +734,11 @@ LogicalResult convertInstanceNorm(NodeContext& n) {
   Normalized norm = normalize(b, loc, convertTensor(b, loc, n.value(0), ct), axes, eps);
   // Scale and B per channel: [C] as [C, 1, ...] against [N, C, S...].
   OpFoldResult channels = dimOf(b, loc, n.value(0), 1);
-  if (failed(
+  // Scale against B first: with the channels dynamic, two static sizes that differ would
+  // otherwise only be compared to the channels at run time, after typing the result by both.
+  if (failed(checkSameDim(n, dimOf(b, loc, n.value(1), 0), dimOf(b, loc, n.value(2), 0),
+                          "scale's and B's sizes")) ||
+      failed(
           checkSameDim(n, dimOf(b, loc, n.value(1), 0), channels, "scale's size and channels")) ||
       failed(checkSameDim(n, dimOf(b, loc, n.value(2), 0), channels, "B's size and channels")))
     return failure();
