@@ -113,6 +113,8 @@ class Importer {
   std::set<std::string> unsigned_params_;
   int64_t opset_ = 0;
   int64_t constant_bytes_ = 0;
+  int64_t subgraph_conversions_ = 0;
+  static constexpr int64_t kMaxSubgraphConversions = 2000;
   Tensor absent_;
 };
 
@@ -258,6 +260,14 @@ FailureOr<SmallVector<Tensor>> Importer::convertSubgraph(const ::onnx::GraphProt
                                                          ArrayRef<Tensor> inputs, Block* block,
                                                          const std::string& what) {
   const std::string where = current_label_ + " " + what;
+  // A loop converts its body again when the body's types differ from the ones assumed, so
+  // nested loops could multiply conversions: a bound keeps a hostile model's import short.
+  if (++subgraph_conversions_ > kMaxSubgraphConversions) {
+    fail(where + ": control flow needs more than " + std::to_string(kMaxSubgraphConversions) +
+             " subgraph conversions (nested too deep)",
+         true);
+    return failure();
+  }
   if (graph.input_size() != static_cast<int>(inputs.size())) {
     fail(where + " takes " + std::to_string(graph.input_size()) + " inputs; " +
              std::to_string(inputs.size()) + " are given to it",

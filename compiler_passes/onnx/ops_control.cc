@@ -4,6 +4,7 @@
 #include <functional>
 
 #include "compiler_passes/onnx/builders.h"
+#include "compiler_passes/onnx/checked_int.h"
 #include "compiler_passes/onnx/node_context.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -209,10 +210,27 @@ FailureOr<LoopResult> buildLoop(NodeContext& n, const LoopSpec& spec) {
                    " outputs where " + std::to_string(expected) + " are expected");
   SmallVector<RankedTensorType> carried_types, scan_types;
   for (const Tensor& t : spec.carried) carried_types.push_back(t.type);
-  // Scan elements' types are learnt from the body; a first guess of rank 0.
-  for (int64_t k = 0; k < spec.scans; ++k)
-    scan_types.push_back(RankedTensorType::get({}, b.getF32Type()));
+  // Scan elements' types are learnt from the body; a first guess from its declared outputs.
   SmallVector<bool> scan_unsigned(spec.scans, false);
+  for (int64_t k = 0; k < spec.scans; ++k) {
+    const ::onnx::TypeProto& declared =
+        spec.body->output((spec.cond_output ? 1 : 0) + carried + k).type();
+    RankedTensorType guess = RankedTensorType::get({}, b.getF32Type());
+    if (declared.has_tensor_type() && declared.tensor_type().has_shape()) {
+      bool is_unsigned = false;
+      Type element = storageTypeOf(b.getContext(), declared.tensor_type().elem_type(), &is_unsigned);
+      SmallVector<int64_t> dims;
+      for (const auto& d : declared.tensor_type().shape().dim())
+        dims.push_back(d.has_dim_value() && d.dim_value() >= 0 && d.dim_value() <= kMaxSize
+                           ? d.dim_value()
+                           : ShapedType::kDynamic);
+      if (element) {
+        guess = RankedTensorType::get(dims, element);
+        scan_unsigned[k] = is_unsigned;
+      }
+    }
+    scan_types.push_back(guess);
+  }
   Type i64 = b.getI64Type(), i1 = b.getI1Type();
   // Each attempt converts the body with the types it assumes; when the body gives others (a
   // carried value that grows, a scan element's real type), the loop is rebuilt with them.

@@ -417,3 +417,30 @@ def test_scan_inputs_of_different_lengths_fail_cleanly(tmp_path):
         mod(torch.ones(3, 2), torch.ones(4, 2))
     got = outputs(mod(torch.ones(3, 2), torch.full((3, 2), 2.0)))[0]
     assert torch.equal(got, torch.full((3, 2), 3.0))
+
+
+def test_nested_loops_whose_types_settle_late_import_in_bounded_time(tmp_path):
+    # 25 Loops, each in the body of the one above, each growing a carried value that starts
+    # as a constant of its own: every level converts its body twice (once the value's dim is
+    # found to change), which nested 25 deep would be 2^25 conversions of the innermost body.
+    def level(depth):
+        nodes = [helper.make_node("Identity", ["c"], [f"c_out{depth}"]),
+                 helper.make_node("Concat", ["v", "v"], [f"grown{depth}"], axis=0)]
+        out = f"grown{depth}"
+        if depth < 25:
+            nodes += [const(f"init{depth}", np.ones(1, np.float32)),
+                      helper.make_node("Loop", ["two", "", f"init{depth}"], [f"inner{depth}"],
+                                       body=level(depth + 1)),
+                      helper.make_node("ReduceSum", [f"inner{depth}"], [f"s{depth}"],
+                                       keepdims=1),
+                      helper.make_node("Add", [f"grown{depth}", f"s{depth}"], [f"v_out{depth}"])]
+            out = f"v_out{depth}"
+        return helper.make_graph(nodes, f"body{depth}",
+                                 [tensor("i", I64, []), tensor("c", B, []), tensor("v", F, None)],
+                                 [tensor(f"c_out{depth}", B, []), tensor(out, F, None)])
+    m = model([const("two", np.int64(2)),
+               helper.make_node("Loop", ["two", "", "x"], ["y"], body=level(0))],
+              [tensor("x", F, [1])], [tensor("y", F, None)])
+    rc, err, _ = compile_model(tmp_path, m)
+    assert rc == UNSUPPORTED, err
+    assert "more than 2000 subgraph conversions (nested too deep)" in err
