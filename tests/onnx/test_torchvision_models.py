@@ -1,4 +1,4 @@
-"""torchvision's resnet18, mobilenet_v2 and efficientnet_b0, a ViT and a Transformer encoder
+"""torchvision's resnet18, mobilenet_v2, efficientnet_b0 and swin_t, a ViT and a Transformer encoder
 (random weights, small inputs), exported by torch.onnx.export with a dynamic batch and compiled
 by ral-compile with no flags, against eager PyTorch: the whole pipeline a user runs (library
 convolutions with folded epilogues, channels-last activations, GEMMs, the generated loops in
@@ -35,6 +35,9 @@ MODELS = {
     "resnet18": (lambda: torchvision.models.resnet18(weights=None), (3, 64, 64)),
     "mobilenet_v2": (lambda: torchvision.models.mobilenet_v2(weights=None), (3, 64, 64)),
     "efficientnet_b0": (lambda: torchvision.models.efficientnet_b0(weights=None), (3, 64, 64)),
+    # Shifted windows: the attention mask exported as ScatterND, the windows as pads, rolls
+    # and reshapes of dynamic dims.
+    "swin_t": (lambda: torchvision.models.swin_t(weights=None), (3, 64, 64)),
     "vit": (vit, (3, 32, 32)),
     "transformer_encoder": (encoder, (16, 32)),
 }
