@@ -193,9 +193,69 @@ LogicalResult convertGemm(NodeContext& n) {
   return success();
 }
 
-// Einsum: one linalg.generic over every label of the equation (and the dims an ellipsis
-// stands for), the output's labels parallel and the rest reduced, the body the product of the
-// inputs' elements added to the sum. A label repeated in one input takes its diagonal; an
+// A two-input float Einsum as one GEMM (batched over the labels both inputs share with the
+// output): each input transposed to [batch, free, contracted] and reshaped to 3-D, the product
+// reshaped and transposed to the output's order. Null when the equation needs more than that
+// (a diagonal, a label summed within one input, an ellipsis dim broadcast from 1): the caller's
+// contraction loop computes those. `in` holds each input's loop dims (AffineDimExprs or, for a
+// broadcast dim, a constant), `out` the output's, `size` every loop dim's size.
+FailureOr<std::optional<Value>> einsumAsGemm(NodeContext& n, ArrayRef<Value> inputs,
+                                             ArrayRef<SmallVector<AffineExpr>> in_exprs,
+                                             ArrayRef<int64_t> out, ArrayRef<OpFoldResult> size) {
+  OpBuilder& b = n.b();
+  Location loc = n.loc();
+  SmallVector<SmallVector<int64_t>> in(2);
+  for (int i = 0; i < 2; ++i)
+    for (AffineExpr e : in_exprs[i]) {
+      auto d = dyn_cast<AffineDimExpr>(e);
+      if (!d || llvm::is_contained(in[i], d.getPosition())) return std::optional<Value>();
+      in[i].push_back(d.getPosition());
+    }
+  SmallVector<int64_t> batch, m, cols, k;
+  for (int64_t l : out) {
+    const bool a = llvm::is_contained(in[0], l), c = llvm::is_contained(in[1], l);
+    (a && c ? batch : a ? m : cols).push_back(l);
+  }
+  for (int64_t l : in[0])
+    if (!llvm::is_contained(out, l)) {
+      if (!llvm::is_contained(in[1], l)) return std::optional<Value>();
+      k.push_back(l);
+    }
+  for (int64_t l : in[1])
+    if (!llvm::is_contained(out, l) && !llvm::is_contained(in[0], l))
+      return std::optional<Value>();
+  auto sizesOf = [&](ArrayRef<int64_t> ls) {
+    SmallVector<OpFoldResult> v;
+    for (int64_t l : ls) v.push_back(size[l]);
+    return v;
+  };
+  // One operand in the order of `groups`, flattened to one dim per group.
+  auto operand = [&](int i, std::initializer_list<ArrayRef<int64_t>> groups) {
+    SmallVector<int64_t> perm;
+    SmallVector<OpFoldResult> dims;
+    for (ArrayRef<int64_t> g : groups) {
+      for (int64_t l : g) perm.push_back(llvm::find(in[i], l) - in[i].begin());
+      dims.push_back(product(b, loc, sizesOf(g)));
+    }
+    return reshape(b, loc, transpose(b, loc, inputs[i], perm), dims);
+  };
+  Value a = batch.empty() ? operand(0, {m, k}) : operand(0, {batch, m, k});
+  Value c = batch.empty() ? operand(1, {k, cols}) : operand(1, {batch, k, cols});
+  FailureOr<Value> product_ = numpyMatmul(n, a, c);
+  if (failed(product_)) return failure();
+  SmallVector<int64_t> order(batch);
+  order.append(m.begin(), m.end());
+  order.append(cols.begin(), cols.end());
+  Value r = reshape(b, loc, *product_, sizesOf(order));
+  SmallVector<int64_t> perm;
+  for (int64_t l : out) perm.push_back(llvm::find(order, l) - order.begin());
+  return std::optional<Value>(transpose(b, loc, r, perm));
+}
+
+// Einsum: a (batched) matrix product of two float inputs runs as GEMMs (einsumAsGemm); any
+// other equation is one linalg.generic over every label of the equation (and the dims an
+// ellipsis stands for), the output's labels parallel and the rest reduced, the body the product
+// of the inputs' elements added to the sum. A label repeated in one input takes its diagonal; an
 // ellipsis broadcasts numpy's way (a dim of static size 1 against a larger one). Without "->" the
 // output is the ellipsis dims, then the labels used once, in alphabetical order.
 LogicalResult convertEinsum(NodeContext& n) {
@@ -328,6 +388,20 @@ LogicalResult convertEinsum(NodeContext& n) {
       }
       if (failed(checkSameDim(n, dims[d], size[loop], "sizes of one label")))
         return failure();
+    }
+  }
+  // Two float inputs: the GEMM kernels, when the equation is a (batched) matrix product.
+  if (count == 2 && isFloat(t)) {
+    SmallVector<int64_t> out_loops;
+    for (char c : out_labels) {
+      if (c != '.') out_loops.push_back(dim_of[c]);
+      for (int64_t e = 0; c == '.' && e < ell; ++e) out_loops.push_back(e);
+    }
+    FailureOr<std::optional<Value>> gemm = einsumAsGemm(n, inputs, exprs, out_loops, size);
+    if (failed(gemm)) return failure();
+    if (*gemm) {
+      n.setOutput(0, **gemm);
+      return success();
     }
   }
   SmallVector<AffineMap> maps;

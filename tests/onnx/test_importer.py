@@ -335,6 +335,16 @@ def test_scatter_elements_and_nd_against_numpy(tmp_path, reduction):
     ("b...d,d->b...", [[2, 1, "n", 4], [4]]),
     ("...j,...j->...", [[2, 1, 3], ["n", 3]]),
     ("ijk,ikl,k->jl", [[2, 3, "n"], [2, "n", 4], ["n"]]),
+    # Matrix products of two inputs run as GEMMs (einsumAsGemm): batch, free and contracted
+    # labels in any order, outer products, element-wise products, an ellipsis as batch dims.
+    ("bhqd,bhkd->bhqk", [["n", 2, 5, 3], ["n", 2, 4, 3]]),
+    ("ji,jk->ki", [["n", 3], ["n", 2]]),
+    ("abc,cd->dba", [[2, "n", 3], [3, 4]]),
+    ("i,j->ij", [["n"], [4]]),
+    ("ij,ij->ij", [[3, "n"], [3, "n"]]),
+    ("bik,bkj->", [[2, "n", 3], [2, 3, "n"]]),
+    ("...ij,...jk->...ik", [[2, "n", 3], [2, 3, 4]]),
+    ("kj,ik", [[4, 3], ["n", 4]]),
 ])
 def test_einsum_against_torch(tmp_path, equation, shapes):
     names = [f"x{i}" for i in range(len(shapes))]
@@ -350,6 +360,23 @@ def test_einsum_against_torch(tmp_path, equation, shapes):
         got = mod(*xs)
         assert got.shape == want.shape
         np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_einsum_matrix_products_are_gemms(tmp_path):
+    def ops(equation, shapes):
+        m = model([helper.make_node("Einsum", ["a", "b"], ["y"], equation=equation)],
+                  [tensor(nm, F, s) for nm, s in zip("ab", shapes)], [tensor("y", F, None)],
+                  opset=12)
+        path = tmp_path / "e.onnx"
+        onnx.save(m, str(path))
+        r = subprocess.run([RAL_COMPILE, str(path), "--emit=import", "-o", "-"],
+                           capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        return r.stdout
+    assert "linalg.batch_matmul" in ops("bhqd,bhkd->bhqk", [[1, 2, 5, 3], [1, 2, 4, 3]])
+    assert "linalg.matmul" in ops("ji,jk->ki", [[4, 3], [4, 2]])
+    # A diagonal is no matrix product: the contraction loop.
+    assert "matmul" not in ops("ii,ij->j", [[3, 3], [3, 2]])
 
 
 def test_einsum_errors_name_the_term(tmp_path):
