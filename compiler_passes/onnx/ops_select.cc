@@ -1,8 +1,10 @@
 // Operators whose output size or placement depends on the data: NonZero and Compress (sized by
 // a count taken first, then filled by a loop in row-major order) and MaxUnpool (a scatter into
-// zeros at MaxPool's indices), and ReverseSequence (each sequence reversed within its length).
+// zeros at MaxPool's indices), ReverseSequence (each sequence reversed within its length), and
+// Unique (rows sorted by ral_topk, then grouped by a loop).
 #include <string>
 
+#include "compiler_passes/dialect.h"
 #include "compiler_passes/onnx/builders.h"
 #include "compiler_passes/onnx/node_context.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -259,7 +261,237 @@ LogicalResult convertReverseSequence(NodeContext& n) {
 
 }  // namespace
 
+// The order of `keys` ([1, n] of a ral_topk type) from smallest to largest, ties by lower
+// index (so a stable sort), NaN last: ral_topk with k = n.
+Value ascendingOrder(OpBuilder& b, Location loc, Value keys, Value n) {
+  auto type = cast<RankedTensorType>(keys.getType());
+  SmallVector<OpFoldResult> dims = {b.getIndexAttr(1), OpFoldResult(n)};
+  Value values = emptyTensor(b, loc, dims, type.getElementType());
+  Value indices = emptyTensor(b, loc, dims, b.getI64Type());
+  Value k = b.create<arith::IndexCastOp>(loc, b.getI64Type(), n);
+  auto topk = b.create<TopKOp>(loc, TypeRange{values.getType(), indices.getType()}, keys, k,
+                               values, indices, /*smallest=*/true);
+  return topk.getResult(1);
+}
+
+Value extractAt(OpBuilder& b, Location loc, Value t, ValueRange at) {
+  return b.create<tensor::ExtractOp>(loc, t, at);
+}
+
+Value toIndex(OpBuilder& b, Location loc, Value v) {
+  return b.create<arith::IndexCastOp>(loc, b.getIndexType(), v);
+}
+
+// Unique: the distinct elements (or slices along `axis`) of X, in ascending order (`sorted`, the
+// default; lexicographic for slices) or in order of first occurrence, with each one's first
+// index, the index of each element's (slice's) group, and each group's size. X as rows
+// [count, width] (one element per row without an axis) is sorted stably one column at a time,
+// last column first (ral_topk per column), so equal rows end up adjacent with their first index
+// first; one loop then marks where groups start and another fills the outputs, sized by the
+// number of groups. NaNs are one group (numpy's `equal_nan`), after every number.
+LogicalResult convertUnique(NodeContext& n) {
+  OpBuilder& b = n.b();
+  Location loc = n.loc();
+  if (!n.libraryTopK())
+    return n.unsupported("Unique on this device (it sorts with the ral_topk kernel: cpu and cuda)");
+  Type t = n.elementType(0), i64 = b.getI64Type(), key_type = t;
+  if (t.isF16() || t.isBF16()) {
+    key_type = b.getF32Type();
+  } else if (t.isInteger(1) || t.isInteger(8) || t.isInteger(16)) {
+    key_type = b.getI32Type();
+  } else if (!t.isF32() && !t.isF64() && !t.isInteger(32) && !t.isInteger(64)) {
+    return n.unsupported("Unique of this element type");
+  }
+  const int64_t rank = n.rank(0);
+  std::optional<int64_t> axis;
+  if (n.has("axis")) {
+    FailureOr<int64_t> a = n.axis(n.i("axis", 0), rank);
+    if (failed(a)) return failure();
+    axis = *a;
+  }
+  const bool sorted = n.i("sorted", 1) != 0;
+  Value x = n.value(0);
+  SmallVector<OpFoldResult> dims = dimsOf(b, loc, x), slice_dims;
+  SmallVector<int64_t> perm;
+  Value rows;
+  if (!axis) {
+    rows = reshape(b, loc, x, {product(b, loc, dims), b.getIndexAttr(1)});
+  } else {
+    perm.push_back(*axis);
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != *axis) perm.push_back(d);
+    Value moved = transpose(b, loc, x, perm);
+    SmallVector<OpFoldResult> md = dimsOf(b, loc, moved);
+    slice_dims.assign(md.begin() + 1, md.end());
+    rows = reshape(b, loc, moved, {md[0], product(b, loc, slice_dims)});
+  }
+  SmallVector<OpFoldResult> rd = dimsOf(b, loc, rows);
+  Value count = indexValue(b, loc, rd[0]), width = indexValue(b, loc, rd[1]);
+  Value keys_src = convertTensor(b, loc, rows, key_type);
+  Value zero = b.create<arith::ConstantIndexOp>(loc, 0),
+        one = b.create<arith::ConstantIndexOp>(loc, 1);
+
+  // order: the rows by ascending value, stably, one column at a time from the last.
+  Value order = generate(b, loc, emptyTensor(b, loc, {OpFoldResult(count)}, i64), {}, {},
+                         [&](OpBuilder& gb, Location gl, ValueRange) -> Value {
+                           return gb.create<arith::IndexCastOp>(
+                               gl, i64, gb.create<linalg::IndexOp>(gl, 0));
+                         });
+  auto by_column = b.create<scf::ForOp>(
+      loc, zero, width, one, ValueRange{order},
+      [&](OpBuilder& lb, Location ll, Value j, ValueRange c) {
+        Value col = lb.create<arith::SubIOp>(ll, lb.create<arith::SubIOp>(ll, width, one), j);
+        Value keys = generate(
+            lb, ll, emptyTensor(lb, ll, {lb.getIndexAttr(1), OpFoldResult(count)}, key_type), {},
+            {}, [&](OpBuilder& gb, Location gl, ValueRange) -> Value {
+              Value p = gb.create<linalg::IndexOp>(gl, 1);
+              Value r = toIndex(gb, gl, extractAt(gb, gl, c[0], p));
+              return extractAt(gb, gl, keys_src, {r, col});
+            });
+        Value step = ascendingOrder(lb, ll, keys, count);
+        Value next = generate(lb, ll, emptyTensor(lb, ll, {OpFoldResult(count)}, i64), {}, {},
+                              [&](OpBuilder& gb, Location gl, ValueRange) -> Value {
+                                Value p = gb.create<linalg::IndexOp>(gl, 0);
+                                Value q = toIndex(gb, gl, extractAt(gb, gl, step, {zero, p}));
+                                return extractAt(gb, gl, c[0], q);
+                              });
+        lb.create<scf::YieldOp>(ll, next);
+      });
+  order = by_column.getResult(0);
+
+  // Whether rows r and s of `rows` are equal (NaN equal to NaN).
+  const bool float_rows = isFloat(t);
+  auto sameRows = [&](OpBuilder& ob, Location ol, Value r, Value s) -> Value {
+    Value all = ob.create<arith::ConstantIntOp>(ol, 1, 1);
+    auto cols = ob.create<scf::ForOp>(
+        ol, zero, width, one, ValueRange{all},
+        [&](OpBuilder& cb, Location cl, Value col, ValueRange acc) {
+          Value u = extractAt(cb, cl, rows, {r, col}), v = extractAt(cb, cl, rows, {s, col});
+          Value eq;
+          if (float_rows) {
+            Value both_nan = cb.create<arith::AndIOp>(
+                cl, cb.create<arith::CmpFOp>(cl, arith::CmpFPredicate::UNO, u, u),
+                cb.create<arith::CmpFOp>(cl, arith::CmpFPredicate::UNO, v, v));
+            eq = cb.create<arith::OrIOp>(
+                cl, cb.create<arith::CmpFOp>(cl, arith::CmpFPredicate::OEQ, u, v), both_nan);
+          } else {
+            eq = cb.create<arith::CmpIOp>(cl, arith::CmpIPredicate::eq, u, v);
+          }
+          cb.create<scf::YieldOp>(cl, ValueRange{cb.create<arith::AndIOp>(cl, acc[0], eq)});
+        });
+    return cols.getResult(0);
+  };
+  // starts[p]: sorted row p begins a group (row 0 always does); groups: how many do.
+  Value starts0 = emptyTensor(b, loc, {OpFoldResult(count)}, b.getI1Type());
+  auto marking = b.create<scf::ForOp>(
+      loc, zero, count, one, ValueRange{starts0, zero},
+      [&](OpBuilder& lb, Location ll, Value p, ValueRange c) {
+        Value prev = lb.create<arith::SubIOp>(ll, lb.create<arith::MaxUIOp>(ll, p, one), one);
+        Value same = sameRows(lb, ll, toIndex(lb, ll, extractAt(lb, ll, order, prev)),
+                              toIndex(lb, ll, extractAt(lb, ll, order, p)));
+        Value first = lb.create<arith::CmpIOp>(ll, arith::CmpIPredicate::eq, p, zero);
+        Value start = lb.create<arith::OrIOp>(
+            ll, first,
+            lb.create<arith::XOrIOp>(ll, same, lb.create<arith::ConstantIntOp>(ll, 1, 1)));
+        Value starts = lb.create<tensor::InsertOp>(ll, start, c[0], p);
+        Value groups =
+            lb.create<arith::AddIOp>(ll, c[1], lb.create<arith::SelectOp>(ll, start, one, zero));
+        lb.create<scf::YieldOp>(ll, ValueRange{starts, groups});
+      });
+  Value starts = marking.getResult(0), groups = marking.getResult(1);
+
+  // The outputs in sorted order: each group's row, first index and size; each row's group.
+  Value y0 = emptyTensor(b, loc, {OpFoldResult(groups), OpFoldResult(width)}, t);
+  Value first0 = emptyTensor(b, loc, {OpFoldResult(groups)}, i64);
+  Value sizes0 = filled(b, loc, {OpFoldResult(groups)}, intConstant(b, loc, i64, 0));
+  Value inverse0 = emptyTensor(b, loc, {OpFoldResult(count)}, i64);
+  auto filling = b.create<scf::ForOp>(
+      loc, zero, count, one, ValueRange{y0, first0, sizes0, inverse0, zero},
+      [&](OpBuilder& lb, Location ll, Value p, ValueRange c) {
+        Value start = extractAt(lb, ll, starts, p);
+        Value seen = lb.create<arith::AddIOp>(ll, c[4], lb.create<arith::SelectOp>(ll, start, one, zero));
+        Value g = lb.create<arith::SubIOp>(ll, seen, one);
+        Value r64 = extractAt(lb, ll, order, p);
+        Value r = toIndex(lb, ll, r64);
+        auto placed = lb.create<scf::IfOp>(
+            ll, start,
+            [&](OpBuilder& ib, Location il) {
+              SmallVector<OpFoldResult> size = {ib.getIndexAttr(1), OpFoldResult(width)},
+                                        stride = {ib.getIndexAttr(1), ib.getIndexAttr(1)};
+              Value row = ib.create<tensor::ExtractSliceOp>(
+                  il, rows, SmallVector<OpFoldResult>{r, ib.getIndexAttr(0)}, size, stride);
+              Value y = ib.create<tensor::InsertSliceOp>(
+                  il, row, c[0], SmallVector<OpFoldResult>{g, ib.getIndexAttr(0)}, size, stride);
+              Value first = ib.create<tensor::InsertOp>(il, r64, c[1], g);
+              ib.create<scf::YieldOp>(il, ValueRange{y, first});
+            },
+            [&](OpBuilder& eb, Location el) { eb.create<scf::YieldOp>(el, ValueRange{c[0], c[1]}); });
+        Value size = lb.create<arith::AddIOp>(ll, extractAt(lb, ll, c[2], g),
+                                              intConstant(lb, ll, i64, 1));
+        Value sizes = lb.create<tensor::InsertOp>(ll, size, c[2], g);
+        Value inverse = lb.create<tensor::InsertOp>(
+            ll, lb.create<arith::IndexCastOp>(ll, i64, g), c[3], r);
+        lb.create<scf::YieldOp>(
+            ll, ValueRange{placed.getResult(0), placed.getResult(1), sizes, inverse, seen});
+      });
+  Value y = filling.getResult(0), first = filling.getResult(1), sizes = filling.getResult(2),
+        inverse = filling.getResult(3);
+
+  if (!sorted) {
+    // Groups by first occurrence: ascending first indices, and each group's new place.
+    Value keys = reshape(b, loc, first, {b.getIndexAttr(1), OpFoldResult(groups)});
+    Value by_first = ascendingOrder(b, loc, keys, groups);
+    Value place0 = emptyTensor(b, loc, {OpFoldResult(groups)}, i64);
+    auto placing = b.create<scf::ForOp>(
+        loc, zero, groups, one, ValueRange{place0},
+        [&](OpBuilder& lb, Location ll, Value j, ValueRange c) {
+          Value g = toIndex(lb, ll, extractAt(lb, ll, by_first, {zero, j}));
+          lb.create<scf::YieldOp>(
+              ll, ValueRange{lb.create<tensor::InsertOp>(
+                      ll, lb.create<arith::IndexCastOp>(ll, i64, j), c[0], g)});
+        });
+    Value place = placing.getResult(0);
+    // v[j] = old[by_first[j]] over dim 0 of a [groups] or [groups, width] tensor.
+    auto regroup = [&](Value old) {
+      auto type = cast<RankedTensorType>(old.getType());
+      return generate(b, loc, emptyTensor(b, loc, dimsOf(b, loc, old), type.getElementType()), {},
+                      {}, [&](OpBuilder& gb, Location gl, ValueRange) -> Value {
+                        SmallVector<Value> at;
+                        for (int64_t d = 0; d < type.getRank(); ++d)
+                          at.push_back(gb.create<linalg::IndexOp>(gl, d));
+                        at[0] = toIndex(gb, gl, extractAt(gb, gl, by_first, {zero, at[0]}));
+                        return extractAt(gb, gl, old, at);
+                      });
+    };
+    y = regroup(y);
+    first = regroup(first);
+    sizes = regroup(sizes);
+    Value old_inverse = inverse;
+    inverse = generate(b, loc, emptyTensor(b, loc, {OpFoldResult(count)}, i64), {}, {},
+                       [&](OpBuilder& gb, Location gl, ValueRange) -> Value {
+                         Value i = gb.create<linalg::IndexOp>(gl, 0);
+                         Value g = toIndex(gb, gl, extractAt(gb, gl, old_inverse, i));
+                         return extractAt(gb, gl, place, g);
+                       });
+  }
+  if (!axis) {
+    y = reshape(b, loc, y, {OpFoldResult(groups)});
+  } else {
+    SmallVector<OpFoldResult> yd = {OpFoldResult(groups)};
+    yd.append(slice_dims.begin(), slice_dims.end());
+    SmallVector<int64_t> back(rank);
+    for (int64_t d = 0; d < rank; ++d) back[perm[d]] = d;
+    y = transpose(b, loc, reshape(b, loc, y, yd), back);
+  }
+  n.setOutput(0, y);
+  n.setOutput(1, first);
+  n.setOutput(2, inverse);
+  n.setOutput(3, sizes);
+  return success();
+}
+
 void addSelectOps(Registry& r) {
+  r["Unique"] = {convertUnique, {"axis", "sorted"}};
   r["NonZero"] = {convertNonZero, {}};
   r["Compress"] = {convertCompress, {"axis"}};
   r["MaxUnpool"] = {convertMaxUnpool, {"kernel_shape", "pads", "strides"}};

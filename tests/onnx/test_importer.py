@@ -1274,3 +1274,87 @@ def test_dynamic_transformer_layer_on_vulkan_matches_cpu(tmp_path):
                            capture_output=True, text=True)
         assert r.returncode == 0, r.stderr
         np.testing.assert_allclose(np.load(y), want, rtol=1e-4, atol=1e-4, err_msg=device)
+
+
+def unique_reference(x, axis, sorted_):
+    y, idx, inv, cnt = np.unique(x, return_index=True, return_inverse=True, return_counts=True,
+                                 axis=axis)
+    if not sorted_:  # ONNX's reference: the groups in order of first occurrence
+        order = np.argsort(idx, kind="stable")
+        y = np.take(y, order, axis=0 if axis is None else axis)
+        place = np.empty_like(order)
+        place[order] = np.arange(len(order))
+        idx, cnt, inv = idx[order], cnt[order], place[inv]
+    return y, idx, inv.reshape(-1), cnt
+
+
+@pytest.mark.parametrize("dtype,onnx_type", [(np.float32, F), (np.int64, TensorProto.INT64),
+                                              (np.int8, TensorProto.INT8),
+                                              (np.float16, TensorProto.FLOAT16)])
+@pytest.mark.parametrize("sorted_", [1, 0])
+def test_unique_flat_against_numpy(tmp_path, dtype, onnx_type, sorted_):
+    m = model([helper.make_node("Unique", ["x"], ["y", "i", "inv", "c"], sorted=sorted_)],
+              [tensor("x", onnx_type, ["a", "b"])],
+              [tensor(nm, t, None) for nm, t in [("y", onnx_type), ("i", TensorProto.INT64),
+                                                 ("inv", TensorProto.INT64),
+                                                 ("c", TensorProto.INT64)]], opset=11)
+    mod = load(tmp_path, m)
+    rng = np.random.default_rng(0)
+    for shape in [(4, 6), (1, 1), (0, 3), (3, 0), (7, 5)]:
+        x = rng.integers(-3, 4, size=shape).astype(dtype)
+        if dtype in (np.float32, np.float16) and x.size > 2:
+            x.flat[1] = np.nan  # NaNs are one group, after every number
+            x.flat[-1] = np.nan
+        xt = torch.from_numpy(np.ascontiguousarray(x.T)).t() if x.ndim == 2 else torch.from_numpy(x)
+        got = [g.numpy() for g in mod(xt)]
+        want = unique_reference(x, None, sorted_)
+        for g, w in zip(got, want):
+            assert g.shape == w.shape, (shape, g, w)
+            np.testing.assert_array_equal(g, w)
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1])
+@pytest.mark.parametrize("sorted_", [1, 0])
+def test_unique_slices_against_numpy(tmp_path, axis, sorted_):
+    m = model([helper.make_node("Unique", ["x"], ["y", "i", "inv", "c"], axis=axis,
+                                sorted=sorted_)],
+              [tensor("x", F, ["a", "b", 2])],
+              [tensor("y", F, None), tensor("i", TensorProto.INT64, None),
+               tensor("inv", TensorProto.INT64, None), tensor("c", TensorProto.INT64, None)],
+              opset=11)
+    mod = load(tmp_path, m)
+    rng = np.random.default_rng(1)
+    for shape in [(5, 3, 2), (1, 1, 2), (6, 2, 2)]:
+        x = rng.integers(0, 2, size=shape).astype(np.float32)
+        got = [g.numpy() for g in mod(torch.from_numpy(x))]
+        for g, w in zip(got, unique_reference(x, axis % 3, sorted_)):
+            assert g.shape == w.shape
+            np.testing.assert_array_equal(g, w)
+    # An empty slice: every slice alike, one group.
+    x = np.zeros((3, 0, 2), np.float32)
+    if axis != 1:
+        got = [g.numpy() for g in mod(torch.from_numpy(x))]
+        for g, w in zip(got, unique_reference(x, axis % 3, sorted_)):
+            assert g.shape == w.shape
+            np.testing.assert_array_equal(g, w)
+
+
+def test_torch_unique_exported(tmp_path):
+    class Labels(torch.nn.Module):
+        def forward(self, x):
+            values, inverse, counts = torch.unique(x, sorted=True, return_inverse=True,
+                                                   return_counts=True)
+            return values, inverse, counts
+
+    path = tmp_path / "u.onnx"
+    torch.onnx.export(Labels(), (torch.tensor([3, 1, 3, 2]),), str(path), input_names=["x"],
+                      dynamic_axes={"x": {0: "n"}}, opset_version=11)
+    out = tmp_path / "u.ralm"
+    r = subprocess.run([RAL_COMPILE, str(path), "-o", str(out)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    mod = ral_torch.load(str(out))
+    for x in [torch.tensor([5, 5, -1, 7, -1, 0]), torch.tensor([2]), torch.arange(40) % 7]:
+        got = mod(x)
+        want = torch.unique(x, sorted=True, return_inverse=True, return_counts=True)
+        for g, w in zip(got, want):
+            assert torch.equal(g, w)
