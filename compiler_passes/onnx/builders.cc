@@ -480,6 +480,13 @@ Value reshape(OpBuilder& b, Location loc, Value input, ArrayRef<OpFoldResult> di
   int64_t count = 1;
   for (int64_t s : sizes) count = static_target ? count * s : count;
   auto flat_type = RankedTensorType::get({static_target ? count : ShapedType::kDynamic}, element);
+  // Static counts that differ: the run-time check a caller emitted would fail every execution
+  // (a Squeeze of a constant [4] by axes read at run time); an error now, never a wrong cast.
+  const int64_t have = cast<RankedTensorType>(flat.getType()).getDimSize(0);
+  if (static_target && !ShapedType::isDynamic(have) && have != count) {
+    emitError(loc) << "cannot reshape " << have << " elements to a shape of " << count;
+    return emptyTensor(b, loc, dims, element);
+  }
   if (flat.getType() != flat_type) flat = b.create<tensor::CastOp>(loc, flat_type, flat);
   if (dims.empty())
     return b.create<tensor::CollapseShapeOp>(loc, RankedTensorType::get({}, element), flat,
