@@ -4,7 +4,9 @@
 // product (integer GEMM, im2col for convolutions), and for the QLinear ops requantization as
 // ONNX's reference does it: the accumulator times the scales in f32, rounded half to even, the
 // output zero point added, saturated to the output type.
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "compiler_passes/onnx/builders.h"
 #include "compiler_passes/onnx/node_context.h"
@@ -140,6 +142,46 @@ LogicalResult convertQuantizeLinear(NodeContext& n) {
   return success();
 }
 
+// DequantizeLinear of constants (a QDQ model's weights and biases), computed at import within
+// the constant budget: the weights stay constants, which the convolution and GEMM kernels
+// prepare once. Each element is one f32 rounding of the exact (x - zp) * scale, as the f32
+// arithmetic of ONNX's reference gives. Null when an operand is not constant or the result does
+// not fit the budget. Called once scalingOf() has checked the operands' shapes.
+std::optional<Tensor> foldedDequantize(NodeContext& n) {
+  DenseElementsAttr x = n.input(0).data, scale = n.input(1).data;
+  DenseElementsAttr zp = n.hasInput(2) ? n.input(2).data : DenseElementsAttr();
+  if (!x || !scale || (n.hasInput(2) && !zp)) return std::nullopt;
+  auto type = cast<RankedTensorType>(x.getType());
+  const int64_t count = type.getNumElements(), bytes = count * 4;
+  if (!n.constantFits(bytes)) return std::nullopt;
+  // Per axis: element i belongs to index (i / inner) % dim of the axis.
+  int64_t inner = 1, dim = 1;
+  if (scale.getNumElements() > 1) {
+    const int64_t axis = n.i("axis", 1) < 0 ? n.i("axis", 1) + type.getRank() : n.i("axis", 1);
+    dim = type.getDimSize(axis);
+    for (int64_t d = axis + 1; d < type.getRank(); ++d) inner *= type.getDimSize(d);
+  }
+  auto integers = [](DenseElementsAttr data, bool is_unsigned) {
+    SmallVector<int64_t> v;
+    for (const APInt& e : data.getValues<APInt>())
+      v.push_back(is_unsigned ? static_cast<int64_t>(e.getZExtValue()) : e.getSExtValue());
+    return v;
+  };
+  SmallVector<int64_t> xs = integers(x, n.isUnsigned(0));
+  SmallVector<int64_t> zs = zp ? integers(zp, n.isUnsigned(2)) : SmallVector<int64_t>{0};
+  SmallVector<float> scales(scale.getValues<float>().begin(), scale.getValues<float>().end());
+  std::vector<float> out(count);
+  for (int64_t i = 0; i < count; ++i) {
+    const int64_t c = scales.size() > 1 ? (i / inner) % dim : 0;
+    const int64_t z = zs.size() > 1 ? zs[c] : zs[0];
+    // (x - zp) has at most 33 significant bits and the scale 24: the double product is exact.
+    out[i] = static_cast<float>(static_cast<double>(xs[i] - z) * static_cast<double>(scales[c]));
+  }
+  if (failed(n.chargeConstant(bytes, "a dequantized constant"))) return std::nullopt;
+  return tensorOfData(DenseElementsAttr::get(
+      RankedTensorType::get(type.getShape(), n.b().getF32Type()), llvm::ArrayRef<float>(out)));
+}
+
 // DequantizeLinear: y = (x - x_zero_point) * x_scale in f32.
 LogicalResult convertDequantizeLinear(NodeContext& n) {
   OpBuilder& b = n.b();
@@ -147,6 +189,10 @@ LogicalResult convertDequantizeLinear(NodeContext& n) {
   FailureOr<Scaling> s = scalingOf(n, "x_scale");
   if (failed(s)) return failure();
   Type f32 = b.getF32Type();
+  if (std::optional<Tensor> folded = foldedDequantize(n)) {
+    n.setOutput(0, *folded);
+    return success();
+  }
   Value x = convertTensor(b, loc, n.value(0), f32, n.isUnsigned(0), false);
   Value y = elementwise(b, loc, {x, s->zero_point, s->scale}, f32,
                         [](OpBuilder& nb, Location nl, ValueRange a) -> Value {

@@ -484,14 +484,25 @@ LogicalResult convertRecurrent(NodeContext& n, Cell cell) {
   }
 
   Value xflat = reshape(b, loc, x, {mulIndex(b, loc, seq, batch), xd[2]});
-  Value w = n.value(1), r = n.value(2);
+  // The weights as the GEMMs read them, [D, X, G·H]: transposed at import when constant (as a
+  // model ships them), so no execution transposes megabytes of weights before its first step.
+  auto transposedWeights = [&](size_t i) -> Value {
+    Tensor& in = n.input(i);
+    if (in.data && n.constantFits(static_cast<int64_t>(in.data.getRawData().size())))
+      if (DenseElementsAttr folded = transposeConstant(in.data, {0, 2, 1})) {
+        (void)n.chargeConstant(static_cast<int64_t>(folded.getRawData().size()), "weights");
+        return b.create<arith::ConstantOp>(loc, folded);
+      }
+    return transpose(b, loc, n.value(i), {0, 2, 1});
+  };
+  Value w = transposedWeights(1), r = transposedWeights(2);
   SmallVector<Value> ys, hs, cs;
   for (int64_t d = 0; d < dirs; ++d) {
     Direction dir;
     dir.reverse = layer.reverse || d == 1;
     dir.acts = &layer.activations[d * activationsPerDirection(cell)];
-    Value wt = transpose(b, loc, sliceOuter(b, loc, w, d), {1, 0});  // [I, G·H]
-    dir.rt = transpose(b, loc, sliceOuter(b, loc, r, d), {1, 0});    // [H, G·H]
+    Value wt = sliceOuter(b, loc, w, d);      // [I, G·H]
+    dir.rt = sliceOuter(b, loc, r, d);        // [H, G·H]
     Value xw = gemm(b, loc, xflat, wt);
     if (Value bias = optionalSlice(n, 3, d)) {
       // Wb + Rb, except GRU's Rb of the h gate, which goes inside the step.

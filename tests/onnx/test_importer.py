@@ -7,6 +7,7 @@ CTest runs it with RAL_COMPILE at ral-compile and PYTHONPATH at the built ral_to
 
 import ctypes
 import os
+import re
 import subprocess
 
 import numpy as np
@@ -1107,6 +1108,37 @@ def test_reverse_sequence(tmp_path, time_axis):
     bad[0] = x.shape[time_axis] + 1
     with pytest.raises(RuntimeError, match="a length is outside"):
         mod(x, torch.tensor(bad))
+
+
+def test_dequantize_of_constants_folds_exactly(tmp_path):
+    # uint8 per axis 1 with zero points, int8 per tensor, int32 (a bias): computed at import,
+    # each element the f32 rounding of (x - zp) * scale as ONNX's reference gives it.
+    rng = np.random.default_rng(5)
+    U8, I8, I32 = TensorProto.UINT8, TensorProto.INT8, TensorProto.INT32
+    a = rng.integers(0, 256, (2, 3, 4)).astype(np.uint8)
+    a_s, a_z = rng.uniform(1e-3, 1, 3).astype(np.float32), np.array([0, 128, 255], np.uint8)
+    c = rng.integers(-128, 128, (5,)).astype(np.int8)
+    d = rng.integers(-2**31, 2**31 - 1, (6,)).astype(np.int32)
+    inits = {"a": a, "a_s": a_s, "a_z": a_z, "c": c, "c_s": np.array(0.37, np.float32),
+             "d": d, "d_s": np.float32(rng.uniform(1e-6, 1e-3, 6)).astype(np.float32)}
+    N = helper.make_node
+    m = model([N("DequantizeLinear", ["a", "a_s", "a_z"], ["ya"], axis=1),
+               N("DequantizeLinear", ["c", "c_s"], ["yc"]),
+               N("DequantizeLinear", ["d", "d_s"], ["yd"], axis=0)], [],
+              [tensor("ya", F, None), tensor("yc", F, None), tensor("yd", F, None)],
+              [numpy_helper.from_array(v, k) for k, v in inits.items()], opset=13)
+    path = tmp_path / "dq.onnx"
+    onnx.save(m, str(path))
+    r = subprocess.run([RAL_COMPILE, str(path), "--emit=import", "-o", "-"], capture_output=True,
+                       text=True)
+    assert r.returncode == 0, r.stderr
+    assert re.search(r"return %cst\w*, %cst\w*, %cst\w* :", r.stdout), r.stdout
+    got = [t.numpy() for t in load(tmp_path, m)()]
+    want = [(a.astype(np.float32) - a_z.astype(np.float32).reshape(1, 3, 1)) * a_s.reshape(1, 3, 1),
+            c.astype(np.float32) * np.float32(0.37),
+            (d.astype(np.float64) * inits["d_s"].astype(np.float64)).astype(np.float32)]
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
 
 
 def test_qdq_cnn_against_torch(tmp_path):
