@@ -26,7 +26,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 DEFAULT_FILTER = (r"^test_(lstm|gru|simple_rnn|rnn_seq|gridsample|lrn|shrink|eyelike|celu|"
                   r"quantizelinear|dequantizelinear|dynamicquantizelinear|[a-z]+_uint8|"
-                  r"bitshift_.*uint8|mvn)")
+                  r"bitshift_.*uint8|mvn|einsum|scan9_sum)")
 
 RUN_SH = """#!/usr/bin/env bash
 # Runs every packed ONNX model on the device with ral-run against ONNX's reference outputs.

@@ -720,6 +720,7 @@ NodeContext::NodeContext(Importer& importer, const ::onnx::NodeProto& node, OpBu
 
 bool NodeContext::libraryConv() const { return importer_.options().library_conv; }
 bool NodeContext::libraryTopK() const { return importer_.options().library_topk; }
+bool NodeContext::hostReadsTensors() const { return importer_.options().host_reads_tensors; }
 bool NodeContext::libraryLinear() const {
   return importer_.options().library_conv && importer_.options().library_linear;
 }

@@ -54,6 +54,11 @@ struct ImportOptions {
   // TopK becomes disc_ral.topk, run by the ral_topk library kernel (the cpu and cuda have it);
   // off, TopK is refused as unsupported on the device.
   bool library_topk = false;
+  // Whether the module's host code may read tensor elements (the CPU device). On GPUs tensors
+  // live in device memory the host cannot read: operators that decide on the host from tensor
+  // data (If on a condition computed at run time, Loop's trip count and condition, Unique's
+  // grouping) are refused by name as unsupported there.
+  bool host_reads_tensors = true;
 };
 
 struct ImportStatus {

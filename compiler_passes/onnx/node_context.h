@@ -131,6 +131,9 @@ class NodeContext {
   // Whether f32 MatMul and Gemm by a constant matrix become disc_ral.conv
   // (ImportOptions::library_linear).
   bool libraryLinear() const;
+  // Whether host code may read tensor elements (ImportOptions::host_reads_tensors); false on
+  // GPUs.
+  bool hostReadsTensors() const;
   // Whether TopK becomes disc_ral.topk (ImportOptions::library_topk).
   bool libraryTopK() const;
   // A Conv's planned epilogue (conv_fusion.h), or null; the converter sets `fused` when it

@@ -292,8 +292,9 @@ Value toIndex(OpBuilder& b, Location loc, Value v) {
 LogicalResult convertUnique(NodeContext& n) {
   OpBuilder& b = n.b();
   Location loc = n.loc();
-  if (!n.libraryTopK())
-    return n.unsupported("Unique on this device (it sorts with the ral_topk kernel: cpu and cuda)");
+  if (!n.hostReadsTensors())
+    return n.unsupported("Unique on this device (its grouping reads the sorted rows on the host, "
+                         "which cannot read device memory)");
   Type t = n.elementType(0), i64 = b.getI64Type(), key_type = t;
   if (t.isF16() || t.isBF16()) {
     key_type = b.getF32Type();

@@ -444,3 +444,79 @@ def test_nested_loops_whose_types_settle_late_import_in_bounded_time(tmp_path):
     rc, err, _ = compile_model(tmp_path, m)
     assert rc == UNSUPPORTED, err
     assert "more than 2000 subgraph conversions (nested too deep)" in err
+
+
+# ---- devices -------------------------------------------------------------------------------
+
+def compile_for(tmp_path, m, device, name="m"):
+    path = tmp_path / f"{name}.onnx"
+    path.write_bytes(m.SerializeToString())
+    out = tmp_path / f"{name}_{device}.ralm"
+    r = subprocess.run([RAL_COMPILE, str(path), "-o", str(out), f"--device={device}"],
+                       capture_output=True, text=True)
+    return r.returncode, r.stderr, out
+
+
+def test_constant_trip_loop_and_scan_on_vulkan_match_numpy(tmp_path):
+    # Nothing the host decides reads device memory: a constant trip count, Scan's length from a
+    # dim. Every loop body a SPIR-V kernel; ral-run on the first Vulkan device (lavapipe in CI).
+    ral_run = os.environ.get("RAL_RUN")
+    if not ral_run:
+        pytest.skip("RAL_RUN is not set")
+    if "vulkan" not in subprocess.run([ral_run, "--list-devices"], capture_output=True,
+                                      text=True).stdout:
+        pytest.skip("no Vulkan device")
+    body = loop_body([helper.make_node("Identity", ["c"], ["c_out"]),
+                      const("k", np.float32(1.5)),
+                      helper.make_node("Mul", ["y", "k"], ["y_out"]),
+                      helper.make_node("Identity", ["y_out"], ["s"])],
+                     [tensor("i", I64, []), tensor("c", B, []), tensor("y", F, [4])],
+                     [tensor("c_out", B, []), tensor("y_out", F, [4]), tensor("s", F, [4])])
+    scan_body = helper.make_graph([helper.make_node("Add", ["acc", "row"], ["acc_out"]),
+                                   helper.make_node("Identity", ["acc_out"], ["run"])], "scan",
+                                  [tensor("acc", F, [4]), tensor("row", F, [4])],
+                                  [tensor("acc_out", F, [4]), tensor("run", F, [4])])
+    m = model([const("m", np.int64(3)),
+               helper.make_node("Loop", ["m", "", "x"], ["y", "ys"], body=body),
+               helper.make_node("Scan", ["x", "ys"], ["total", "runs"], body=scan_body,
+                                num_scan_inputs=1)],
+              [tensor("x", F, [4])],
+              [tensor("y", F, None), tensor("ys", F, None), tensor("total", F, None),
+               tensor("runs", F, None)])
+    x = np.array([1.0, -2.0, 0.5, 4.0], np.float32)
+    np.save(tmp_path / "x.npy", x)
+    ys = np.stack([x * 1.5 ** (k + 1) for k in range(3)])
+    want = [ys[-1], ys, x + ys.sum(0), x + np.cumsum(ys, 0)]
+    for device in ["cpu", "vulkan"]:
+        rc, err, out = compile_for(tmp_path, m, device)
+        assert rc == 0, err
+        files = [tmp_path / f"o{k}_{device}.npy" for k in range(4)]
+        r = subprocess.run([ral_run, str(out), f"--device={device}",
+                            f"--input=@{tmp_path / 'x.npy'}"] + [f"--output=@{f}" for f in files],
+                           capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        for f, w in zip(files, want):
+            np.testing.assert_allclose(np.load(f), w, rtol=1e-6, err_msg=device)
+
+
+@pytest.mark.parametrize("device", ["vulkan", "cuda", "hsa"])
+def test_host_decisions_on_gpus_are_refused_by_name(tmp_path, device):
+    then_g = helper.make_graph([helper.make_node("Neg", ["x"], ["t"])], "then", [],
+                               [tensor("t", F, None)])
+    else_g = helper.make_graph([helper.make_node("Identity", ["x"], ["e"])], "else", [],
+                               [tensor("e", F, None)])
+    m = model([helper.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g,
+                                name="choose")],
+              [tensor("c", B, []), tensor("x", F, [2])], [tensor("y", F, None)])
+    rc, err, _ = compile_for(tmp_path, m, device, "if")
+    assert rc == UNSUPPORTED, err
+    assert "node 'choose' (If): unsupported If on a condition computed at run time" in err
+    body = loop_body([helper.make_node("Identity", ["c"], ["c_out"]),
+                      helper.make_node("Neg", ["v"], ["v_out"])],
+                     [tensor("i", I64, []), tensor("c", B, []), tensor("v", F, [2])],
+                     [tensor("c_out", B, []), tensor("v_out", F, [2])])
+    m = model([helper.make_node("Loop", ["m", "", "x"], ["y"], body=body, name="repeat")],
+              [tensor("m", I64, []), tensor("x", F, [2])], [tensor("y", F, None)])
+    rc, err, _ = compile_for(tmp_path, m, device, "loop")
+    assert rc == UNSUPPORTED, err
+    assert "node 'repeat' (Loop): unsupported Loop with a trip count or condition" in err
