@@ -6,10 +6,12 @@ large models and is left out) is compiled with the ral-compile CLI, in parallel,
 temporary directory, and classified:
 
 - unsupported: ral-compile exits with 5 (an operator, attribute or type the importer does not
-  handle; the op types it names are counted), or a graph input or output has a type torch cannot
-  hold (uint16/32/64, strings, sequences, optionals, maps);
+  handle; the op types it names are counted), or a graph input or output has a type neither
+  torch nor ral-run's .npy files hold (strings, sequences, optionals, maps);
 - supported: anything else. A module that compiled (exit 0) runs every test_data_set_N through
-  ral_torch.load and each output is compared with the reference as ONNX's backend runner does
+  ral_torch.load (through the ral-run CLI with .npy files when an input or output is
+  uint16/32/64, which torch lacks) and each output is compared with the reference as ONNX's
+  backend runner does
   (same shape and dtype; floating point at rtol=1e-3, atol=1e-7; other types exactly): passed or
   failed. Any other exit code of ral-compile fails the test (a supported model must compile).
 
@@ -23,7 +25,7 @@ test not listed there fails; a listed test that passes is reported so its line c
 
   /usr/bin/python3 tests/onnx/node_tests.py --ral-compile build/compiler_passes/ral-compile
       [--data /usr/share/libonnx-testdata/data] [--category node ...] [--filter REGEX]
-      [--jobs N] [--json out.json]
+      [--ral-run build/plugins/standalone/ral-run] [--jobs N] [--json out.json]
 
 Needs numpy and onnx (python3-onnx), and ral_torch on PYTHONPATH (<build>/python).
 """
@@ -58,6 +60,8 @@ TORCH_DTYPES = {1: "float32", 2: "uint8", 3: "int8", 5: "int16", 6: "int32", 7: 
                 9: "bool", 10: "float16", 11: "float64", 14: "complex64", 15: "complex128",
                 16: "bfloat16"}
 ONNX_TYPE_NAMES = {0: "undefined", 4: "uint16", 8: "string", 12: "uint32", 13: "uint64"}
+# Element types torch lacks that ral-run reads and writes as .npy: such tests run through it.
+RAL_RUN_TYPES = {4, 12, 13}
 UINT16, BFLOAT16 = 4, 16
 
 
@@ -132,7 +136,7 @@ def type_problem(model):
                 what = (which or "untyped").replace("_type", "")
                 return f"{kind} '{v.name}' is a {what}, not a tensor", f"<{what} {kind}>", []
             elem = v.type.tensor_type.elem_type
-            if elem not in TORCH_DTYPES:
+            if elem not in TORCH_DTYPES and elem not in RAL_RUN_TYPES:
                 type_name = ONNX_TYPE_NAMES.get(elem, str(elem))
                 return (f"{kind} '{v.name}' has element type {type_name}, which torch lacks",
                         f"<{type_name} {kind}>", [])
@@ -307,6 +311,8 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--ral-compile", default=os.path.join(ROOT, "build", "compiler_passes",
                                                          "ral-compile"))
+    p.add_argument("--ral-run", help="ral-run, for the tests with uint16/32/64 tensors (default: "
+                   "plugins/standalone/ral-run of ral-compile's build)")
     p.add_argument("--data", default="/usr/share/libonnx-testdata/data")
     p.add_argument("--category", action="append", choices=CATEGORIES,
                    help="a category to run (repeatable; default: all four)")
@@ -326,6 +332,10 @@ def main():
         sys.exit(f"node_tests: {sys.executable} cannot import onnx (Debian: python3-onnx)")
     if not os.access(args.ral_compile, os.X_OK):
         sys.exit(f"node_tests: ral-compile not found at {args.ral_compile} (--ral-compile)")
+    # The workers find ral-run here (inherited by their processes).
+    os.environ["RAL_NODE_TESTS_RAL_RUN"] = os.path.abspath(args.ral_run or os.path.join(
+        os.path.dirname(os.path.dirname(os.path.abspath(args.ral_compile))), "plugins",
+        "standalone", "ral-run"))
     pattern = re.compile(args.filter) if args.filter else None
     tests = discover(args.data, args.category or CATEGORIES, pattern)
     if not tests:
@@ -428,7 +438,55 @@ def worker():
             return f"output {i}: {wrong} of {w.size} elements differ (exact comparison)"
         return None
 
+    def run_cli(item):
+        # uint16/32/64 tensors: ral-run with .npy files, compared as numpy arrays.
+        ral_run = os.environ.get("RAL_NODE_TESTS_RAL_RUN", "")
+        if not os.access(ral_run, os.X_OK):
+            return "failed", f"uint16/32/64 tensors need ral-run, not found at '{ral_run}'"
+        sets = sorted((d for d in os.listdir(item["dir"]) if d.startswith("test_data_set_")),
+                      key=lambda d: int(d.rsplit("_", 1)[1]))
+        if not sets:
+            return "failed", "the test has no test_data_set_N"
+
+        def array(path):
+            t = onnx.TensorProto()
+            with open(path, "rb") as f:
+                t.ParseFromString(f.read())
+            return np.array(numpy_helper.to_array(t))
+
+        for data_set in sets:
+            directory = os.path.join(item["dir"], data_set)
+            inputs = [array(f) for f in numbered(directory, "input")]
+            expected = [array(f) for f in numbered(directory, "output")]
+            with tempfile.TemporaryDirectory() as tmp:
+                flags = []
+                for i, a in enumerate(inputs):
+                    np.save(os.path.join(tmp, f"in{i}.npy"), a)
+                    flags.append(f"--input=@{os.path.join(tmp, f'in{i}.npy')}")
+                outs = [os.path.join(tmp, f"out{i}.npy") for i in range(len(expected))]
+                flags += [f"--output=@{o}" for o in outs]
+                done = subprocess.run([ral_run, item["module"], *flags], capture_output=True,
+                                      text=True)
+                if done.returncode != 0:
+                    return "failed", (f"{data_set}: ral-run exited with {done.returncode}: "
+                                      f"{done.stderr.strip()[-300:]}")
+                for i, (o, want) in enumerate(zip(outs, expected)):
+                    got = np.load(o)
+                    if got.dtype != want.dtype:
+                        return "failed", f"{data_set}: output {i}: dtype {got.dtype}, expected {want.dtype}"
+                    if got.shape != want.shape:
+                        return "failed", f"{data_set}: output {i}: shape {got.shape}, expected {want.shape}"
+                    if np.issubdtype(want.dtype, np.floating):
+                        if not np.allclose(got, want, rtol=RTOL, atol=ATOL, equal_nan=True):
+                            return "failed", f"{data_set}: output {i}: values differ"
+                    elif not np.array_equal(got, want):
+                        return "failed", (f"{data_set}: output {i}: {int((got != want).sum())} "
+                                          f"of {want.size} elements differ (exact comparison)")
+        return "passed", ""
+
     def run(item):
+        if any(e in RAL_RUN_TYPES for e in item["types"][0] + item["types"][1]):
+            return run_cli(item)
         module = ral_torch.load(item["module"])
         n_in = len(module.input_signature())
         sets = sorted((d for d in os.listdir(item["dir"]) if d.startswith("test_data_set_")),
