@@ -170,6 +170,11 @@ std::optional<Tensor> foldedDequantize(NodeContext& n) {
   SmallVector<int64_t> xs = integers(x, n.isUnsigned(0));
   SmallVector<int64_t> zs = zp ? integers(zp, n.isUnsigned(2)) : SmallVector<int64_t>{0};
   SmallVector<float> scales(scale.getValues<float>().begin(), scale.getValues<float>().end());
+  // One scale (zero point) per index of the axis, or one for all: anything else is left to the
+  // run-time path, which names the mismatch.
+  const int64_t per = static_cast<int64_t>(scales.size());
+  if ((per != 1 && per != dim) || (zs.size() != 1 && static_cast<int64_t>(zs.size()) != per))
+    return std::nullopt;
   std::vector<float> out(count);
   for (int64_t i = 0; i < count; ++i) {
     const int64_t c = scales.size() > 1 ? (i / inner) % dim : 0;
