@@ -18,37 +18,10 @@ import torch
 from onnx import TensorProto, helper, numpy_helper
 
 import ral_torch
+from onnx_graphs import F, UNSUPPORTED, compile_model, load, model, tensor
 
-RAL_COMPILE = os.environ.get("RAL_COMPILE", "ral-compile")
-UNSUPPORTED = 5
-F = TensorProto.FLOAT
 I64 = TensorProto.INT64
 B = TensorProto.BOOL
-
-
-def model(nodes, inputs, outputs, initializers=(), opset=14):
-    graph = helper.make_graph(nodes, "g", inputs, outputs, initializer=list(initializers))
-    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    m.ir_version = 8
-    return m
-
-
-def tensor(name, dtype, shape):
-    return helper.make_tensor_value_info(name, dtype, shape)
-
-
-def compile_model(tmp_path, m):
-    path = tmp_path / "m.onnx"
-    path.write_bytes(m if isinstance(m, bytes) else m.SerializeToString())
-    out = tmp_path / "m.ralm"
-    r = subprocess.run([RAL_COMPILE, str(path), "-o", str(out)], capture_output=True, text=True)
-    return r.returncode, r.stderr, out
-
-
-def load(tmp_path, m):
-    rc, err, out = compile_model(tmp_path, m)
-    assert rc == 0, err
-    return ral_torch.load(str(out))
 
 
 def outputs(result):
@@ -449,12 +422,7 @@ def test_nested_loops_whose_types_settle_late_import_in_bounded_time(tmp_path):
 # ---- devices -------------------------------------------------------------------------------
 
 def compile_for(tmp_path, m, device, name="m"):
-    path = tmp_path / f"{name}.onnx"
-    path.write_bytes(m.SerializeToString())
-    out = tmp_path / f"{name}_{device}.ralm"
-    r = subprocess.run([RAL_COMPILE, str(path), "-o", str(out), f"--device={device}"],
-                       capture_output=True, text=True)
-    return r.returncode, r.stderr, out
+    return compile_model(tmp_path, m, f"--device={device}", name=f"{name}_{device}")
 
 
 def test_constant_trip_loop_and_scan_on_vulkan_match_numpy(tmp_path):

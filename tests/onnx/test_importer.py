@@ -17,40 +17,7 @@ import torch
 from onnx import TensorProto, helper, numpy_helper
 
 import ral_torch
-
-RAL_COMPILE = os.environ.get("RAL_COMPILE", "ral-compile")
-UNSUPPORTED = 5
-F = TensorProto.FLOAT
-
-
-def model(nodes, inputs, outputs, initializers=(), opset=14):
-    graph = helper.make_graph(nodes, "g", inputs, outputs, initializer=list(initializers))
-    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    m.ir_version = 8
-    return m
-
-
-def tensor(name, dtype, shape):
-    return helper.make_tensor_value_info(name, dtype, shape)
-
-
-def compile_model(tmp_path, m, *flags):
-    path = tmp_path / "m.onnx"
-    if isinstance(m, bytes):
-        path.write_bytes(m)
-    else:
-        onnx.save(m, str(path))
-    out = tmp_path / "m.ralm"
-    r = subprocess.run([RAL_COMPILE, str(path), "-o", str(out), *flags], capture_output=True,
-                       text=True)
-    return r.returncode, r.stderr, out
-
-
-def load(tmp_path, m):
-    rc, err, out = compile_model(tmp_path, m)
-    assert rc == 0, err
-    return ral_torch.load(str(out))
-
+from onnx_graphs import F, RAL_COMPILE, UNSUPPORTED, compile_model, load, model, tensor
 
 # ---- what the importer refuses ----------------------------------------------------------------
 
@@ -1114,7 +1081,6 @@ def test_dequantize_of_constants_folds_exactly(tmp_path):
     # uint8 per axis 1 with zero points, int8 per tensor, int32 (a bias): computed at import,
     # each element the f32 rounding of (x - zp) * scale as ONNX's reference gives it.
     rng = np.random.default_rng(5)
-    U8, I8, I32 = TensorProto.UINT8, TensorProto.INT8, TensorProto.INT32
     a = rng.integers(0, 256, (2, 3, 4)).astype(np.uint8)
     a_s, a_z = rng.uniform(1e-3, 1, 3).astype(np.float32), np.array([0, 128, 255], np.uint8)
     c = rng.integers(-128, 128, (5,)).astype(np.int8)
@@ -1145,7 +1111,6 @@ def test_qdq_cnn_against_torch(tmp_path):
     # A small CNN in ONNX's QDQ form (what quantization tools write): uint8 activations, int8
     # per-channel weights, each float op between a DequantizeLinear and a QuantizeLinear.
     rng = np.random.default_rng(11)
-    U8, I8 = TensorProto.UINT8, TensorProto.INT8
     w1 = rng.integers(-127, 128, (8, 3, 3, 3)).astype(np.int8)
     w2 = rng.integers(-127, 128, (4, 8, 1, 1)).astype(np.int8)
     s1, s2 = rng.uniform(0.002, 0.01, 8).astype(np.float32), rng.uniform(0.005, 0.02, 4).astype(np.float32)

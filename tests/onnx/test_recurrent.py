@@ -7,37 +7,15 @@ CTest runs it with RAL_COMPILE at ral-compile and PYTHONPATH at the built ral_to
 """
 
 import io
-import os
-import subprocess
 
 import numpy as np
-import onnx
 import pytest
 import torch
 from onnx import TensorProto, helper, numpy_helper
 from torch import nn
 
 import ral_torch
-
-RAL_COMPILE = os.environ.get("RAL_COMPILE", "ral-compile")
-UNSUPPORTED = 5
-F = TensorProto.FLOAT
-
-
-def compile_bytes(tmp_path, data, *flags):
-    path = tmp_path / "m.onnx"
-    path.write_bytes(data)
-    out = tmp_path / "m.ralm"
-    r = subprocess.run([RAL_COMPILE, str(path), "-o", str(out), *flags], capture_output=True,
-                       text=True)
-    return r.returncode, r.stderr, out
-
-
-def load(tmp_path, m):
-    rc, err, out = compile_bytes(tmp_path, m.SerializeToString())
-    assert rc == 0, err
-    return ral_torch.load(str(out))
-
+from onnx_graphs import F, UNSUPPORTED, compile_model, load
 
 # ---- torch models ------------------------------------------------------------------------------
 
@@ -97,7 +75,7 @@ def test_lstm_tagger_dynamic_batch_and_sequence(tmp_path):
     model = Tagger().eval()
     data = export(model, (torch.randint(0, 50, (2, 5)),), ["tokens"],
                   {"tokens": {0: "batch", 1: "seq"}})
-    rc, err, out = compile_bytes(tmp_path, data)
+    rc, err, out = compile_model(tmp_path, data)
     assert rc == 0, err
     compiled = ral_torch.load(str(out))
     for batch, seq in [(2, 5), (1, 1), (3, 17), (1, 40)]:
@@ -109,7 +87,7 @@ def test_gru_encoder_with_initial_state(tmp_path):
     model = Encoder().eval()
     data = export(model, (torch.randn(4, 2, 10), torch.randn(1, 2, 20)), ["x", "h0"],
                   {"x": {0: "seq", 1: "batch"}, "h0": {1: "batch"}})
-    rc, err, out = compile_bytes(tmp_path, data)
+    rc, err, out = compile_model(tmp_path, data)
     assert rc == 0, err
     compiled = ral_torch.load(str(out))
     for seq, batch in [(4, 2), (1, 1), (9, 3)]:
@@ -121,7 +99,7 @@ def test_two_layer_relu_rnn(tmp_path):
     torch.manual_seed(2)
     model = Elman().eval()
     data = export(model, (torch.randn(2, 3, 6),), ["x"], {"x": {0: "batch", 1: "seq"}})
-    rc, err, out = compile_bytes(tmp_path, data)
+    rc, err, out = compile_model(tmp_path, data)
     assert rc == 0, err
     compiled = ral_torch.load(str(out))
     for batch, seq in [(2, 3), (1, 1), (5, 11)]:
@@ -311,9 +289,9 @@ def test_what_the_importer_refuses(tmp_path):
     ]
     for attrs, code, message in cases:
         m = graph("RNN", base, {"w": w, "r": r}, ["y"], hidden_size=3, **attrs)
-        rc, err, _ = compile_bytes(tmp_path, m.SerializeToString())
+        rc, err, _ = compile_model(tmp_path, m.SerializeToString())
         assert rc == code and "node 'rec' (RNN): " + message in err, err
     # Weights that do not match hidden_size are the model's error.
     m = graph("RNN", base, {"w": w, "r": r}, ["y"], hidden_size=4)
-    rc, err, _ = compile_bytes(tmp_path, m.SerializeToString())
+    rc, err, _ = compile_model(tmp_path, m.SerializeToString())
     assert rc not in (0, UNSUPPORTED) and "node 'rec' (RNN): W must have shape [1, 4" in err
