@@ -38,3 +38,16 @@ def load(tmp_path, m, *flags):
     rc, err, out = compile_model(tmp_path, m, *flags)
     assert rc == 0, err
     return ral_torch.load(str(out))
+
+
+def vulkan_ral_run():
+    """ral-run (RAL_RUN) when it lists a Vulkan device (Mesa's lavapipe in CI); the test is
+    skipped otherwise."""
+    import pytest
+    ral_run = os.environ.get("RAL_RUN")
+    if not ral_run:
+        pytest.skip("RAL_RUN is not set")
+    if "vulkan" not in subprocess.run([ral_run, "--list-devices"], capture_output=True,
+                                      text=True).stdout:
+        pytest.skip("no Vulkan device")
+    return ral_run

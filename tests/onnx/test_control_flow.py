@@ -7,7 +7,6 @@ CTest runs it with RAL_COMPILE at ral-compile and PYTHONPATH at the built ral_to
 """
 
 import io
-import os
 import subprocess
 import textwrap
 
@@ -18,7 +17,7 @@ import torch
 from onnx import TensorProto, helper, numpy_helper
 
 import ral_torch
-from onnx_graphs import F, UNSUPPORTED, compile_model, load, model, tensor
+from onnx_graphs import F, UNSUPPORTED, compile_model, load, model, tensor, vulkan_ral_run
 
 I64 = TensorProto.INT64
 B = TensorProto.BOOL
@@ -428,12 +427,7 @@ def compile_for(tmp_path, m, device, name="m"):
 def test_constant_trip_loop_and_scan_on_vulkan_match_numpy(tmp_path):
     # Nothing the host decides reads device memory: a constant trip count, Scan's length from a
     # dim. Every loop body a SPIR-V kernel; ral-run on the first Vulkan device (lavapipe in CI).
-    ral_run = os.environ.get("RAL_RUN")
-    if not ral_run:
-        pytest.skip("RAL_RUN is not set")
-    if "vulkan" not in subprocess.run([ral_run, "--list-devices"], capture_output=True,
-                                      text=True).stdout:
-        pytest.skip("no Vulkan device")
+    ral_run = vulkan_ral_run()
     body = loop_body([helper.make_node("Identity", ["c"], ["c_out"]),
                       const("k", np.float32(1.5)),
                       helper.make_node("Mul", ["y", "k"], ["y_out"]),

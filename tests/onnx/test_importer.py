@@ -17,7 +17,8 @@ import torch
 from onnx import TensorProto, helper, numpy_helper
 
 import ral_torch
-from onnx_graphs import F, RAL_COMPILE, UNSUPPORTED, compile_model, load, model, tensor
+from onnx_graphs import (F, RAL_COMPILE, UNSUPPORTED, compile_model, load, model, tensor,
+                         vulkan_ral_run)
 
 # ---- what the importer refuses ----------------------------------------------------------------
 
@@ -1198,12 +1199,7 @@ def test_cross_entropy_loss_ignore_index_and_bad_targets(tmp_path):
 def test_onnx_model_on_vulkan_matches_cpu(tmp_path):
     # An MLP with LayerNorm and GELU (one dynamic dim) compiled for Vulkan: every loop a SPIR-V
     # kernel, the GEMMs RAL's; run by ral-run on the first Vulkan device (Mesa's lavapipe in CI).
-    ral_run = os.environ.get("RAL_RUN")
-    if not ral_run:
-        pytest.skip("RAL_RUN is not set")
-    listing = subprocess.run([ral_run, "--list-devices"], capture_output=True, text=True)
-    if "vulkan" not in listing.stdout:
-        pytest.skip("no Vulkan device")
+    ral_run = vulkan_ral_run()
     rng = np.random.default_rng(2)
     w1 = rng.standard_normal((16, 32)).astype(np.float32)
     w2 = rng.standard_normal((32, 8)).astype(np.float32)
@@ -1243,12 +1239,7 @@ def test_onnx_model_on_vulkan_matches_cpu(tmp_path):
 def test_dynamic_transformer_layer_on_vulkan_matches_cpu(tmp_path):
     # torch's export of nn.TransformerEncoderLayer with dynamic batch and sequence: reshapes to
     # two dynamic dims (batch, heads) that must be views on a GPU device.
-    ral_run = os.environ.get("RAL_RUN")
-    if not ral_run:
-        pytest.skip("RAL_RUN is not set")
-    if "vulkan" not in subprocess.run([ral_run, "--list-devices"], capture_output=True,
-                                      text=True).stdout:
-        pytest.skip("no Vulkan device")
+    ral_run = vulkan_ral_run()
     torch.manual_seed(0)
     layer = torch.nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0, batch_first=True).eval()
     # Inputs that require grad keep torch 1.13 off its fused inference kernel, which does not
