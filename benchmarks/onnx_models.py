@@ -281,22 +281,31 @@ def main():
             print(f"compiled {name} in {time.perf_counter() - start:.1f} s", file=sys.stderr)
         identity_model(os.path.join(args.work, name + ".identity.onnx"), feature)
 
-    ort = os.path.abspath(args.ort)
+    rows = run_workers(__file__, args, ["--models", *args.models], report_row)
+    summary(rows)
+    return 0
+
+
+def run_workers(script, args, extra, on_row):
+    """Runs `script --worker N` once per thread count of args.threads (a fresh process each, so
+    the thread settings take), passing on --build, --work, --blocks, --ort, --batches and `extra`;
+    each JSON line it prints goes to on_row. The rows, in order."""
+    python_dir = os.path.join(args.build, "python")
     env = dict(os.environ, PYTHONPATH=python_dir + os.pathsep + os.environ.get("PYTHONPATH", ""))
     rows = []
     for threads in args.threads:
-        command = [sys.executable, os.path.abspath(__file__), "--worker", str(threads),
+        command = [sys.executable, os.path.abspath(script), "--worker", str(threads),
                    "--build", args.build, "--work", args.work, "--blocks", str(args.blocks),
-                   "--ort", ort, "--models", *args.models, "--batches", *map(str, args.batches)]
+                   "--ort", os.path.abspath(args.ort), *extra,
+                   "--batches", *map(str, args.batches)]
         worker_process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=env)
         for line in worker_process.stdout:
             row = json.loads(line)
             rows.append(row)
-            report_row(row)
+            on_row(row)
         if worker_process.wait() != 0:
             sys.exit(f"worker ({threads} threads) failed")
-    summary(rows)
-    return 0
+    return rows
 
 
 HEADER = (f"{'model':16s} {'batch':>5s} {'thr':>3s} {'RAL ms':>9s} {'ORT ms':>9s} "

@@ -286,16 +286,7 @@ def main():
     import torch
     args.work = args.work or tempfile.mkdtemp(prefix="ral-quantized-models-")
     prepare(torch, args.work, os.path.join(args.build, "compiler_passes", "ral-compile"))
-    env = dict(os.environ, PYTHONPATH=python_dir + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    for threads in args.threads:
-        command = [sys.executable, os.path.abspath(__file__), "--worker", str(threads),
-                   "--build", args.build, "--work", args.work, "--blocks", str(args.blocks),
-                   "--ort", os.path.abspath(args.ort), "--batches", *map(str, args.batches)]
-        proc = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=env)
-        for line in proc.stdout:
-            report(json.loads(line))
-        if proc.wait() != 0:
-            sys.exit(f"worker ({threads} threads) failed")
+    common.run_workers(__file__, args, [], report)
     return 0
 
 
