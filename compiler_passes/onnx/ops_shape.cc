@@ -428,7 +428,8 @@ LogicalResult convertUnsqueeze(NodeContext& n) {
   OpBuilder& b = n.b();
   Location loc = n.loc();
   if (!n.has("axes") && n.hasInput(1) && n.type(1).getRank() == 1 && !n.type(1).isDynamicDim(0)) {
-    auto runtime = runtimeAxes(n, 1, n.rank(0) + n.type(1).getDimSize(0));
+    auto runtime = runtimeAxes(
+        n, 1, n.rank(0) + std::min(n.type(1).getDimSize(0), NodeContext::kMaxShapeElements));
     if (failed(runtime)) return failure();
     if (*runtime) return squeezeAtRunTime(n, **runtime, false);
   }
@@ -1800,6 +1801,8 @@ LogicalResult convertResize(NodeContext& n) {
         if (!isFloat(n.elementType(scales_input)) || n.rank(scales_input) != 1 ||
             n.type(scales_input).isDynamicDim(0))
           return n.unsupported("scales that are not a static float vector");
+        if (n.type(scales_input).getDimSize(0) != rank)
+          return n.error("scales or sizes must have one entry per dim");
         runtime_scales = n.value(scales_input);
         scales.assign(n.type(scales_input).getDimSize(0), 0.0);
       }
