@@ -203,6 +203,14 @@ def DiscRal_ConvOp : DiscRal_Op<"conv", [DestinationStyleOpInterface,
     On tensors it returns the result; on buffers it writes init. Destination style: init is
     read only when `residual` is set. disc-ral-lower-to-library-calls turns it into a
     `ral_conv` dispatch (kernels/conv/conv.h); devices without that kernel never get one.
+
+    Quantized (with `scales`): input and filter are i8 (input read as uint8 with
+    `input_unsigned`), bias f32 and init i8 (uint8 with `output_unsigned`) or f32. Per output
+    channel f (one scale serves all when `scales` has one value):
+      acc = sum((input - input_zero_point) * filter), the padding counting as input_zero_point;
+      v = activation(scales[f] * (acc + bias[f]));
+      result = v (f32), or saturate(round_half_even(v + output_zero_point)) (i8).
+    No residual, no transposed. Lowered to `ral_qconv` (kernels/conv/qconv.h), on the cpu.
   }];
   let arguments = (ins DiscRal_TensorOrMemRef:$input, DiscRal_TensorOrMemRef:$filter,
                        DiscRal_TensorOrMemRef:$bias, DiscRal_TensorOrMemRef:$init,
@@ -212,7 +220,11 @@ def DiscRal_ConvOp : DiscRal_Op<"conv", [DestinationStyleOpInterface,
                        DefaultValuedAttr<StrAttr, "\"none\"">:$activation,
                        DefaultValuedAttr<F32Attr, "0.0f">:$alpha,
                        DefaultValuedAttr<F32Attr, "0.0f">:$beta,
-                       UnitAttr:$residual, UnitAttr:$channels_last, UnitAttr:$transposed);
+                       UnitAttr:$residual, UnitAttr:$channels_last, UnitAttr:$transposed,
+                       OptionalAttr<DenseF32ArrayAttr>:$scales,
+                       DefaultValuedAttr<I64Attr, "0">:$input_zero_point,
+                       DefaultValuedAttr<I64Attr, "0">:$output_zero_point,
+                       UnitAttr:$input_unsigned, UnitAttr:$output_unsigned);
   let results = (outs Variadic<AnyRankedTensor>:$result);
   let assemblyFormat = [{
     `ins` `(` $input `,` $filter `,` $bias `:` type($input) `,` type($filter) `,` type($bias) `)`
@@ -222,6 +234,9 @@ def DiscRal_ConvOp : DiscRal_Op<"conv", [DestinationStyleOpInterface,
     MutableOperandRange getDpsInitsMutable() { return getInitMutable(); }
     // The activation's code in kernels/conv/conv.h, or -1 for an unknown name.
     static int64_t activationCode(StringRef name);
+    // Whether it is a quantized convolution (it has scales).
+    bool isQuantized() { return getScales().has_value(); }
+    LogicalResult verifyQuantized();
   }];
   let hasVerifier = 1;
 }

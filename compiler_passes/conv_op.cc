@@ -1,6 +1,8 @@
 // disc_ral.conv (DiscRalOps.td): its verifier, its memory effects and its bufferization model.
 // On tensors the op is destination style like a linalg op, so one-shot bufferization gives it
 // the buffer of its init (in place when the init is dead afterwards, a copy otherwise).
+#include <cmath>
+
 #include "compiler_passes/dialect.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
@@ -43,9 +45,16 @@ LogicalResult ConvOp::verify() {
     return emitOpError("input, filter and init must have the same rank");
   if (bias.getRank() != 1) return emitOpError("bias must have rank 1");
   Type element = input.getElementType();
-  if (filter.getElementType() != element || bias.getElementType() != element ||
-      init.getElementType() != element)
-    return emitOpError("operands must have one element type");
+  if (isQuantized()) {
+    if (failed(verifyQuantized())) return failure();
+  } else {
+    if (filter.getElementType() != element || bias.getElementType() != element ||
+        init.getElementType() != element)
+      return emitOpError("operands must have one element type");
+    if (getInputZeroPoint() != 0 || getOutputZeroPoint() != 0 || getInputUnsigned() ||
+        getOutputUnsigned())
+      return emitOpError("zero points and unsigned operands need 'scales' (a quantized conv)");
+  }
   const size_t spatial = static_cast<size_t>(rank - 2);
   for (auto [name, values, least] :
        {std::make_tuple("strides", getStrides(), 1), std::make_tuple("dilations", getDilations(), 1),
@@ -59,6 +68,37 @@ LogicalResult ConvOp::verify() {
   }
   if (activationCode(getActivation()) < 0)
     return emitOpError() << "unknown activation '" << getActivation() << "'";
+  return success();
+}
+
+LogicalResult ConvOp::verifyQuantized() {
+  auto filter = cast<ShapedType>(getFilter().getType());
+  Type out = cast<ShapedType>(getInit().getType()).getElementType();
+  if (!cast<ShapedType>(getInput().getType()).getElementType().isInteger(8) ||
+      !filter.getElementType().isInteger(8))
+    return emitOpError("a quantized conv takes i8 input and filter");
+  if (!cast<ShapedType>(getBias().getType()).getElementType().isF32())
+    return emitOpError("a quantized conv takes an f32 bias");
+  if (!out.isInteger(8) && !out.isF32())
+    return emitOpError("a quantized conv writes i8 or f32");
+  if (getResidual() || getTransposed())
+    return emitOpError("a quantized conv has no residual and is not transposed");
+  ArrayRef<float> scales = *getScales();
+  if (scales.empty() || (scales.size() != 1 && !filter.isDynamicDim(0) &&
+                         static_cast<int64_t>(scales.size()) != filter.getDimSize(0)))
+    return emitOpError("'scales' must have one value or one per output channel");
+  for (float s : scales)
+    if (!std::isfinite(s)) return emitOpError("'scales' must be finite");
+  auto inRange = [](int64_t v, bool is_unsigned) {
+    return is_unsigned ? v >= 0 && v <= 255 : v >= -128 && v <= 127;
+  };
+  if (!inRange(getInputZeroPoint(), getInputUnsigned()))
+    return emitOpError("input_zero_point ") << getInputZeroPoint() << " is out of the input's range";
+  if (out.isF32() && (getOutputZeroPoint() != 0 || getOutputUnsigned()))
+    return emitOpError("an f32 result has no output zero point and is not unsigned");
+  if (!inRange(getOutputZeroPoint(), getOutputUnsigned()))
+    return emitOpError("output_zero_point ") << getOutputZeroPoint()
+                                             << " is out of the result's range";
   return success();
 }
 

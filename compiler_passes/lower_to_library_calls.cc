@@ -270,7 +270,11 @@ class LowerToLibraryCallsPass : public impl::LowerToLibraryCallsPassBase<LowerTo
                                  "other devices as im2col and GEMM)";
     if (!isa<MemRefType>(op.getInput().getType()))
       return op.emitOpError("is still on tensors: run disc-ral-bufferize first");
-    if (!cast<MemRefType>(op.getInput().getType()).getElementType().isF32())
+    const bool quantized = op.isQuantized();
+    if (quantized && device != "cpu")
+      return op.emitOpError() << "is quantized: ral_qconv runs on the cpu only, not on '"
+                              << device.getValue() << "'";
+    if (!quantized && !cast<MemRefType>(op.getInput().getType()).getElementType().isF32())
       return op.emitOpError("ral_conv takes f32 only");
     Value ctx = contextOf(op);
     if (!ctx) return missingContext(op);
@@ -293,29 +297,61 @@ class LowerToLibraryCallsPass : public impl::LowerToLibraryCallsPassBase<LowerTo
 
     Location loc = op.getLoc();
     OpBuilder builder(op);
-    auto config_type =
-        MemRefType::get({static_cast<int64_t>(config.size())}, builder.getI64Type());
-    auto module = op->getParentOfType<ModuleOp>();
+    Value alpha = builder.create<arith::ConstantOp>(loc, op.getAlphaAttr());
+    Value beta = builder.create<arith::ConstantOp>(loc, op.getBetaAttr());
+    if (quantized) {
+      // kernels/conv/qconv.h: ral_conv's config, then the zero points and the unsigned flags.
+      config.push_back(op.getInputZeroPoint());
+      config.push_back(op.getOutputZeroPoint());
+      config.push_back((op.getInputUnsigned() ? 1 : 0) | (op.getOutputUnsigned() ? 2 : 0));
+      ArrayRef<float> scales = *op.getScales();
+      Value scales_buffer = hostConstant(
+          builder, symbols, loc, "ral_qconv_scales",
+          DenseElementsAttr::get(
+              RankedTensorType::get({static_cast<int64_t>(scales.size())}, builder.getF32Type()),
+              scales));
+      builder.create<DispatchOp>(
+          loc, TypeRange{}, ctx, "ral_qconv", device,
+          ValueRange{op.getInput(), op.getFilter(), op.getBias(), op.getInit(),
+                     configBuffer(builder, symbols, loc, "ral_qconv_config", config),
+                     scales_buffer, alpha, beta});
+      op->erase();
+      return success();
+    }
+    builder.create<DispatchOp>(loc, TypeRange{}, ctx, "ral_conv", device,
+                               ValueRange{op.getInput(), op.getFilter(), op.getBias(),
+                                          op.getInit(),
+                                          configBuffer(builder, symbols, loc, "ral_conv_config",
+                                                       config),
+                                          alpha, beta});
+    op->erase();
+    return success();
+  }
+
+  // An i64 config vector as a constant global the kernel reads.
+  Value configBuffer(OpBuilder& builder, SymbolTable& symbols, Location loc, StringRef name,
+                     ArrayRef<int64_t> config) {
+    return hostConstant(
+        builder, symbols, loc, name,
+        DenseElementsAttr::get(
+            RankedTensorType::get({static_cast<int64_t>(config.size())}, builder.getI64Type()),
+            config));
+  }
+
+  // `data` as a constant global read through memref.get_global at the builder's position.
+  Value hostConstant(OpBuilder& builder, SymbolTable& symbols, Location loc, StringRef name,
+                     DenseElementsAttr data) {
+    auto type = MemRefType::get(data.getType().getShape(), data.getType().getElementType());
+    auto module = builder.getInsertionBlock()->getParentOp()->getParentOfType<ModuleOp>();
     OpBuilder module_builder(module.getBodyRegion());
     auto global = module_builder.create<memref::GlobalOp>(
-        loc, "ral_conv_config", module_builder.getStringAttr("private"), config_type,
-        DenseElementsAttr::get(RankedTensorType::get(config_type.getShape(),
-                                                     builder.getI64Type()),
-                               ArrayRef<int64_t>(config)),
+        loc, name, module_builder.getStringAttr("private"), type, data,
         /*constant=*/true, /*alignment=*/nullptr);
     // Read by the kernel's host side (kernels/conv/conv.h), on every device: it must stay in the
     // host code, never become a module constant a GPU device keeps in its own memory.
     global->setAttr(kHostConstantAttr, builder.getUnitAttr());
     symbols.insert(global);  // renames it when the name is taken
-    Value config_buffer =
-        builder.create<memref::GetGlobalOp>(loc, config_type, global.getSymName());
-    Value alpha = builder.create<arith::ConstantOp>(loc, op.getAlphaAttr());
-    Value beta = builder.create<arith::ConstantOp>(loc, op.getBetaAttr());
-    builder.create<DispatchOp>(loc, TypeRange{}, ctx, "ral_conv", device,
-                               ValueRange{op.getInput(), op.getFilter(), op.getBias(),
-                                          op.getInit(), config_buffer, alpha, beta});
-    op->erase();
-    return success();
+    return builder.create<memref::GetGlobalOp>(loc, type, global.getSymName());
   }
 
   // disc_ral.topk -> ral_topk(x, values, indices, k, largest).

@@ -4,6 +4,7 @@
 
 #ifdef RAL_ENABLE_DNNL
 RAL_DECLARE_REGISTRATION_ANCHOR(kernels_conv_cpu);
+RAL_DECLARE_REGISTRATION_ANCHOR(kernels_qconv_cpu);
 #endif
 RAL_DECLARE_REGISTRATION_ANCHOR(kernels_gemm_cpu);
 RAL_DECLARE_REGISTRATION_ANCHOR(kernels_memory_ops_cpu);
@@ -17,6 +18,7 @@ namespace ral {
 Status registerCpuKernels() {
 #ifdef RAL_ENABLE_DNNL
   RAL_KEEP_LINKED(kernels_conv_cpu);
+  RAL_KEEP_LINKED(kernels_qconv_cpu);
 #endif
   RAL_KEEP_LINKED(kernels_gemm_cpu);
   RAL_KEEP_LINKED(kernels_memory_ops_cpu);

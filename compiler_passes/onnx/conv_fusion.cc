@@ -61,6 +61,10 @@ std::vector<ConvEpilogue> planConvEpilogues(const ::onnx::GraphProto& graph,
       for (const auto& sub : a.graphs()) mentions(sub, n);
     }
   auto usersOf = [&](const std::string& v) -> const std::vector<int>& { return users[v]; };
+  std::map<std::string, int> producer;
+  for (int n = 0; n < graph.node_size(); ++n)
+    for (const std::string& out : graph.node(n).output())
+      if (!out.empty()) producer[out] = n;
   auto onlyUser = [&](const std::string& v) {
     const std::vector<int>& u = usersOf(v);
     return u.size() == 1 ? u[0] : -1;
@@ -100,6 +104,31 @@ std::vector<ConvEpilogue> planConvEpilogues(const ::onnx::GraphProto& graph,
     const std::string& other = node.input(0) == v ? node.input(1) : node.input(0);
     auto f = scalar.find(other);
     return f != scalar.end() && std::abs(f->second - value) <= 1e-6 * std::abs(value);
+  };
+
+  // Node n as a QuantizeLinear / DequantizeLinear of ONNX's default domain with no attribute
+  // but axis (blocked quantization and output_dtype are left to the nodes' own converters).
+  auto quantizeNode = [&](int n, const char* op) {
+    QuantizeNode q;
+    if (n < 0) return q;
+    const ::onnx::NodeProto& node = graph.node(n);
+    if (node.op_type() != op || !node.domain().empty() || node.input_size() < 2 ||
+        node.input_size() > 3 || node.output_size() != 1)
+      return q;
+    for (const auto& a : node.attribute()) {
+      if (a.name() != "axis") return q;
+      q.axis = a.i();
+    }
+    q.node = n;
+    q.value = node.input(0);
+    q.scale = node.input(1);
+    q.zero_point = node.input_size() > 2 ? node.input(2) : "";
+    q.output = node.output(0);
+    return q;
+  };
+  auto producerOf = [&](const std::string& v) {
+    auto p = producer.find(v);
+    return p == producer.end() ? -1 : p->second;
   };
 
   std::vector<ConvEpilogue> plans;
@@ -206,11 +235,27 @@ std::vector<ConvEpilogue> planConvEpilogues(const ::onnx::GraphProto& graph,
         }
       }
     }
-    if (e.absorbed.empty() ||
+    const std::string last =
+        e.absorbed.empty() ? conv.output(0) : graph.node(e.absorbed.back()).output(0);
+    if (options.int8 && !is_linear) {
+      e.dequantize_input = quantizeNode(producerOf(conv.input(0)), "DequantizeLinear");
+      if (conv.input_size() > 1)
+        e.dequantize_filter = quantizeNode(producerOf(conv.input(1)), "DequantizeLinear");
+      if (e.dequantize_input.node < 0 || e.dequantize_filter.node < 0 ||
+          !constant.count(e.dequantize_filter.value)) {
+        e.dequantize_input = e.dequantize_filter = QuantizeNode();
+      } else {
+        const QuantizeNode q = quantizeNode(onlyUser(last), "QuantizeLinear");
+        if (q.node >= 0 && q.value == last && !claimed[q.node]) e.quantize = q;
+      }
+    }
+    const bool int8 = e.dequantize_input.node >= 0;
+    if ((e.absorbed.empty() && !int8) ||
         std::any_of(e.absorbed.begin(), e.absorbed.end(), [&](int a) { return claimed[a]; }))
       continue;
     for (int a : e.absorbed) claimed[a] = true;
-    e.output = graph.node(e.absorbed.back()).output(0);
+    if (e.quantize.node >= 0) claimed[e.quantize.node] = true;
+    e.output = last;
     plans.push_back(std::move(e));
   }
   return plans;

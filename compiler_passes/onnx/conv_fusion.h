@@ -19,6 +19,14 @@ namespace mlir {
 namespace disc_ral {
 namespace onnx {
 
+// A DequantizeLinear's operands (its input's name, the scale's and the zero point's, "" for
+// none) and axis, or a QuantizeLinear's with its output's name.
+struct QuantizeNode {
+  int node = -1;  // the node's index; -1: none
+  std::string value, scale, zero_point, output;
+  int64_t axis = 1;
+};
+
 struct ConvEpilogue {
   int conv = -1;              // the Conv node's index (or the MatMul's or Gemm's)
   bool linear = false;        // a MatMul or Gemm
@@ -39,6 +47,13 @@ struct ConvEpilogue {
   float attr_max = std::numeric_limits<float>::infinity();
   std::string output;  // the value the fused convolution defines (the last node's output)
   bool fused = false;        // set by the converter when it took the plan
+  // ONNX's QDQ form around a Conv (EpiloguePlanOptions::int8): the DequantizeLinear nodes that
+  // give its input and its constant weights, and a QuantizeLinear reading the epilogue's output
+  // alone. The converter may run them as one integer convolution; the DequantizeLinear nodes
+  // still convert (other nodes may read them), the QuantizeLinear converts only when the
+  // converter did not fold it in (`quantize_fused`, then `output` is the QuantizeLinear's).
+  QuantizeNode dequantize_input, dequantize_filter, quantize;
+  bool quantize_fused = false;
 };
 
 // What the device's ral_conv computes, so may be planned.
@@ -48,6 +63,9 @@ struct EpiloguePlanOptions {
   // MatMul and Gemm nodes get plans too (a bias Add's operand counts as constant when it is an
   // initializer, a Constant's output or an Identity of one; the converter checks the rest).
   bool linear = false;
+  // Conv nodes between DequantizeLinear and QuantizeLinear nodes get plans (ConvEpilogue's
+  // dequantize_input, dequantize_filter and quantize), with or without other nodes to fold.
+  bool int8 = false;
 };
 
 // Every Conv with an epilogue: the Conv's output (and the Add's) has exactly one consumer and is

@@ -683,13 +683,15 @@ bool Importer::convertNodes(const ::onnx::GraphProto& graph, const Registry& reg
   std::vector<ConvEpilogue> epilogues;
   if (options_.library_conv)
     epilogues = planConvEpilogues(graph, {options_.conv_hardswish, options_.conv_gelu,
-                                          options_.library_linear});
+                                          options_.library_linear, options_.int8_conv});
   std::map<int, ConvEpilogue*> at_last;
   std::set<int> waiting;
   for (ConvEpilogue& e : epilogues) {
-    waiting.insert(e.conv);
-    waiting.insert(e.absorbed.begin(), e.absorbed.end() - 1);
-    at_last[e.absorbed.back()] = &e;
+    std::vector<int> chain = {e.conv};
+    chain.insert(chain.end(), e.absorbed.begin(), e.absorbed.end());
+    if (e.quantize.node >= 0) chain.push_back(e.quantize.node);
+    waiting.insert(chain.begin(), chain.end() - 1);
+    at_last[chain.back()] = &e;
   }
   for (int n = 0; n < graph.node_size(); ++n) {
     if (waiting.count(n)) continue;
@@ -703,6 +705,8 @@ bool Importer::convertNodes(const ::onnx::GraphProto& graph, const Registry& reg
     if (!e->fused)
       for (int a : e->absorbed)
         if (!convert(a, nullptr)) return false;
+    if (e->quantize.node >= 0 && !e->quantize_fused && !convert(e->quantize.node, nullptr))
+      return false;
   }
   current_label_.clear();
   return true;
@@ -720,6 +724,9 @@ NodeContext::NodeContext(Importer& importer, const ::onnx::NodeProto& node, OpBu
 
 bool NodeContext::libraryConv() const { return importer_.options().library_conv; }
 bool NodeContext::libraryTopK() const { return importer_.options().library_topk; }
+bool NodeContext::int8Conv() const {
+  return importer_.options().library_conv && importer_.options().int8_conv;
+}
 bool NodeContext::hostReadsTensors() const { return importer_.options().host_reads_tensors; }
 bool NodeContext::libraryLinear() const {
   return importer_.options().library_conv && importer_.options().library_linear;
@@ -731,10 +738,11 @@ Tensor* NodeContext::named(const std::string& name) {
 
 Value NodeContext::materialize(Tensor& t) { return importer_.materialize(t, b_, loc_); }
 
-void NodeContext::defineNamed(const std::string& name, Value v) {
+void NodeContext::defineNamed(const std::string& name, Value v, bool is_unsigned) {
   Tensor t;
   t.type = cast<RankedTensorType>(v.getType());
   t.value = v;
+  t.is_unsigned = is_unsigned;
   importer_.define(name, std::move(t));
 }
 

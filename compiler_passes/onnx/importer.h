@@ -51,6 +51,11 @@ struct ImportOptions {
   // kernel keeps the weights packed and applies the epilogue before each store). Off, they are
   // linalg.matmul (ral_gemm) and loops. Only where ral_conv runs on the CPU (oneDNN).
   bool library_linear = false;
+  // With library_conv, ONNX's QDQ form around a Conv (DequantizeLinear of 8-bit activations and
+  // of constant int8 weights, an optional QuantizeLinear after it) becomes one quantized
+  // disc_ral.conv (the ral_qconv kernel: oneDNN's int8 convolution; the CPU only). Off, the
+  // dequantized values convolve in f32.
+  bool int8_conv = false;
   // TopK becomes disc_ral.topk, run by the ral_topk library kernel (the cpu and cuda have it);
   // off, TopK is refused as unsupported on the device.
   bool library_topk = false;

@@ -134,6 +134,9 @@ class NodeContext {
   // Whether host code may read tensor elements (ImportOptions::host_reads_tensors); false on
   // GPUs.
   bool hostReadsTensors() const;
+  // Whether ONNX's QDQ form around a Conv may become a quantized disc_ral.conv
+  // (ImportOptions::int8_conv).
+  bool int8Conv() const;
   // Whether TopK becomes disc_ral.topk (ImportOptions::library_topk).
   bool libraryTopK() const;
   // A Conv's planned epilogue (conv_fusion.h), or null; the converter sets `fused` when it
@@ -143,7 +146,7 @@ class NodeContext {
   // Another node's value by name (an epilogue's residual or Clip bound), or null when undefined;
   // and defining one (the epilogue's output).
   Tensor* named(const std::string& name);
-  void defineNamed(const std::string& name, Value v);
+  void defineNamed(const std::string& name, Value v, bool is_unsigned = false);
   Value materialize(Tensor& t);
 
  private:

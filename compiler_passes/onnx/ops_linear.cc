@@ -884,6 +884,143 @@ Value paddedIm2col(OpBuilder& b, Location loc, Value x, Value w3, Value bias,
   return im2colConvolution(b, loc, xp, w3, bias, g.window, g.kernel, g.group, g.filters, g.cg);
 }
 
+// The elements of a constant named `name` as doubles (integers read with their sign or
+// without), or nothing when it is not a constant of f32 (`floats`) or 8-bit integers.
+std::optional<SmallVector<double>> constantValues(NodeContext& n, const std::string& name,
+                                                  bool floats, bool* is_unsigned = nullptr) {
+  Tensor* t = name.empty() ? nullptr : n.named(name);
+  if (!t || !t->data) return std::nullopt;
+  SmallVector<double> v;
+  Type e = t->data.getElementType();
+  if (floats) {
+    if (!e.isF32()) return std::nullopt;
+    for (float f : t->data.getValues<float>()) v.push_back(f);
+  } else {
+    if (!e.isInteger(8)) return std::nullopt;
+    for (const APInt& i : t->data.getValues<APInt>())
+      v.push_back(t->is_unsigned ? static_cast<double>(i.getZExtValue())
+                                 : static_cast<double>(i.getSExtValue()));
+    if (is_unsigned) *is_unsigned = t->is_unsigned;
+  }
+  return v;
+}
+
+// ONNX's QDQ form around a Conv (conv_fusion.h's dequantize_input / dequantize_filter /
+// quantize) as one quantized disc_ral.conv: the 8-bit input and the int8 weights convolve in
+// integers (ral_qconv), the scales folded into one per output channel,
+//   y = act(sx * sw[f] * acc + b[f]) = act(scales[f] * (acc + b[f] / (sx * sw[f])))
+// and, with the QuantizeLinear after it, divided by its scale, rounded and offset by its zero
+// point as the kernel stores. The result differs from the f32 convolution of the dequantized
+// values only by float rounding (a quantization step, rarely, after the QuantizeLinear).
+// False when a value is not what the kernel takes (non-constant scales, weights with zero
+// points, an activation that does not commute with the output scale, ...): then the f32 path.
+FailureOr<bool> quantizedConv(NodeContext& n, ConvEpilogue& e, const ConvGeometry& g) {
+  if (!n.int8Conv() || e.dequantize_input.node < 0 || !e.batch_norm.empty() ||
+      !e.residual.empty())
+    return false;
+  OpBuilder& b = n.b();
+  Location loc = n.loc();
+  const QuantizeNode &dx = e.dequantize_input, &dw = e.dequantize_filter;
+  Tensor* xq = n.named(dx.value);
+  if (!xq || !xq->type.getElementType().isInteger(8)) return false;
+  const bool x_unsigned = xq->is_unsigned;
+  // Scalars: the input's scale and zero point (0 of the input's type when absent).
+  auto positiveScalar = [&](const std::string& name) -> std::optional<double> {
+    auto v = constantValues(n, name, true);
+    if (!v || v->size() != 1 || !std::isfinite((*v)[0]) || (*v)[0] <= 0) return std::nullopt;
+    return (*v)[0];
+  };
+  std::optional<double> sx = positiveScalar(dx.scale);
+  if (!sx) return false;
+  int64_t x_zp = 0;
+  if (!dx.zero_point.empty()) {
+    bool zu = false;
+    auto z = constantValues(n, dx.zero_point, false, &zu);
+    if (!z || z->size() != 1 || zu != x_unsigned) return false;
+    x_zp = static_cast<int64_t>((*z)[0]);
+  }
+  // The weights: int8 constants, their scales one or one per output channel (axis 0), their
+  // zero points all 0 (oneDNN's int8 convolution has no weight zero points).
+  Tensor* wq = n.named(dw.value);
+  bool w_unsigned = false;
+  if (!wq || !wq->data || !wq->data.getElementType().isInteger(8) || wq->is_unsigned ||
+      wq->type != RankedTensorType::get(n.type(1).getShape(), wq->type.getElementType()))
+    return false;
+  const int64_t filters = g.filters;
+  auto sw = constantValues(n, dw.scale, true);
+  if (!sw || (sw->size() != 1 && static_cast<int64_t>(sw->size()) != filters)) return false;
+  if (sw->size() > 1 && dw.axis != 0 && dw.axis != -n.rank(1)) return false;
+  if (!dw.zero_point.empty()) {
+    auto z = constantValues(n, dw.zero_point, false, &w_unsigned);
+    if (!z || llvm::any_of(*z, [](double v) { return v != 0; })) return false;
+  }
+  // The bias: f32 constants (a QDQ model's int32 bias, dequantized, is one by now).
+  SmallVector<double> bias(filters, 0.0);
+  if (n.hasInput(2)) {
+    auto bv = constantValues(n, n.node().input(2), true);
+    if (!bv || static_cast<int64_t>(bv->size()) != filters) return false;
+    bias = *bv;
+  }
+  // The QuantizeLinear after it: a positive scalar scale, an 8-bit scalar zero point (uint8 0
+  // when absent), and an activation that commutes with dividing by the scale.
+  const bool quantize = e.quantize.node >= 0;
+  double sy = 1;
+  int64_t y_zp = 0;
+  bool y_unsigned = false;
+  if (quantize) {
+    std::optional<double> s = positiveScalar(e.quantize.scale);
+    if (!s) return false;
+    sy = *s;
+    y_unsigned = true;
+    if (!e.quantize.zero_point.empty()) {
+      auto z = constantValues(n, e.quantize.zero_point, false, &y_unsigned);
+      if (!z || z->size() != 1) return false;
+      y_zp = static_cast<int64_t>((*z)[0]);
+    }
+    if (e.activation != "none" && e.activation != "relu" && e.activation != "clip") return false;
+  }
+  SmallVector<OpFoldResult> out = {dimOf(b, loc, n.value(0), 0), b.getIndexAttr(filters)};
+  out.append(g.window.out.begin(), g.window.out.end());
+  Type f32 = b.getF32Type(), i8 = b.getIntegerType(8);
+  Value init = emptyTensor(b, loc, out, quantize ? i8 : f32);
+  FailureOr<EpilogueValues> ev = epilogueValues(n, e, init);
+  if (failed(ev)) return false;
+  SmallVector<float> scales(filters), folded_bias(filters);
+  for (int64_t f = 0; f < filters; ++f) {
+    const double m = *sx * (*sw)[sw->size() > 1 ? f : 0];
+    const double scale = m / sy, shifted = bias[f] / m;
+    if (!std::isfinite(scale) || scale == 0 || !std::isfinite(shifted) ||
+        std::abs(shifted) > 1e30)
+      return false;
+    scales[f] = static_cast<float>(scale);
+    folded_bias[f] = static_cast<float>(shifted);
+  }
+  Value x = n.materialize(*xq);
+  Value filter = b.create<arith::ConstantOp>(loc, wq->data);
+  Value bias_value = b.create<arith::ConstantOp>(
+      loc, DenseElementsAttr::get(RankedTensorType::get({n.hasInput(2) ? filters : 0}, f32),
+                                  n.hasInput(2) ? ArrayRef<float>(folded_bias)
+                                                : ArrayRef<float>()));
+  Value y = libraryConvolution(b, loc, x, filter, bias_value, init, g.window, g.group,
+                               /*transposed=*/false);
+  auto conv = y.getDefiningOp<ConvOp>();
+  conv.setScalesAttr(b.getDenseF32ArrayAttr(scales));
+  conv.setInputZeroPointAttr(b.getI64IntegerAttr(x_zp));
+  conv.setOutputZeroPointAttr(b.getI64IntegerAttr(y_zp));
+  conv.setInputUnsigned(x_unsigned);
+  conv.setOutputUnsigned(quantize && y_unsigned);
+  conv.setActivation(e.activation);
+  conv.setAlpha(APFloat(static_cast<float>(ev->alpha / sy)));
+  conv.setBeta(APFloat(static_cast<float>(ev->beta / sy)));
+  if (quantize) {
+    e.output = e.quantize.output;
+    e.quantize_fused = true;
+  }
+  n.defineNamed(e.output, y, quantize && y_unsigned);
+  e.fused = true;
+  return true;
+}
+
 LogicalResult convertConv(NodeContext& n) {
   OpBuilder& b = n.b();
   Location loc = n.loc();
@@ -908,6 +1045,11 @@ LogicalResult convertConv(NodeContext& n) {
     bias = n.value(2);
   }
   if (n.libraryConv() && t.isF32()) {
+    if (ConvEpilogue* e = n.epilogue()) {
+      FailureOr<bool> quantized = quantizedConv(n, *e, *geometry);
+      if (failed(quantized)) return failure();
+      if (*quantized) return success();
+    }
     SmallVector<OpFoldResult> out = {dimOf(b, loc, x, 0), b.getIndexAttr(filters)};
     out.append(w->out.begin(), w->out.end());
     Value init = emptyTensor(b, loc, out, t);

@@ -338,6 +338,8 @@ int compile(const CompileRequest& r, llvm::raw_ostream& os) {
     import.conv_gelu = r.device == "cpu";
     // On CUDA a GEMM stays cuBLAS's.
     import.library_linear = r.device == "cpu";
+    // ral_qconv is registered with ral_conv on the CPU (oneDNN's int8 convolution).
+    import.int8_conv = r.device == "cpu";
     // ral_topk is registered on the cpu and cuda (kernels/topk_sort/); elsewhere TopK is refused.
     import.library_topk = r.device == "cpu" || r.device == "cuda";
     import.host_reads_tensors = r.device == "cpu";

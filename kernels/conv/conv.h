@@ -154,8 +154,8 @@ MemRef<T, R> channelsFirstView(const MemRef<T, R>& m) {
 
 namespace conv_detail {
 
-template <int R>
-std::string cfShape(const MemRef<float, R>& m, bool channels_last) {
+template <typename T, int R>
+std::string cfShape(const MemRef<T, R>& m, bool channels_last) {
   return channels_last ? shapeString(m) + " (channels-last; channels-first " +
                              shapeString(channelsFirstView(m)) + ")"
                        : shapeString(m);
@@ -163,30 +163,32 @@ std::string cfShape(const MemRef<float, R>& m, bool channels_last) {
 
 // Element counts that overflow int64 are refused before anything multiplies sizes.
 template <typename T, int R>
-Status checkElementCount(const MemRef<T, R>& m, const char* what) {
+Status checkElementCount(const MemRef<T, R>& m, const char* what, const char* kernel) {
   int64_t n = 1;
   for (int d = 0; d < R; ++d)
     if (__builtin_mul_overflow(n, m.sizes[d], &n))
-      return invalidArgument("ral_conv: ", what, " ", shapeString(m), " has too many elements");
+      return invalidArgument(kernel, ": ", what, " ", shapeString(m), " has too many elements");
   return Status();
 }
 
 }  // namespace conv_detail
 
 // Decodes and checks config and every operand of ral_conv; on success *xc and *yc are the
-// channels-first views of x and y.
-template <int R>
-StatusOr<ConvConfig> checkConv(const MemRef<float, R>& x, const MemRef<float, R>& w,
-                               const MemRef<float, 1>& bias, const MemRef<float, R>& y,
+// channels-first views of x and y. ral_qconv (qconv.h) shares it: its element types, its name
+// and `extra` config values after ral_conv's, which it checks itself.
+template <typename TX, typename TW, typename TY, int R>
+StatusOr<ConvConfig> checkConv(const MemRef<TX, R>& x, const MemRef<TW, R>& w,
+                               const MemRef<float, 1>& bias, const MemRef<TY, R>& y,
                                const MemRef<int64_t, 1>& config, float alpha, float beta,
-                               MemRef<float, R>* xc, MemRef<float, R>* yc) {
+                               MemRef<TX, R>* xc, MemRef<TY, R>* yc,
+                               const char* kernel = "ral_conv", int extra = 0) {
   static_assert(R >= 3 && R <= 2 + kConvMaxSpatial, "1-, 2- or 3-D convolutions");
   constexpr int s = R - 2;
-  const char* kernel = "ral_conv";
   RAL_RETURN_IF_ERROR(checkMemRef(config, kernel, "config"));
-  if (config.sizes[0] != 4 + 4 * s)
+  if (config.sizes[0] != 4 + 4 * s + extra)
     return invalidArgument(kernel, ": config has ", config.sizes[0], " values, expected ",
-                           4 + 4 * s, " for rank-", R, " operands (", s, " spatial dims)");
+                           4 + 4 * s + extra, " for rank-", R, " operands (", s,
+                           " spatial dims)");
   auto cfg = [&](int i) { return config.data()[i * config.strides[0]]; };
   ConvConfig c;
   if (cfg(0) != s)
@@ -230,9 +232,9 @@ StatusOr<ConvConfig> checkConv(const MemRef<float, R>& x, const MemRef<float, R>
   RAL_RETURN_IF_ERROR(checkMemRef(w, kernel, "w"));
   RAL_RETURN_IF_ERROR(checkMemRef(bias, kernel, "bias"));
   RAL_RETURN_IF_ERROR(checkMemRef(y, kernel, "y"));
-  RAL_RETURN_IF_ERROR(conv_detail::checkElementCount(x, "x"));
-  RAL_RETURN_IF_ERROR(conv_detail::checkElementCount(w, "w"));
-  RAL_RETURN_IF_ERROR(conv_detail::checkElementCount(y, "y"));
+  RAL_RETURN_IF_ERROR(conv_detail::checkElementCount(x, "x", kernel));
+  RAL_RETURN_IF_ERROR(conv_detail::checkElementCount(w, "w", kernel));
+  RAL_RETURN_IF_ERROR(conv_detail::checkElementCount(y, "y", kernel));
   const bool cl = c.channelsLast();
   *xc = cl ? channelsFirstView(x) : x;
   *yc = cl ? channelsFirstView(y) : y;

@@ -41,6 +41,7 @@
 #include "kernels/common/devices.h"
 #include "kernels/common/omp_threads.h"
 #include "kernels/conv/conv.h"
+#include "kernels/conv/conv_dnnl.h"
 #include "kernels/conv/conv_tiles_cpu.h"
 #include "kernels/copy/strided_copy.h"
 #include "ral/driver_services.h"
@@ -49,151 +50,9 @@
 namespace ral::kernels::cpu {
 namespace {
 
-using dnnl::memory;
-using Dims = memory::dims;
+using namespace conv_dnnl;  // NOLINT(build/namespaces): this file's own helpers
 
 constexpr const char* kKernel = "ral_conv";
-
-// A strided view of runtime rank (channels-first for x and y, w's own dims for w).
-struct View {
-  int rank = 0;
-  float* data = nullptr;
-  int64_t sizes[5] = {};
-  int64_t strides[5] = {};
-};
-template <int R>
-View viewOf(const MemRef<float, R>& m) {
-  View v;
-  v.rank = R;
-  v.data = m.data();
-  // A size-1 dim's stride is never used: it becomes the outermost one (the span of the others),
-  // so descriptors and keys do not depend on it and a leading size-1 batch keeps NCHW / NHWC
-  // recognisable to oneDNN's reorders.
-  int64_t span = 1;
-  for (int d = 0; d < R; ++d)
-    if (m.sizes[d] > 1) span = std::max(span, std::abs(m.strides[d]) * m.sizes[d]);
-  for (int d = 0; d < R; ++d) {
-    v.sizes[d] = m.sizes[d];
-    v.strides[d] = m.sizes[d] == 1 ? span : m.strides[d];
-  }
-  return v;
-}
-
-bool positiveStrides(const View& v) {
-  for (int d = 0; d < v.rank; ++d)
-    if (v.strides[d] <= 0) return false;
-  return true;
-}
-
-// Dense channels-last strides of a channels-first shape [N, C, D...].
-void channelsLastStrides(const View& v, int64_t* strides) {
-  int64_t running = v.sizes[1];
-  strides[1] = 1;
-  for (int d = v.rank - 1; d >= 2; --d) {
-    strides[d] = running;
-    running *= v.sizes[d];
-  }
-  strides[0] = running;
-}
-
-bool isDenseChannelsLast(const View& v) {
-  int64_t want[5];
-  channelsLastStrides(v, want);
-  for (int d = 0; d < v.rank; ++d)
-    if (v.sizes[d] != 1 && v.strides[d] != want[d]) return false;
-  return true;
-}
-
-// Row-major dense strides.
-void rowMajorStrides(const View& v, int64_t* strides) {
-  int64_t running = 1;
-  for (int d = v.rank - 1; d >= 0; --d) {
-    strides[d] = running;
-    running *= v.sizes[d];
-  }
-}
-
-int64_t numel(const View& v) {
-  int64_t n = 1;
-  for (int d = 0; d < v.rank; ++d) n *= v.sizes[d];
-  return n;
-}
-
-memory::format_tag channelsLastTag(int rank) {
-  return rank == 3   ? memory::format_tag::nwc
-         : rank == 4 ? memory::format_tag::nhwc
-                     : memory::format_tag::ndhwc;
-}
-
-dnnl::algorithm eltwiseAlgorithm(ConvActivation a) {
-  switch (a) {
-    case ConvActivation::kRelu:
-      return dnnl::algorithm::eltwise_relu;
-    case ConvActivation::kClip:
-      return dnnl::algorithm::eltwise_clip;
-    case ConvActivation::kSigmoid:
-      return dnnl::algorithm::eltwise_logistic;
-    case ConvActivation::kSilu:
-      return dnnl::algorithm::eltwise_swish;
-    case ConvActivation::kHardSwish:
-      return dnnl::algorithm::eltwise_hardswish;
-    case ConvActivation::kGeluErf:
-      return dnnl::algorithm::eltwise_gelu_erf;
-    case ConvActivation::kGeluTanh:
-      return dnnl::algorithm::eltwise_gelu_tanh;
-    case ConvActivation::kNone:
-      break;
-  }
-  return dnnl::algorithm::undef;
-}
-
-// The weights as oneDNN's logical dims ([F, C, K...], or [G, F/G, C/G, K...] with groups) over
-// w's memory: the strides are w's, permuted. Transposed weights are stored [C, F/G, K...].
-struct WeightsLayout {
-  int rank = 0;
-  int64_t dims[6] = {};
-  int64_t strides[6] = {};
-};
-WeightsLayout weightsLayout(const ConvConfig& c, const View& w, const int64_t* w_strides) {
-  WeightsLayout l;
-  const int s = c.spatial;
-  const int64_t g = c.groups;
-  // Output-channel and input-channel (size, stride) in w's memory.
-  int64_t f = 0, f_stride = 0, ci = 0, ci_stride = 0;
-  if (c.transposed()) {
-    ci = w.sizes[0];  // C
-    ci_stride = w_strides[0];
-    f = w.sizes[1] * g;
-    f_stride = w_strides[1];
-  } else {
-    f = w.sizes[0];
-    f_stride = w_strides[0];
-    ci = w.sizes[1] * g;
-    ci_stride = w_strides[1];
-  }
-  int d = 0;
-  if (g > 1) {
-    // The group index steps over the channels of one group in the dim w groups by.
-    l.dims[d] = g;
-    l.strides[d++] = c.transposed() ? (ci / g) * ci_stride : (f / g) * f_stride;
-  }
-  l.dims[d] = f / g;
-  l.strides[d++] = f_stride;
-  l.dims[d] = ci / g;
-  l.strides[d++] = ci_stride;
-  for (int k = 0; k < s; ++k) {
-    l.dims[d] = w.sizes[2 + k];
-    l.strides[d++] = w_strides[2 + k];
-  }
-  // Size-1 dims outermost, as in viewOf.
-  int64_t span = 1;
-  for (int k = 0; k < d; ++k)
-    if (l.dims[k] > 1) span = std::max(span, std::abs(l.strides[k]) * l.dims[k]);
-  for (int k = 0; k < d; ++k)
-    if (l.dims[k] == 1) l.strides[k] = span;
-  l.rank = d;
-  return l;
-}
 
 // How one operand reaches the primitive's memory.
 enum class Path {
@@ -374,31 +233,6 @@ EntryKey cacheKey(const Call& k) {
   return key;
 }
 
-Dims dimsOf(const int64_t* p, int n) { return Dims(p, p + n); }
-
-size_t scratchpadBytes(const dnnl::primitive_desc_base& pd) {
-  return pd.scratchpad_desc().get_size();
-}
-
-dnnl::primitive_attr userScratchpad() {
-  dnnl::primitive_attr attr;
-  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  return attr;
-}
-
-// A reorder between two descriptors, or nothing (and false) when oneDNN has none.
-bool makeReorder(const dnnl::engine& eng, const memory::desc& from, const memory::desc& to,
-                 dnnl::reorder* out, size_t* scratchpad) {
-  try {
-    dnnl::reorder::primitive_desc pd(eng, from, eng, to, userScratchpad());
-    *out = dnnl::reorder(pd);
-    *scratchpad = std::max(*scratchpad, scratchpadBytes(pd));
-    return true;
-  } catch (const dnnl::error&) {
-    return false;
-  }
-}
-
 // Whether Winograd is tried for `k`: 2-D 3x3, stride 1, no dilation, one group, 64 or more
 // channels in and out (below that the reorders cost what it saves), x and y reachable by
 // oneDNN reorders (positive strides, y not overlapping an input), and not switched off by
@@ -450,15 +284,7 @@ std::shared_ptr<Entry> buildEntry(const dnnl::engine& eng, const Call& k,
   dnnl::primitive_attr attr = userScratchpad();
   dnnl::post_ops ops;
   if (c.residual()) ops.append_sum(1.0f);
-  if (c.activation != ConvActivation::kNone) {
-    const bool clip = c.activation == ConvActivation::kClip;
-    // swish's alpha scales the sigmoid's argument: 1 is silu. oneDNN refuses clip bounds that
-    // cross; min(max(v, alpha), beta) is then beta everywhere, as with [beta, beta].
-    const float alpha = clip                                    ? std::min(c.alpha, c.beta)
-                        : c.activation == ConvActivation::kSilu ? 1.0f
-                                                                : 0.0f;
-    ops.append_eltwise(1.0f, eltwiseAlgorithm(c.activation), alpha, clip ? c.beta : 0.0f);
-  }
+  appendActivation(c, &ops);
   attr.set_post_ops(ops);
 
   const auto prop = dnnl::prop_kind::forward_inference;
@@ -642,11 +468,11 @@ Status execute(const KernelEnv& env, ConvCache& cache, Entry& e, const Call& k) 
   // bias: dense unless its stride says otherwise.
   const memory bias = bound->bias;
   if (e.has_bias) {
-    float* data = k.bias.data;
+    float* data = k.bias.as<float>();
     if (k.bias.sizes[0] > 1 && k.bias.strides[0] != 1) {
       RAL_RETURN_IF_ERROR(b.bias.allocate(env.driver, k.bias.sizes[0] * sizeof(float)));
       float* dense = b.bias.as<float>();
-      for (int64_t i = 0; i < k.bias.sizes[0]; ++i) dense[i] = k.bias.data[i * k.bias.strides[0]];
+      for (int64_t i = 0; i < k.bias.sizes[0]; ++i) dense[i] = k.bias.as<float>()[i * k.bias.strides[0]];
       data = dense;
     }
     bias.set_data_handle(data);
@@ -710,9 +536,9 @@ Status fillWithoutInput(const Call& k, const int64_t* computed) {
       inside = inside && idx < computed[d];
     }
     if (inside) continue;
-    double v = k.bias.sizes[0] > 0 ? k.bias.data[channel * k.bias.strides[0]] : 0.0;
-    if (k.c->residual()) v += y.data[off];
-    y.data[off] = static_cast<float>(convActivate(*k.c, v));
+    double v = k.bias.sizes[0] > 0 ? k.bias.as<float>()[channel * k.bias.strides[0]] : 0.0;
+    if (k.c->residual()) v += y.as<float>()[off];
+    y.as<float>()[off] = static_cast<float>(convActivate(*k.c, v));
   }
   return Status();
 }
