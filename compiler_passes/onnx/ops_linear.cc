@@ -1642,8 +1642,14 @@ LogicalResult convertBatchNorm(NodeContext& n) {
     a = b.create<arith::ConstantOp>(loc, floatConstant(type, av));
     c = b.create<arith::ConstantOp>(loc, floatConstant(type, cv));
   } else {
-    Value sv = reshape(b, loc, n.value(1), cd), bv = reshape(b, loc, n.value(2), cd),
-          mv = reshape(b, loc, n.value(3), cd), vv = reshape(b, loc, n.value(4), cd);
+    // scale and B (T1), mean and var (T2) may be float types other than X's (opset 15).
+    auto param = [&](size_t i) {
+      return reshape(b, loc, convertTensor(b, loc, n.value(i), t), cd);
+    };
+    for (size_t i = 1; i <= 4; ++i)
+      if (!isFloat(n.elementType(i)))
+        return n.unsupported("non-float BatchNormalization parameters");
+    Value sv = param(1), bv = param(2), mv = param(3), vv = param(4);
     a = elementwise(b, loc, {sv, vv}, t, [&](OpBuilder& nb, Location nl, ValueRange v) -> Value {
       Value d = nb.create<math::SqrtOp>(
           nl, nb.create<arith::AddFOp>(nl, v[1], scalarConstant(nb, nl, t, eps)));

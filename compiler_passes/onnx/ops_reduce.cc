@@ -685,16 +685,25 @@ LogicalResult convertBatchNormTraining(NodeContext& n) {
   if (!isFloat(t)) return n.unsupported("non-float BatchNormalization");
   const int64_t rank = n.rank(0);
   if (rank < 2) return n.error("input must have rank >= 2");
-  for (size_t i = 1; i <= 4; ++i)
-    if (n.rank(i) != 1) return n.error("scale, B, mean and var must be 1-D");
   const double eps = n.f("epsilon", 1e-5f), momentum = n.f("momentum", 0.9f);
   Value x = n.value(0);
+  // scale and B (T1), mean and var (T2) may be float types other than X's (opset 15): they
+  // compute in X's, and the running statistics go back to theirs. One value per channel each.
+  Value params[5];
+  for (size_t i = 1; i <= 4; ++i) {
+    if (!n.hasInput(i) || n.rank(i) != 1) return n.error("scale, B, mean and var must be 1-D");
+    if (!isFloat(n.elementType(i))) return n.unsupported("non-float BatchNormalization parameters");
+    params[i] = convertTensor(b, loc, n.value(i), t, false, false);
+    if (failed(checkSameDim(n, dimOf(b, loc, params[i], 0), dimOf(b, loc, x, 1),
+                            "a parameter's size and X's channels")))
+      return failure();
+  }
   SmallVector<int64_t> axes = {0};
   for (int64_t d = 2; d < rank; ++d) axes.push_back(d);
   Normalized norm = normalize(b, loc, x, axes, eps);
   SmallVector<OpFoldResult> cd(rank, b.getIndexAttr(1)), channels = {dimOf(b, loc, x, 1)};
   cd[1] = channels[0];
-  Value scale = reshape(b, loc, n.value(1), cd), bias = reshape(b, loc, n.value(2), cd);
+  Value scale = reshape(b, loc, params[1], cd), bias = reshape(b, loc, params[2], cd);
   n.setOutput(0, elementwise(b, loc, {norm.centred, norm.inv_std, scale, bias}, t,
                              [](OpBuilder& nb, Location nl, ValueRange a) -> Value {
                                Value z = nb.create<arith::MulFOp>(nl, a[0], a[1]);
@@ -702,13 +711,14 @@ LogicalResult convertBatchNormTraining(NodeContext& n) {
                                    nl, nb.create<arith::MulFOp>(nl, z, a[2]), a[3]);
                              }));
   auto running = [&](size_t input, Value batch) {
-    return elementwise(
-        b, loc, {n.value(input), reshape(b, loc, batch, channels)}, t,
+    Value r = elementwise(
+        b, loc, {params[input], reshape(b, loc, batch, channels)}, t,
         [&](OpBuilder& nb, Location nl, ValueRange a) -> Value {
           return nb.create<arith::AddFOp>(
               nl, nb.create<arith::MulFOp>(nl, a[0], scalarConstant(nb, nl, t, momentum)),
               nb.create<arith::MulFOp>(nl, a[1], scalarConstant(nb, nl, t, 1 - momentum)));
         });
+    return convertTensor(b, loc, r, n.elementType(input), false, false);
   };
   if (n.wantsOutput(1)) n.setOutput(1, running(3, norm.mean));
   if (n.wantsOutput(2)) n.setOutput(2, running(4, norm.var));

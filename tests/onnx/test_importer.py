@@ -987,6 +987,34 @@ def test_batch_norm_training_and_dropout_at_run_time(tmp_path):
         mod(x, torch.tensor(0.5), torch.tensor(True))
 
 
+def test_batch_norm_with_parameters_of_other_float_types(tmp_path):
+    # Opset 15 types X (T), scale and B (T1), mean and var (T2) apart: a double X with float
+    # parameters given at run time, in inference and in training (whose running statistics
+    # keep T2).
+    rng = np.random.default_rng(5)
+    D, H = TensorProto.DOUBLE, TensorProto.FLOAT16
+    x = torch.from_numpy(rng.standard_normal((2, 3, 4)))
+    s, b = torch.from_numpy(rng.standard_normal(3).astype(np.float32)), torch.ones(3)
+    mean = torch.from_numpy(rng.standard_normal(3).astype(np.float16))
+    var = torch.from_numpy((rng.random(3) + 0.5).astype(np.float16))
+    for train in (0, 1):
+        outs = ["y"] + (["rm", "rv"] if train else [])
+        m = model([helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], outs,
+                                    training_mode=train, momentum=0.5)],
+                  [tensor("x", D, [2, 3, 4]), tensor("s", F, [3]), tensor("b", F, [3]),
+                   tensor("m", H, [3]), tensor("v", H, [3])],
+                  [tensor("y", D, None)] + [tensor(o, H, None) for o in outs[1:]], opset=15)
+        got = load(tmp_path, m)(x, s, b, mean, var)
+        got = got if isinstance(got, (list, tuple)) else [got]
+        ref = torch.nn.functional.batch_norm(x, mean.double(), var.double(), s.double(),
+                                             b.double(), training=bool(train), eps=1e-5)
+        np.testing.assert_allclose(got[0].numpy(), ref.numpy(), rtol=1e-6, atol=1e-6)
+        if train:
+            assert got[1].dtype == torch.float16 and got[2].dtype == torch.float16
+            want = mean.double() * 0.5 + x.mean((0, 2)) * 0.5
+            np.testing.assert_allclose(got[1].double().numpy(), want.numpy(), rtol=2e-3, atol=2e-3)
+
+
 def test_non_zero_compress_and_max_unpool(tmp_path):
     I64 = TensorProto.INT64
     m = model([helper.make_node("NonZero", ["x"], ["nz"]),
