@@ -961,23 +961,28 @@ FailureOr<bool> quantizedConv(NodeContext& n, ConvEpilogue& e, const ConvGeometr
     if (!bv || static_cast<int64_t>(bv->size()) != filters) return false;
     bias = *bv;
   }
-  // The QuantizeLinear after it: a positive scalar scale, an 8-bit scalar zero point (uint8 0
-  // when absent), and an activation that commutes with dividing by the scale.
-  const bool quantize = e.quantize.node >= 0;
+  // The QuantizeLinear after it, folded in when its scale is a positive scalar, its zero point
+  // an 8-bit scalar (uint8 0 when absent) and the activation commutes with dividing by the
+  // scale; otherwise the convolution gives f32 and the QuantizeLinear converts on its own.
   double sy = 1;
   int64_t y_zp = 0;
-  bool y_unsigned = false;
+  bool y_unsigned = true;
+  bool quantize = e.quantize.node >= 0 &&
+                  (e.activation == "none" || e.activation == "relu" || e.activation == "clip");
   if (quantize) {
     std::optional<double> s = positiveScalar(e.quantize.scale);
-    if (!s) return false;
-    sy = *s;
-    y_unsigned = true;
-    if (!e.quantize.zero_point.empty()) {
-      auto z = constantValues(n, e.quantize.zero_point, false, &y_unsigned);
-      if (!z || z->size() != 1) return false;
-      y_zp = static_cast<int64_t>((*z)[0]);
-    }
-    if (e.activation != "none" && e.activation != "relu" && e.activation != "clip") return false;
+    quantize = s.has_value();
+    sy = s.value_or(1.0);
+  }
+  if (quantize && !e.quantize.zero_point.empty()) {
+    auto z = constantValues(n, e.quantize.zero_point, false, &y_unsigned);
+    quantize = z && z->size() == 1;
+    if (quantize) y_zp = static_cast<int64_t>((*z)[0]);
+  }
+  if (!quantize) {
+    sy = 1;
+    y_zp = 0;
+    y_unsigned = false;
   }
   SmallVector<OpFoldResult> out = {dimOf(b, loc, n.value(0), 0), b.getIndexAttr(filters)};
   out.append(g.window.out.begin(), g.window.out.end());

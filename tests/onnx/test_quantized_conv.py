@@ -1,0 +1,156 @@
+"""ONNX's QDQ form around Conv on the CPU: DequantizeLinear of 8-bit activations and of int8
+weights, the Conv (with its bias, activation and the QuantizeLinear after it) imported as one
+quantized disc_ral.conv run by ral_qconv (oneDNN's int8 convolution), against numpy in float64.
+The forms it does not take (weight zero points, an activation that does not commute with the
+output scale, a conv output read twice) stay correct through the f32 path."""
+
+import numpy as np
+import pytest
+import torch
+from onnx import TensorProto, helper, numpy_helper
+
+from onnx_graphs import F, compile_model, load, model, tensor
+
+U8, I8 = TensorProto.UINT8, TensorProto.INT8
+N = helper.make_node
+
+
+def imported(tmp_path, m, *flags):
+    """The tensor-level MLIR `m` imports as."""
+    rc, err, out = compile_model(tmp_path, m, "--emit=import", *flags, name="imported")
+    assert rc == 0, err
+    return out.read_text()
+
+
+def qdq(v, scale, zp, lo, hi):
+    return (np.clip(np.rint(v / scale) + zp, lo, hi) - zp) * scale
+
+
+def conv(x, w, b, stride=1, pad=0, groups=1):
+    return torch.nn.functional.conv2d(torch.from_numpy(x), torch.from_numpy(w),
+                                      None if b is None else torch.from_numpy(b).double(),
+                                      stride=stride, padding=pad, groups=groups).numpy()
+
+
+def weights(rng, shape):
+    return rng.integers(-127, 128, shape).astype(np.int8)
+
+
+def check(got, want, step):
+    # f32 against f64 may round a value at a step's midpoint the other way: one step at most,
+    # and rarely.
+    diff = np.abs(got - want)
+    assert diff.max() <= step * 1.001, diff.max()
+    assert (diff > 1e-6).mean() < 0.02, (diff > 1e-6).mean()
+
+
+def test_signed_activations_per_tensor_scales_strides_and_groups(tmp_path):
+    # int8 activations with a zero point, one weight scale for all channels, stride 2 and two
+    # groups, Clip as the activation, an int8 QuantizeLinear after it.
+    rng = np.random.default_rng(1)
+    w = weights(rng, (6, 2, 3, 3))
+    b = rng.standard_normal(6).astype(np.float32)
+    inits = {"xs": np.array(0.05, np.float32), "xz": np.array(-3, np.int8),
+             "w": w, "ws": np.array(0.01, np.float32), "b": b,
+             "lo": np.array(-0.5, np.float32), "hi": np.array(1.5, np.float32),
+             "ys": np.array(0.02, np.float32), "yz": np.array(-10, np.int8)}
+    nodes = [N("QuantizeLinear", ["x", "xs", "xz"], ["xq"]),
+             N("DequantizeLinear", ["xq", "xs", "xz"], ["xd"]),
+             N("DequantizeLinear", ["w", "ws"], ["wd"]),
+             N("Conv", ["xd", "wd", "b"], ["c"], strides=[2, 2], pads=[1, 0, 1, 1], group=2),
+             N("Clip", ["c", "lo", "hi"], ["r"]),
+             N("QuantizeLinear", ["r", "ys", "yz"], ["yq"]),
+             N("DequantizeLinear", ["yq", "ys", "yz"], ["y"])]
+    m = model(nodes, [tensor("x", F, ["n", 4, "h", 9])], [tensor("y", F, None)],
+              [numpy_helper.from_array(v, k) for k, v in inits.items()], opset=13)
+    text = imported(tmp_path, m)
+    assert text.count("scales = array<f32") == 1 and "output_zero_point = -10" in text
+    mod = load(tmp_path, m)
+    for shape in [(2, 4, 7, 9), (1, 4, 1, 9)]:
+        x = rng.standard_normal(shape).astype(np.float32) * 2
+        xd = qdq(x.astype(np.float64), 0.05, -3, -128, 127)
+        # ONNX's asymmetric pads: one row above and below, none left, one right.
+        xp = np.pad(xd, ((0, 0), (0, 0), (1, 1), (0, 1)))
+        c = conv(xp, w.astype(np.float64) * 0.01, b, stride=2, groups=2)
+        want = qdq(np.clip(c, -0.5, 1.5), 0.02, -10, -128, 127)
+        check(mod(torch.from_numpy(x)).double().numpy(), want, 0.02)
+
+
+def test_without_quantize_after_the_result_is_f32(tmp_path):
+    # Conv -> Sigmoid -> QuantizeLinear: sigmoid does not commute with the output scale, so the
+    # integer convolution gives f32, the sigmoid fused after it, and QuantizeLinear runs alone.
+    # A second Conv's output is also read twice (no QuantizeLinear to fold).
+    rng = np.random.default_rng(2)
+    w1, w2 = weights(rng, (5, 3, 3, 3)), weights(rng, (4, 5, 1, 1))
+    s1 = rng.uniform(0.002, 0.01, 5).astype(np.float32)
+    inits = {"xs": np.array(0.02, np.float32), "xz": np.array(128, np.uint8),
+             "w1": w1, "s1": s1, "z1": np.zeros(5, np.int8),
+             "hs": np.array(1 / 255, np.float32), "hz": np.array(0, np.uint8),
+             "w2": w2, "s2": np.array(0.02, np.float32)}
+    nodes = [N("QuantizeLinear", ["x", "xs", "xz"], ["xq"]),
+             N("DequantizeLinear", ["xq", "xs", "xz"], ["xd"]),
+             N("DequantizeLinear", ["w1", "s1", "z1"], ["w1d"], axis=0),
+             N("Conv", ["xd", "w1d"], ["c1"], pads=[1, 1, 1, 1]),
+             N("Sigmoid", ["c1"], ["g"]),
+             N("QuantizeLinear", ["g", "hs", "hz"], ["hq"]),
+             N("DequantizeLinear", ["hq", "hs", "hz"], ["hd"]),
+             N("DequantizeLinear", ["w2", "s2"], ["w2d"]),
+             N("Conv", ["hd", "w2d"], ["c2"]),
+             N("Mul", ["c2", "c2"], ["y"])]
+    m = model(nodes, [tensor("x", F, ["n", 3, 6, 5])], [tensor("y", F, None)],
+              [numpy_helper.from_array(v, k) for k, v in inits.items()], opset=13)
+    text = imported(tmp_path, m)
+    assert text.count("scales = array<f32") == 2 and "-> tensor<?x5x6x5xf32>" in text
+    mod = load(tmp_path, m)
+    x = rng.standard_normal((3, 3, 6, 5)).astype(np.float32)
+    xd = qdq(x.astype(np.float64), 0.02, 128, 0, 255)
+    c1 = conv(xd, w1.astype(np.float64) * s1.reshape(5, 1, 1, 1), None, pad=1)
+    hd = qdq(1 / (1 + np.exp(-c1)), np.float32(1 / 255), 0, 0, 255)
+    c2 = conv(hd, w2.astype(np.float64) * np.float32(0.02), None)
+    got = mod(torch.from_numpy(x)).double().numpy()
+    # One step of h moves c2 by at most its weights' sum times the step.
+    step = np.abs(w2.astype(np.float64) * 0.02).sum(axis=(1, 2, 3)).max() / 255
+    np.testing.assert_allclose(np.sqrt(got), np.abs(c2), atol=step * 1.001)
+    assert (np.abs(np.sqrt(got) - np.abs(c2)) > 1e-5).mean() < 0.02
+
+
+@pytest.mark.parametrize("form", ["weight_zero_point", "dynamic_weights"])
+def test_forms_the_int8_kernel_does_not_take_stay_f32(tmp_path, form):
+    rng = np.random.default_rng(3)
+    w = weights(rng, (4, 3, 3, 3))
+    inits = {"xs": np.array(0.02, np.float32), "xz": np.array(128, np.uint8),
+             "ws": np.array(0.01, np.float32),
+             "wz": np.array(3 if form == "weight_zero_point" else 0, np.int8)}
+    inputs = [tensor("x", F, ["n", 3, 5, 5])]
+    if form == "dynamic_weights":
+        inputs.append(tensor("w", I8, [4, 3, 3, 3]))
+    else:
+        inits["w"] = w
+    nodes = [N("QuantizeLinear", ["x", "xs", "xz"], ["xq"]),
+             N("DequantizeLinear", ["xq", "xs", "xz"], ["xd"]),
+             N("DequantizeLinear", ["w", "ws", "wz"], ["wd"]),
+             N("Conv", ["xd", "wd"], ["y"])]
+    m = model(nodes, inputs, [tensor("y", F, None)],
+              [numpy_helper.from_array(v, k) for k, v in inits.items()], opset=13)
+    assert "scales = array<f32" not in imported(tmp_path, m)
+    mod = load(tmp_path, m)
+    x = rng.standard_normal((2, 3, 5, 5)).astype(np.float32)
+    xd = qdq(x.astype(np.float64), 0.02, 128, 0, 255)
+    want = conv(xd, (w.astype(np.float64) - int(inits["wz"])) * 0.01, None)
+    args = [torch.from_numpy(x)] + ([torch.from_numpy(w)] if form == "dynamic_weights" else [])
+    np.testing.assert_allclose(mod(*args).double().numpy(), want, rtol=1e-5, atol=1e-5)
+
+
+def test_gpu_devices_keep_the_f32_convolution(tmp_path):
+    # ral_qconv is a CPU kernel: for CUDA the QDQ form imports as dequantize + f32 conv.
+    rng = np.random.default_rng(4)
+    inits = {"xs": np.array(0.02, np.float32), "xz": np.array(128, np.uint8),
+             "w": weights(rng, (4, 3, 1, 1)), "ws": np.array(0.01, np.float32)}
+    nodes = [N("QuantizeLinear", ["x", "xs", "xz"], ["xq"]),
+             N("DequantizeLinear", ["xq", "xs", "xz"], ["xd"]),
+             N("DequantizeLinear", ["w", "ws"], ["wd"]),
+             N("Conv", ["xd", "wd"], ["y"])]
+    m = model(nodes, [tensor("x", F, [1, 3, 4, 4])], [tensor("y", F, None)],
+              [numpy_helper.from_array(v, k) for k, v in inits.items()], opset=13)
+    assert "scales = array<f32" in imported(tmp_path, m)
+    assert "scales = array<f32" not in imported(tmp_path, m, "--device=cuda")
