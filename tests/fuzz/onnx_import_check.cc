@@ -29,9 +29,9 @@ constexpr const char* kDoesNotVerify = "fuzz.onnx: the imported module does not 
   std::abort();
 }
 
-}  // namespace
-
-void importAndCheck(const uint8_t* data, size_t size) {
+// One import of the bytes with `options`, checked.
+void importOnce(const uint8_t* data, size_t size,
+                const mlir::disc_ral::onnx::ImportOptions& options) {
   mlir::MLIRContext context(mlir::MLIRContext::Threading::DISABLED);
   context.printOpOnDiagnostic(false);
   std::vector<std::string> diagnostics;
@@ -47,9 +47,6 @@ void importAndCheck(const uint8_t* data, size_t size) {
     return mlir::success();
   });
 
-  mlir::disc_ral::onnx::ImportOptions options;
-  options.source_name = kSource;
-  options.max_constant_bytes = kFuzzMaxConstantBytes;
   mlir::disc_ral::onnx::ImportStatus status;
   mlir::OwningOpRef<mlir::ModuleOp> module = mlir::disc_ral::onnx::importModel(
       llvm::StringRef(reinterpret_cast<const char*>(data), size), options, &context, &status);
@@ -80,6 +77,26 @@ void importAndCheck(const uint8_t* data, size_t size) {
     broken("the imported module does not verify", {}, diagnostics);
   // What `ral-compile --emit=import` does with it; the printers see every attribute and type.
   module->print(llvm::nulls(), mlir::OpPrintingFlags().elideLargeElementsAttrs(16));
+}
+
+}  // namespace
+
+void importAndCheck(const uint8_t* data, size_t size) {
+  mlir::disc_ral::onnx::ImportOptions options;
+  options.source_name = kSource;
+  options.max_constant_bytes = kFuzzMaxConstantBytes;
+  // As ral-compile imports for a GPU: convolutions as im2col and GEMMs, no host reads.
+  options.host_reads_tensors = false;
+  importOnce(data, size, options);
+  // And as for the CPU: library convolutions with their fused epilogues, linear layers and QDQ
+  // Conv on them, TopK's kernel (compile_driver.cc's choices).
+  options.host_reads_tensors = true;
+  options.library_conv = true;
+  options.conv_gelu = true;
+  options.library_linear = true;
+  options.int8_conv = true;
+  options.library_topk = true;
+  importOnce(data, size, options);
 }
 
 }  // namespace ral::fuzz

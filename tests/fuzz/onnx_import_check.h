@@ -18,7 +18,8 @@ namespace ral::fuzz {
 constexpr int64_t kFuzzMaxConstantBytes = int64_t{64} << 20;
 
 // Imports `size` bytes as a serialized ModelProto into a fresh MLIRContext (single-threaded,
-// diagnostics captured) and checks the result.
+// diagnostics captured) and checks the result; twice, with the options ral-compile uses for a
+// GPU and for the CPU.
 void importAndCheck(const uint8_t* data, size_t size);
 
 }  // namespace ral::fuzz
