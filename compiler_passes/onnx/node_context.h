@@ -205,6 +205,25 @@ FailureOr<Value> matmulOf(NodeContext& n, Value a, Value c);
 // padding reads 0): what ConvInteger and QLinearConv compute once the zero points are subtracted.
 FailureOr<Value> integerConvolution(NodeContext& n, Value x, Value w);
 
+// An int8 convolution as kernels/conv/qconv.h computes it, for a quantized disc_ral.conv:
+// y = act(scales[f] * (sum((x - x_zero_point) * w) + bias[f])), stored as f32 or, with an
+// 8-bit result, rounded half to even after y_zero_point is added and saturated.
+struct QuantizedConv {
+  Value x;  // [N, C, D...] of 8-bit integers
+  bool x_unsigned = false;
+  int64_t x_zero_point = 0;
+  DenseElementsAttr w;              // constant int8 [F, C/group, K...]
+  SmallVector<float> scales, bias;  // F values each (bias: none when empty)
+  bool int8_result = false, y_unsigned = false;
+  int64_t y_zero_point = 0;
+  std::string activation = "none";
+  float alpha = 0, beta = 0;  // clip's bounds
+};
+// The node's Conv attributes applied to `q` (its group, pads, strides, dilations, auto_pad) on
+// the CPU's ral_qconv (ImportOptions::int8_conv): the result tensor, or null when int8_conv is
+// off; fails (naming what) on a geometry error.
+FailureOr<Value> quantizedConvolution(NodeContext& n, const QuantizedConv& q);
+
 // Every value of a window-like attribute (kernel_shape, strides, pads, a hidden size) in
 // [lo, 2^48], so the import-time arithmetic on them cannot overflow; an import error naming the
 // attribute otherwise (ops_linear.cc).

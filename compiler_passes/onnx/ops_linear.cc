@@ -918,8 +918,6 @@ FailureOr<bool> quantizedConv(NodeContext& n, ConvEpilogue& e, const ConvGeometr
   if (!n.int8Conv() || e.dequantize_input.node < 0 || !e.batch_norm.empty() ||
       !e.residual.empty())
     return false;
-  OpBuilder& b = n.b();
-  Location loc = n.loc();
   const QuantizeNode &dx = e.dequantize_input, &dw = e.dequantize_filter;
   Tensor* xq = n.named(dx.value);
   if (!xq || !xq->type.getElementType().isInteger(8)) return false;
@@ -984,44 +982,37 @@ FailureOr<bool> quantizedConv(NodeContext& n, ConvEpilogue& e, const ConvGeometr
     y_zp = 0;
     y_unsigned = false;
   }
-  SmallVector<OpFoldResult> out = {dimOf(b, loc, n.value(0), 0), b.getIndexAttr(filters)};
-  out.append(g.window.out.begin(), g.window.out.end());
-  Type f32 = b.getF32Type(), i8 = b.getIntegerType(8);
-  Value init = emptyTensor(b, loc, out, quantize ? i8 : f32);
-  FailureOr<EpilogueValues> ev = epilogueValues(n, e, init);
+  // The epilogue's clip bounds (its residual and BatchNormalization were ruled out above).
+  FailureOr<EpilogueValues> ev = epilogueValues(n, e, n.value(0));
   if (failed(ev)) return false;
-  SmallVector<float> scales(filters), folded_bias(filters);
+  QuantizedConv q;
+  q.x = n.materialize(*xq);
+  q.x_unsigned = x_unsigned;
+  q.x_zero_point = x_zp;
+  q.w = wq->data;
+  q.int8_result = quantize;
+  q.y_unsigned = quantize && y_unsigned;
+  q.y_zero_point = y_zp;
+  q.activation = e.activation;
+  q.alpha = static_cast<float>(ev->alpha / sy);
+  q.beta = static_cast<float>(ev->beta / sy);
   for (int64_t f = 0; f < filters; ++f) {
     const double m = *sx * (*sw)[sw->size() > 1 ? f : 0];
     const double scale = m / sy, shifted = bias[f] / m;
     if (!std::isfinite(scale) || scale == 0 || !std::isfinite(shifted) ||
         std::abs(shifted) > 1e30)
       return false;
-    scales[f] = static_cast<float>(scale);
-    folded_bias[f] = static_cast<float>(shifted);
+    q.scales.push_back(static_cast<float>(scale));
+    if (n.hasInput(2)) q.bias.push_back(static_cast<float>(shifted));
   }
-  Value x = n.materialize(*xq);
-  Value filter = b.create<arith::ConstantOp>(loc, wq->data);
-  Value bias_value = b.create<arith::ConstantOp>(
-      loc, DenseElementsAttr::get(RankedTensorType::get({n.hasInput(2) ? filters : 0}, f32),
-                                  n.hasInput(2) ? ArrayRef<float>(folded_bias)
-                                                : ArrayRef<float>()));
-  Value y = libraryConvolution(b, loc, x, filter, bias_value, init, g.window, g.group,
-                               /*transposed=*/false);
-  auto conv = y.getDefiningOp<ConvOp>();
-  conv.setScalesAttr(b.getDenseF32ArrayAttr(scales));
-  conv.setInputZeroPointAttr(b.getI64IntegerAttr(x_zp));
-  conv.setOutputZeroPointAttr(b.getI64IntegerAttr(y_zp));
-  conv.setInputUnsigned(x_unsigned);
-  conv.setOutputUnsigned(quantize && y_unsigned);
-  conv.setActivation(e.activation);
-  conv.setAlpha(APFloat(static_cast<float>(ev->alpha / sy)));
-  conv.setBeta(APFloat(static_cast<float>(ev->beta / sy)));
+  FailureOr<Value> y = quantizedConvolution(n, q);
+  if (failed(y)) return failure();
+  if (!*y) return false;
   if (quantize) {
     e.output = e.quantize.output;
     e.quantize_fused = true;
   }
-  n.defineNamed(e.output, y, quantize && y_unsigned);
+  n.defineNamed(e.output, *y, quantize && y_unsigned);
   e.fused = true;
   return true;
 }
@@ -1673,6 +1664,35 @@ LogicalResult convertBatchNorm(NodeContext& n) {
 }
 
 }  // namespace
+
+FailureOr<Value> quantizedConvolution(NodeContext& n, const QuantizedConv& q) {
+  if (!n.int8Conv()) return Value();
+  OpBuilder& b = n.b();
+  Location loc = n.loc();
+  auto tw = cast<RankedTensorType>(q.w.getType());
+  FailureOr<ConvGeometry> g = convGeometry(n, q.x, tw);
+  if (failed(g)) return failure();
+  SmallVector<OpFoldResult> out = {dimOf(b, loc, q.x, 0), b.getIndexAttr(g->filters)};
+  out.append(g->window.out.begin(), g->window.out.end());
+  Type f32 = b.getF32Type();
+  Value init = emptyTensor(b, loc, out, q.int8_result ? b.getIntegerType(8) : f32);
+  Value bias = b.create<arith::ConstantOp>(
+      loc, DenseElementsAttr::get(
+               RankedTensorType::get({static_cast<int64_t>(q.bias.size())}, f32),
+               ArrayRef<float>(q.bias)));
+  Value y = libraryConvolution(b, loc, q.x, b.create<arith::ConstantOp>(loc, q.w), bias, init,
+                               g->window, g->group, /*transposed=*/false);
+  auto conv = y.getDefiningOp<ConvOp>();
+  conv.setScalesAttr(b.getDenseF32ArrayAttr(q.scales));
+  conv.setInputZeroPointAttr(b.getI64IntegerAttr(q.x_zero_point));
+  conv.setOutputZeroPointAttr(b.getI64IntegerAttr(q.y_zero_point));
+  conv.setInputUnsigned(q.x_unsigned);
+  conv.setOutputUnsigned(q.y_unsigned);
+  conv.setActivation(q.activation);
+  conv.setAlpha(APFloat(q.alpha));
+  conv.setBeta(APFloat(q.beta));
+  return y;
+}
 
 FailureOr<Value> matmulOf(NodeContext& n, Value a, Value c) { return numpyMatmul(n, a, c); }
 

@@ -369,6 +369,76 @@ LogicalResult convertConvInteger(NodeContext& n) {
   return success();
 }
 
+// The constant elements of input i as doubles (integers with their sign or without), or none.
+std::optional<SmallVector<double>> constantInput(NodeContext& n, size_t i) {
+  if (!n.hasInput(i) || !n.input(i).data) return std::nullopt;
+  DenseElementsAttr d = n.input(i).data;
+  SmallVector<double> v;
+  if (d.getElementType().isF32()) {
+    for (float f : d.getValues<float>()) v.push_back(f);
+  } else if (d.getElementType().isInteger(8) || d.getElementType().isInteger(32)) {
+    for (const APInt& a : d.getValues<APInt>())
+      v.push_back(n.isUnsigned(i) ? static_cast<double>(a.getZExtValue())
+                                  : static_cast<double>(a.getSExtValue()));
+  } else {
+    return std::nullopt;
+  }
+  return v;
+}
+
+// QLinearConv on ral_qconv (the CPU's int8 convolution), when its operands are what that
+// kernel takes: constant int8 weights without zero points, constant scales (x's and y's
+// scalars), scalar zero points, a constant int32 bias of at most 2^24 in magnitude (exact in
+// f32). The multiplier is x_scale · w_scale / y_scale in f32, as the generic path computes it;
+// the kernel adds y_zero_point before rounding half to even, which differs from rounding first
+// only for a value exactly halfway between two integers with an odd zero point. False: the
+// generic path.
+FailureOr<bool> qlinearConvOnKernel(NodeContext& n) {
+  if (!n.int8Conv() || !n.elementType(0).isInteger(8) || !n.input(3).data ||
+      !n.elementType(3).isInteger(8) || n.isUnsigned(3) || !n.hasInput(7) ||
+      !n.elementType(7).isInteger(8))
+    return false;
+  const int64_t filters = n.type(3).getDimSize(0);
+  auto sx = constantInput(n, 1), sw = constantInput(n, 4), sy = constantInput(n, 6);
+  auto xz = n.hasInput(2) ? constantInput(n, 2) : SmallVector<double>{0};
+  auto wz = n.hasInput(5) ? constantInput(n, 5) : SmallVector<double>{0};
+  auto yz = constantInput(n, 7);
+  if (!sx || !sw || !sy || !xz || !wz || !yz || !n.elementType(1).isF32() ||
+      !n.elementType(4).isF32() || !n.elementType(6).isF32() || sx->size() != 1 ||
+      sy->size() != 1 || xz->size() != 1 || yz->size() != 1 ||
+      (sw->size() != 1 && static_cast<int64_t>(sw->size()) != filters) ||
+      llvm::any_of(*wz, [](double z) { return z != 0; }))
+    return false;
+  if (n.hasInput(2) && n.isUnsigned(2) != n.isUnsigned(0)) return false;
+  QuantizedConv q;
+  if (n.hasInput(8)) {
+    auto bias = constantInput(n, 8);
+    if (!bias || !n.elementType(8).isInteger(32) ||
+        static_cast<int64_t>(bias->size()) != filters ||
+        llvm::any_of(*bias, [](double v) { return std::abs(v) > (1 << 24); }))
+      return false;
+    for (double v : *bias) q.bias.push_back(static_cast<float>(v));
+  }
+  const float fx = static_cast<float>((*sx)[0]), fy = static_cast<float>((*sy)[0]);
+  for (int64_t f = 0; f < filters; ++f) {
+    const float m = fx * static_cast<float>((*sw)[sw->size() > 1 ? f : 0]) / fy;
+    if (!std::isfinite(m)) return false;
+    q.scales.push_back(m);
+  }
+  q.x = n.value(0);
+  q.x_unsigned = n.isUnsigned(0);
+  q.x_zero_point = static_cast<int64_t>((*xz)[0]);
+  q.w = n.input(3).data;
+  q.int8_result = true;
+  q.y_unsigned = n.isUnsigned(7);
+  q.y_zero_point = static_cast<int64_t>((*yz)[0]);
+  FailureOr<Value> y = quantizedConvolution(n, q);
+  if (failed(y)) return failure();
+  if (!*y) return false;
+  setQuantized(n, 0, *y, qtypeOf(n.elementType(7), q.y_unsigned));
+  return true;
+}
+
 // QLinearConv(x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp, B): the int32 convolution of the
 // shifted operands plus the int32 bias, requantized with x_scale · w_scale / y_scale (w_scale
 // and w_zp per output channel or scalar).
@@ -376,6 +446,12 @@ LogicalResult convertQLinearConv(NodeContext& n) {
   OpBuilder& b = n.b();
   Location loc = n.loc();
   if (failed(checkInt8(n, {0, 3}))) return failure();
+  if (n.rank(3) >= 3 && n.rank(3) <= 5 && n.rank(0) == n.rank(3) &&
+      !n.type(3).isDynamicDim(0)) {
+    FailureOr<bool> done = qlinearConvOnKernel(n);
+    if (failed(done)) return failure();
+    if (*done) return success();
+  }
   FailureOr<Value> x = shifted(n, 0, 2, -1), w = shifted(n, 3, 5, 0);
   if (failed(x) || failed(w)) return failure();
   FailureOr<Value> acc = integerConvolution(n, *x, *w);

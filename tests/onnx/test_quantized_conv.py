@@ -154,3 +154,39 @@ def test_gpu_devices_keep_the_f32_convolution(tmp_path):
               [numpy_helper.from_array(v, k) for k, v in inits.items()], opset=13)
     assert "scales = array<f32" in imported(tmp_path, m)
     assert "scales = array<f32" not in imported(tmp_path, m, "--device=cuda")
+
+
+def test_qlinear_conv_with_constant_weights_runs_the_int8_kernel(tmp_path):
+    # QLinearConv (ONNX Runtime's QOperator form) with constant weights, scales and zero points:
+    # ral_qconv; the same node with its weights as inputs: the generic integer path. Both against
+    # ONNX's arithmetic: the int32 sum plus bias, times x_scale * w_scale / y_scale in f32,
+    # rounded half to even, plus y_zero_point, saturated.
+    rng = np.random.default_rng(5)
+    w = weights(rng, (6, 4, 3, 3))
+    sw = rng.uniform(0.002, 0.01, 6).astype(np.float32)
+    bias = rng.integers(-3000, 3000, 6).astype(np.int32)
+    consts = {"xs": np.array(0.03, np.float32), "xz": np.array(120, np.uint8), "w": w,
+              "ws": sw, "wz": np.zeros(6, np.int8), "ys": np.array(0.07, np.float32),
+              "yz": np.array(9, np.uint8), "b": bias}
+    node = N("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"], ["y"],
+             pads=[1, 1, 1, 1], strides=[1, 2])
+    m = model([node], [tensor("x", U8, ["n", 4, 7, 8])], [tensor("y", U8, None)],
+              [numpy_helper.from_array(v, k) for k, v in consts.items()], opset=13)
+    assert "scales = array<f32" in imported(tmp_path, m)
+    generic = model([node], [tensor("x", U8, ["n", 4, 7, 8]), tensor("w", I8, [6, 4, 3, 3])],
+                    [tensor("y", U8, None)],
+                    [numpy_helper.from_array(v, k) for k, v in consts.items() if k != "w"],
+                    opset=13)
+    assert "scales = array<f32" not in imported(tmp_path, generic)
+    on_kernel = load(tmp_path, m)
+    x = rng.integers(0, 256, (2, 4, 7, 8)).astype(np.uint8)
+    xp = np.pad(x.astype(np.int64) - 120, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    acc = conv(xp.astype(np.float64), w.astype(np.float64), None, stride=(1, 2))
+    acc = np.rint(acc).astype(np.int64) + bias.reshape(1, 6, 1, 1)
+    mult = (np.float32(0.03) * sw / np.float32(0.07)).astype(np.float32).reshape(1, 6, 1, 1)
+    want = np.clip(np.rint(acc.astype(np.float32) * mult) + 9, 0, 255)
+    got = on_kernel(torch.from_numpy(x)).numpy().astype(np.float64)
+    assert np.abs(got - want).max() <= 1
+    assert (got != want).mean() < 0.001
+    got_generic = load(tmp_path, generic)(torch.from_numpy(x), torch.from_numpy(w))
+    np.testing.assert_array_equal(got_generic.numpy(), want)
