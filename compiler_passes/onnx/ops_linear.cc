@@ -912,12 +912,14 @@ std::optional<SmallVector<double>> constantValues(NodeContext& n, const std::str
 // and, with the QuantizeLinear after it, divided by its scale, rounded and offset by its zero
 // point as the kernel stores. The result differs from the f32 convolution of the dequantized
 // values only by float rounding (a quantization step, rarely, after the QuantizeLinear).
-// False when a value is not what the kernel takes (non-constant scales, weights with zero
-// points, an activation that does not commute with the output scale, ...): then the f32 path.
+// With a BatchNormalization or a residual Add planned after it, the int8 convolution gives the
+// Conv's own f32 output and those nodes convert on their own. False when a value is not what
+// the kernel takes (non-constant scales, weights with zero points, ...): then the f32 path.
 FailureOr<bool> quantizedConv(NodeContext& n, ConvEpilogue& e, const ConvGeometry& g) {
-  if (!n.int8Conv() || e.dequantize_input.node < 0 || !e.batch_norm.empty() ||
-      !e.residual.empty())
-    return false;
+  if (!n.int8Conv() || e.dequantize_input.node < 0) return false;
+  // A BatchNormalization or a residual Add after it stays nodes of its own: the convolution then
+  // gives the Conv's own f32 output and the epilogue's nodes convert one by one.
+  const bool plain = !e.batch_norm.empty() || !e.residual.empty();
   const QuantizeNode &dx = e.dequantize_input, &dw = e.dequantize_filter;
   Tensor* xq = n.named(dx.value);
   if (!xq || !xq->type.getElementType().isInteger(8)) return false;
@@ -965,7 +967,7 @@ FailureOr<bool> quantizedConv(NodeContext& n, ConvEpilogue& e, const ConvGeometr
   double sy = 1;
   int64_t y_zp = 0;
   bool y_unsigned = true;
-  bool quantize = e.quantize.node >= 0 &&
+  bool quantize = !plain && e.quantize.node >= 0 &&
                   (e.activation == "none" || e.activation == "relu" || e.activation == "clip");
   if (quantize) {
     std::optional<double> s = positiveScalar(e.quantize.scale);
@@ -982,9 +984,13 @@ FailureOr<bool> quantizedConv(NodeContext& n, ConvEpilogue& e, const ConvGeometr
     y_zp = 0;
     y_unsigned = false;
   }
-  // The epilogue's clip bounds (its residual and BatchNormalization were ruled out above).
-  FailureOr<EpilogueValues> ev = epilogueValues(n, e, n.value(0));
-  if (failed(ev)) return false;
+  // The epilogue's clip bounds (with neither residual nor BatchNormalization).
+  EpilogueValues ev;
+  if (!plain) {
+    FailureOr<EpilogueValues> values = epilogueValues(n, e, n.value(0));
+    if (failed(values)) return false;
+    ev = *values;
+  }
   QuantizedConv q;
   q.x = n.materialize(*xq);
   q.x_unsigned = x_unsigned;
@@ -993,9 +999,9 @@ FailureOr<bool> quantizedConv(NodeContext& n, ConvEpilogue& e, const ConvGeometr
   q.int8_result = quantize;
   q.y_unsigned = quantize && y_unsigned;
   q.y_zero_point = y_zp;
-  q.activation = e.activation;
-  q.alpha = static_cast<float>(ev->alpha / sy);
-  q.beta = static_cast<float>(ev->beta / sy);
+  q.activation = plain ? "none" : e.activation;
+  q.alpha = static_cast<float>(ev.alpha / sy);
+  q.beta = static_cast<float>(ev.beta / sy);
   for (int64_t f = 0; f < filters; ++f) {
     const double m = *sx * (*sw)[sw->size() > 1 ? f : 0];
     const double scale = m / sy, shifted = bias[f] / m;
@@ -1008,6 +1014,10 @@ FailureOr<bool> quantizedConv(NodeContext& n, ConvEpilogue& e, const ConvGeometr
   FailureOr<Value> y = quantizedConvolution(n, q);
   if (failed(y)) return failure();
   if (!*y) return false;
+  if (plain) {
+    n.setOutput(0, *y);
+    return true;
+  }
   if (quantize) {
     e.output = e.quantize.output;
     e.quantize_fused = true;
