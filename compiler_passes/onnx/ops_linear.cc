@@ -125,8 +125,14 @@ FailureOr<Value> numpyMatmul(NodeContext& n, Value a, Value c) {
 
 FailureOr<bool> libraryLinear(NodeContext& n, Value a, DenseElementsAttr w, bool nk,
                               DenseElementsAttr bias);
+FailureOr<bool> quantizedLinear(NodeContext& n, ConvEpilogue& e);
 
 LogicalResult convertMatMul(NodeContext& n) {
+  if (ConvEpilogue* e = n.epilogue()) {
+    FailureOr<bool> done = quantizedLinear(n, *e);
+    if (failed(done)) return failure();
+    if (*done) return success();
+  }
   if (n.libraryLinear()) {
     FailureOr<bool> done = libraryLinear(n, n.value(0), n.input(1).data, false, {});
     if (failed(done)) return failure();
@@ -621,6 +627,19 @@ Value libraryConvolution(OpBuilder& b, Location loc, Value x, Value filter, Valu
       .getResult()[0];
 }
 
+// q's scales, zero points, unsigned flags and activation set on `conv`.
+void setQuantization(ConvOp conv, const QuantizedConv& q) {
+  Builder b(conv.getContext());
+  conv.setScalesAttr(b.getDenseF32ArrayAttr(q.scales));
+  conv.setInputZeroPointAttr(b.getI64IntegerAttr(q.x_zero_point));
+  conv.setOutputZeroPointAttr(b.getI64IntegerAttr(q.y_zero_point));
+  conv.setInputUnsigned(q.x_unsigned);
+  conv.setOutputUnsigned(q.y_unsigned);
+  conv.setActivation(q.activation);
+  conv.setAlpha(APFloat(q.alpha));
+  conv.setBeta(APFloat(q.beta));
+}
+
 struct EpilogueValues {
   Value residual;  // null without a residual Add
   float alpha = 0, beta = 0;
@@ -905,125 +924,218 @@ std::optional<SmallVector<double>> constantValues(NodeContext& n, const std::str
   return v;
 }
 
-// ONNX's QDQ form around a Conv (conv_fusion.h's dequantize_input / dequantize_filter /
-// quantize) as one quantized disc_ral.conv: the 8-bit input and the int8 weights convolve in
-// integers (ral_qconv), the scales folded into one per output channel,
-//   y = act(sx * sw[f] * acc + b[f]) = act(scales[f] * (acc + b[f] / (sx * sw[f])))
-// and, with the QuantizeLinear after it, divided by its scale, rounded and offset by its zero
-// point as the kernel stores. The result differs from the f32 convolution of the dequantized
-// values only by float rounding (a quantization step, rarely, after the QuantizeLinear).
-// With a BatchNormalization or a residual Add planned after it, the int8 convolution gives the
-// Conv's own f32 output and those nodes convert on their own. False when a value is not what
-// the kernel takes (non-constant scales, weights with zero points, ...): then the f32 path.
-FailureOr<bool> quantizedConv(NodeContext& n, ConvEpilogue& e, const ConvGeometry& g) {
-  if (!n.int8Conv() || e.dequantize_input.node < 0) return false;
-  // A BatchNormalization or a residual Add after it stays nodes of its own: the convolution then
-  // gives the Conv's own f32 output and the epilogue's nodes convert one by one.
-  const bool plain = !e.batch_norm.empty() || !e.residual.empty();
+// What ONNX's QDQ form around a Conv or MatMul (conv_fusion.h's dequantize_input,
+// dequantize_filter and quantize) gives an int8 kernel, when its values are what the kernel
+// takes: an 8-bit input with a positive constant scalar scale and a constant scalar zero point;
+// constant int8 weights with one positive scale or one per output channel (along
+// `channel_axis`) and no zero points; and, unless `plain`, the QuantizeLinear after the
+// epilogue when its scale is a positive scalar, its zero point an 8-bit scalar (uint8 0 when
+// absent) and the activation commutes with dividing by the scale.
+struct QdqOperands {
+  Tensor* xq = nullptr;
+  double sx = 1;
+  int64_t x_zp = 0;
+  DenseElementsAttr w;
+  SmallVector<double> sw;  // one, or one per output channel
+  bool quantize = false, y_unsigned = false;
+  double sy = 1;
+  int64_t y_zp = 0;
+};
+
+std::optional<QdqOperands> qdqOperands(NodeContext& n, const ConvEpilogue& e, int64_t channels,
+                                       int64_t channel_axis, bool plain) {
   const QuantizeNode &dx = e.dequantize_input, &dw = e.dequantize_filter;
-  Tensor* xq = n.named(dx.value);
-  if (!xq || !xq->type.getElementType().isInteger(8)) return false;
-  const bool x_unsigned = xq->is_unsigned;
-  // Scalars: the input's scale and zero point (0 of the input's type when absent).
+  QdqOperands q;
+  q.xq = n.named(dx.value);
+  if (!q.xq || !q.xq->type.getElementType().isInteger(8)) return std::nullopt;
   auto positiveScalar = [&](const std::string& name) -> std::optional<double> {
     auto v = constantValues(n, name, true);
     if (!v || v->size() != 1 || !std::isfinite((*v)[0]) || (*v)[0] <= 0) return std::nullopt;
     return (*v)[0];
   };
   std::optional<double> sx = positiveScalar(dx.scale);
-  if (!sx) return false;
-  int64_t x_zp = 0;
+  if (!sx) return std::nullopt;
+  q.sx = *sx;
   if (!dx.zero_point.empty()) {
     bool zu = false;
     auto z = constantValues(n, dx.zero_point, false, &zu);
-    if (!z || z->size() != 1 || zu != x_unsigned) return false;
-    x_zp = static_cast<int64_t>((*z)[0]);
+    if (!z || z->size() != 1 || zu != q.xq->is_unsigned) return std::nullopt;
+    q.x_zp = static_cast<int64_t>((*z)[0]);
   }
-  // The weights: int8 constants, their scales one or one per output channel (axis 0), their
-  // zero points all 0 (oneDNN's int8 convolution has no weight zero points).
   Tensor* wq = n.named(dw.value);
-  bool w_unsigned = false;
-  if (!wq || !wq->data || !wq->data.getElementType().isInteger(8) || wq->is_unsigned ||
-      wq->type != RankedTensorType::get(n.type(1).getShape(), wq->type.getElementType()))
-    return false;
-  const int64_t filters = g.filters;
-  auto sw = constantValues(n, dw.scale, true);
-  if (!sw || (sw->size() != 1 && static_cast<int64_t>(sw->size()) != filters)) return false;
-  if (sw->size() > 1 && dw.axis != 0 && dw.axis != -n.rank(1)) return false;
-  if (!dw.zero_point.empty()) {
-    auto z = constantValues(n, dw.zero_point, false, &w_unsigned);
-    if (!z || llvm::any_of(*z, [](double v) { return v != 0; })) return false;
-  }
-  // The bias: f32 constants (a QDQ model's int32 bias, dequantized, is one by now).
-  SmallVector<double> bias(filters, 0.0);
-  if (n.hasInput(2)) {
-    auto bv = constantValues(n, n.node().input(2), true);
-    if (!bv || static_cast<int64_t>(bv->size()) != filters) return false;
-    bias = *bv;
-  }
-  // The QuantizeLinear after it, folded in when its scale is a positive scalar, its zero point
-  // an 8-bit scalar (uint8 0 when absent) and the activation commutes with dividing by the
-  // scale; otherwise the convolution gives f32 and the QuantizeLinear converts on its own.
-  double sy = 1;
-  int64_t y_zp = 0;
-  bool y_unsigned = true;
-  bool quantize = !plain && e.quantize.node >= 0 &&
-                  (e.activation == "none" || e.activation == "relu" || e.activation == "clip");
-  if (quantize) {
-    std::optional<double> s = positiveScalar(e.quantize.scale);
-    quantize = s.has_value();
-    sy = s.value_or(1.0);
-  }
-  if (quantize && !e.quantize.zero_point.empty()) {
-    auto z = constantValues(n, e.quantize.zero_point, false, &y_unsigned);
-    quantize = z && z->size() == 1;
-    if (quantize) y_zp = static_cast<int64_t>((*z)[0]);
-  }
-  if (!quantize) {
-    sy = 1;
-    y_zp = 0;
-    y_unsigned = false;
-  }
-  // The epilogue's clip bounds (with neither residual nor BatchNormalization).
-  EpilogueValues ev;
-  if (!plain) {
-    FailureOr<EpilogueValues> values = epilogueValues(n, e, n.value(0));
-    if (failed(values)) return false;
-    ev = *values;
-  }
-  QuantizedConv q;
-  q.x = n.materialize(*xq);
-  q.x_unsigned = x_unsigned;
-  q.x_zero_point = x_zp;
+  if (!wq || !wq->data || !wq->data.getElementType().isInteger(8) || wq->is_unsigned)
+    return std::nullopt;
   q.w = wq->data;
-  q.int8_result = quantize;
-  q.y_unsigned = quantize && y_unsigned;
-  q.y_zero_point = y_zp;
+  const int64_t w_rank = wq->type.getRank();
+  auto sw = constantValues(n, dw.scale, true);
+  if (!sw || (sw->size() != 1 && static_cast<int64_t>(sw->size()) != channels)) return std::nullopt;
+  if (sw->size() > 1 && dw.axis != channel_axis && dw.axis != channel_axis - w_rank)
+    return std::nullopt;
+  if (llvm::any_of(*sw, [](double v) { return !std::isfinite(v) || v == 0; })) return std::nullopt;
+  q.sw = *sw;
+  if (!dw.zero_point.empty()) {
+    bool wu = false;
+    auto z = constantValues(n, dw.zero_point, false, &wu);
+    if (!z || llvm::any_of(*z, [](double v) { return v != 0; })) return std::nullopt;
+  }
+  q.quantize = !plain && e.quantize.node >= 0 &&
+               (e.activation == "none" || e.activation == "relu" || e.activation == "clip");
+  if (q.quantize) {
+    std::optional<double> s = positiveScalar(e.quantize.scale);
+    q.quantize = s.has_value();
+    q.sy = s.value_or(1.0);
+    q.y_unsigned = true;
+  }
+  if (q.quantize && !e.quantize.zero_point.empty()) {
+    auto z = constantValues(n, e.quantize.zero_point, false, &q.y_unsigned);
+    q.quantize = z && z->size() == 1;
+    if (q.quantize) q.y_zp = static_cast<int64_t>((*z)[0]);
+  }
+  if (!q.quantize) {
+    q.sy = 1;
+    q.y_zp = 0;
+    q.y_unsigned = false;
+  }
+  return q;
+}
+
+// The QuantizedConv of `d` with `bias` (one f32 value per output channel, or none) and the
+// epilogue's activation (none when `plain`): scales[f] = sx * sw[f] / sy and the bias as
+// b[f] / (sx * sw[f]), so that act(scales[f] * (acc + bias'[f])) is act(sx * sw[f] * acc + b[f])
+// / sy. None when a folded value is not finite.
+std::optional<QuantizedConv> quantizedOf(NodeContext& n, const ConvEpilogue& e,
+                                         const QdqOperands& d, ArrayRef<double> bias,
+                                         int64_t channels, bool plain) {
+  QuantizedConv q;
+  q.x_unsigned = d.xq->is_unsigned;
+  q.x_zero_point = d.x_zp;
+  q.int8_result = d.quantize;
+  q.y_unsigned = d.y_unsigned;
+  q.y_zero_point = d.y_zp;
   q.activation = plain ? "none" : e.activation;
-  q.alpha = static_cast<float>(ev.alpha / sy);
-  q.beta = static_cast<float>(ev.beta / sy);
-  for (int64_t f = 0; f < filters; ++f) {
-    const double m = *sx * (*sw)[sw->size() > 1 ? f : 0];
-    const double scale = m / sy, shifted = bias[f] / m;
-    if (!std::isfinite(scale) || scale == 0 || !std::isfinite(shifted) ||
-        std::abs(shifted) > 1e30)
-      return false;
+  if (!plain) {
+    // The epilogue's clip bounds (with neither residual nor BatchNormalization).
+    FailureOr<EpilogueValues> ev = epilogueValues(n, e, n.value(0));
+    if (failed(ev)) return std::nullopt;
+    q.alpha = static_cast<float>(ev->alpha / d.sy);
+    q.beta = static_cast<float>(ev->beta / d.sy);
+  }
+  for (int64_t f = 0; f < channels; ++f) {
+    const double m = d.sx * d.sw[d.sw.size() > 1 ? f : 0];
+    const double scale = m / d.sy, shifted = bias.empty() ? 0.0 : bias[f] / m;
+    if (!std::isfinite(scale) || scale == 0 || !std::isfinite(shifted) || std::abs(shifted) > 1e30)
+      return std::nullopt;
     q.scales.push_back(static_cast<float>(scale));
-    if (n.hasInput(2)) q.bias.push_back(static_cast<float>(shifted));
+    if (!bias.empty()) q.bias.push_back(static_cast<float>(shifted));
   }
-  FailureOr<Value> y = quantizedConvolution(n, q);
-  if (failed(y)) return failure();
-  if (!*y) return false;
+  return q;
+}
+
+// Defines what a quantized convolution or linear layer `y` computed: the node's own output
+// (`plain`: the epilogue's nodes then convert one by one), or the epilogue's, or the
+// QuantizeLinear's after it.
+void defineQuantized(NodeContext& n, ConvEpilogue& e, const QuantizedConv& q, Value y,
+                     bool plain) {
   if (plain) {
-    n.setOutput(0, *y);
-    return true;
+    n.setOutput(0, y);
+    return;
   }
-  if (quantize) {
+  if (q.int8_result) {
     e.output = e.quantize.output;
     e.quantize_fused = true;
   }
-  n.defineNamed(e.output, *y, quantize && y_unsigned);
+  n.defineNamed(e.output, y, q.int8_result && q.y_unsigned);
   e.fused = true;
+}
+
+// ONNX's QDQ form around a Conv as one quantized disc_ral.conv: the 8-bit input and the int8
+// weights convolve in integers (ral_qconv), the scales folded into one per output channel,
+// with the QuantizeLinear after it stored by the kernel. The result differs from the f32
+// convolution of the dequantized values only by float rounding (a quantization step, rarely,
+// after the QuantizeLinear). With a BatchNormalization or a residual Add planned after it, the
+// int8 convolution gives the Conv's own f32 output and those nodes convert on their own. False
+// when a value is not what the kernel takes: then the f32 path.
+FailureOr<bool> quantizedConv(NodeContext& n, ConvEpilogue& e, const ConvGeometry& g) {
+  if (!n.int8Conv() || e.dequantize_input.node < 0) return false;
+  const bool plain = !e.batch_norm.empty() || !e.residual.empty();
+  std::optional<QdqOperands> d = qdqOperands(n, e, g.filters, 0, plain);
+  if (!d || d->w.getType().getShape() != n.type(1).getShape()) return false;
+  // The bias: f32 constants (a QDQ model's int32 bias, dequantized, is one by now).
+  SmallVector<double> bias;
+  if (n.hasInput(2)) {
+    auto bv = constantValues(n, n.node().input(2), true);
+    if (!bv || static_cast<int64_t>(bv->size()) != g.filters) return false;
+    bias = *bv;
+  }
+  std::optional<QuantizedConv> q = quantizedOf(n, e, *d, bias, g.filters, plain);
+  if (!q) return false;
+  q->x = n.materialize(*d->xq);
+  q->w = d->w;
+  FailureOr<Value> y = quantizedConvolution(n, *q);
+  if (failed(y)) return failure();
+  if (!*y) return false;
+  defineQuantized(n, e, *q, *y, plain);
+  return true;
+}
+
+// ONNX's QDQ form around a MatMul by constant int8 weights [K, N] as a quantized 1x1
+// channels-last disc_ral.conv over the input's rows (as libraryLinear runs f32 ones), with the
+// planned bias Add, activation and QuantizeLinear folded in; a residual Add stays a node after
+// its f32 result.
+FailureOr<bool> quantizedLinear(NodeContext& n, ConvEpilogue& e) {
+  if (!n.int8Conv() || e.dequantize_input.node < 0 || n.node().op_type() != "MatMul")
+    return false;
+  OpBuilder& b = n.b();
+  Location loc = n.loc();
+  const bool plain = !e.residual.empty();
+  auto tw = n.type(1);
+  if (tw.getRank() != 2 || !tw.hasStaticShape() || n.rank(0) < 2) return false;
+  const int64_t k = tw.getDimSize(0), cols = tw.getDimSize(1), rank = n.rank(0);
+  if (k == 0 || cols == 0) return false;
+  std::optional<QdqOperands> d = qdqOperands(n, e, cols, 1, plain);
+  if (!d || d->w.getType().getShape() != tw.getShape()) return false;
+  SmallVector<double> bias;
+  if (!plain && !e.bias.empty()) {
+    Tensor* t = n.named(e.bias);
+    DenseElementsAttr data = t ? linearBias(t->data, cols, rank) : DenseElementsAttr();
+    if (!data) return false;
+    for (float f : data.getValues<float>()) bias.push_back(f);
+  }
+  std::optional<QuantizedConv> q = quantizedOf(n, e, *d, bias, cols, plain);
+  if (!q) return false;
+  // The filter [N, K, 1]: the weights transposed at import.
+  auto filter_type = RankedTensorType::get({cols, k, 1}, d->w.getElementType());
+  DenseElementsAttr filter =
+      d->w.isSplat() ? DenseElementsAttr::get(filter_type, d->w.getSplatValue<Attribute>())
+                     : transposeConstant(d->w, {1, 0});
+  if (!filter) return false;
+  if (!d->w.isSplat()) filter = filter.reshape(filter_type);
+  Value a = n.materialize(*d->xq);
+  if (failed(checkSameDim(n, dimOf(b, loc, a, rank - 1), b.getIndexAttr(k), "contraction dims")))
+    return failure();
+  SmallVector<OpFoldResult> lead = dimsOf(b, loc, a);
+  lead.pop_back();
+  SmallVector<OpFoldResult> out_dims(lead);
+  out_dims.push_back(b.getIndexAttr(cols));
+  OpFoldResult rows = product(b, loc, lead);
+  Type f32 = b.getF32Type();
+  Value init = emptyTensor(b, loc, {b.getIndexAttr(1), rows, b.getIndexAttr(cols)},
+                           q->int8_result ? b.getIntegerType(8) : f32);
+  Value bias_value = b.create<arith::ConstantOp>(
+      loc, DenseElementsAttr::get(RankedTensorType::get({static_cast<int64_t>(q->bias.size())}, f32),
+                                  ArrayRef<float>(q->bias)));
+  Window window;
+  window.strides = {1};
+  window.dilations = {1};
+  window.pad_begin = {0};
+  window.pad_end = {0};
+  Value x = reshape(b, loc, a, {b.getIndexAttr(1), rows, b.getIndexAttr(k)});
+  Value y = libraryConvolution(b, loc, x, b.create<arith::ConstantOp>(loc, filter), bias_value,
+                               init, window, 1, /*transposed=*/false);
+  auto conv = y.getDefiningOp<ConvOp>();
+  conv.setChannelsLast(true);
+  setQuantization(conv, *q);
+  defineQuantized(n, e, *q, reshape(b, loc, y, out_dims), plain);
   return true;
 }
 
@@ -1692,15 +1804,7 @@ FailureOr<Value> quantizedConvolution(NodeContext& n, const QuantizedConv& q) {
                ArrayRef<float>(q.bias)));
   Value y = libraryConvolution(b, loc, q.x, b.create<arith::ConstantOp>(loc, q.w), bias, init,
                                g->window, g->group, /*transposed=*/false);
-  auto conv = y.getDefiningOp<ConvOp>();
-  conv.setScalesAttr(b.getDenseF32ArrayAttr(q.scales));
-  conv.setInputZeroPointAttr(b.getI64IntegerAttr(q.x_zero_point));
-  conv.setOutputZeroPointAttr(b.getI64IntegerAttr(q.y_zero_point));
-  conv.setInputUnsigned(q.x_unsigned);
-  conv.setOutputUnsigned(q.y_unsigned);
-  conv.setActivation(q.activation);
-  conv.setAlpha(APFloat(q.alpha));
-  conv.setBeta(APFloat(q.beta));
+  setQuantization(y.getDefiningOp<ConvOp>(), q);
   return y;
 }
 

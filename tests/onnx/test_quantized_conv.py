@@ -229,3 +229,49 @@ def test_residual_block_keeps_the_add_after_an_int8_convolution(tmp_path):
     c2 = conv(hd, w2.astype(np.float64) * s2.reshape(4, 1, 1, 1), b2, pad=1)
     want = qdq(np.maximum(c2 + xd, 0), 0.04, 0, 0, 255)
     check(mod(torch.from_numpy(x)).double().numpy(), want, 0.04)
+
+
+@pytest.mark.parametrize("residual", [False, True])
+def test_qdq_matmul_runs_as_an_int8_linear_layer(tmp_path, residual):
+    # DequantizeLinear of uint8 activations [B, S, K] and of int8 weights [K, N] (one scale per
+    # column), MatMul, a bias Add, then ReLU and QuantizeLinear (folded into the kernel), or a
+    # residual Add (a node after the kernel's f32 result).
+    rng = np.random.default_rng(7)
+    K, M = 24, 10
+    w = weights(rng, (K, M))
+    sw = rng.uniform(0.002, 0.01, M).astype(np.float32)
+    bias = rng.standard_normal(M).astype(np.float32)
+    inits = {"xs": np.array(0.02, np.float32), "xz": np.array(100, np.uint8), "w": w, "ws": sw,
+             "b": bias, "ys": np.array(0.03, np.float32), "yz": np.array(5, np.uint8)}
+    nodes = [N("QuantizeLinear", ["x", "xs", "xz"], ["xq"]),
+             N("DequantizeLinear", ["xq", "xs", "xz"], ["xd"]),
+             N("DequantizeLinear", ["w", "ws"], ["wd"], axis=1),
+             N("MatMul", ["xd", "wd"], ["mm"]),
+             N("Add", ["mm", "b"], ["a"])]
+    inputs = [tensor("x", F, ["b", "s", K])]
+    if residual:
+        inputs.append(tensor("r", F, ["b", "s", M]))
+        nodes += [N("Add", ["a", "r"], ["y"])]
+    else:
+        nodes += [N("Relu", ["a"], ["r1"]), N("QuantizeLinear", ["r1", "ys", "yz"], ["yq"]),
+                  N("DequantizeLinear", ["yq", "ys", "yz"], ["y"])]
+    m = model(nodes, inputs, [tensor("y", F, None)],
+              [numpy_helper.from_array(v, k) for k, v in inits.items()], opset=13)
+    text = imported(tmp_path, m)
+    assert text.count("scales = array<f32") == 1 and "channels_last" in text
+    mod = load(tmp_path, m)
+    for shape in [(2, 3), (1, 1), (3, 0)]:
+        x = rng.standard_normal(shape + (K,)).astype(np.float32)
+        xd = qdq(x.astype(np.float64), 0.02, 100, 0, 255)
+        mm = xd @ (w.astype(np.float64) * sw.astype(np.float64)) + bias
+        args = [torch.from_numpy(x)]
+        if residual:
+            r = rng.standard_normal(shape + (M,)).astype(np.float32)
+            args.append(torch.from_numpy(r))
+            got = mod(*args).double().numpy()
+            np.testing.assert_allclose(got, mm + r, rtol=1e-5, atol=1e-4)
+        else:
+            got = mod(*args).double().numpy()
+            assert got.shape == shape + (M,)
+            if got.size:
+                check(got, qdq(np.maximum(mm, 0), 0.03, 5, 0, 255), 0.03)
