@@ -237,7 +237,7 @@ std::vector<ConvEpilogue> planConvEpilogues(const ::onnx::GraphProto& graph,
     }
     const std::string last =
         e.absorbed.empty() ? conv.output(0) : graph.node(e.absorbed.back()).output(0);
-    if (options.int8 && (!is_linear || conv.op_type() == "MatMul")) {
+    if (options.int8) {
       e.dequantize_input = quantizeNode(producerOf(conv.input(0)), "DequantizeLinear");
       if (conv.input_size() > 1)
         e.dequantize_filter = quantizeNode(producerOf(conv.input(1)), "DequantizeLinear");

@@ -166,6 +166,11 @@ LogicalResult convertGemm(NodeContext& n) {
   // A weight matrix and a bias of one value per column (or none): a linear layer.
   if (n.libraryLinear() && n.i("transA", 0) == 0 && alpha == 1.0 && (!bias || beta == 1.0) &&
       (!bias || n.input(2).data)) {
+    if (ConvEpilogue* e = n.epilogue()) {
+      FailureOr<bool> done = quantizedLinear(n, *e);
+      if (failed(done)) return failure();
+      if (*done) return success();
+    }
     FailureOr<bool> done = libraryLinear(n, n.value(0), n.input(1).data, n.i("transB", 0) != 0,
                                          bias ? n.input(2).data : DenseElementsAttr());
     if (failed(done)) return failure();
@@ -1078,35 +1083,48 @@ FailureOr<bool> quantizedConv(NodeContext& n, ConvEpilogue& e, const ConvGeometr
   return true;
 }
 
-// ONNX's QDQ form around a MatMul by constant int8 weights [K, N] as a quantized 1x1
+// ONNX's QDQ form around a MatMul (or a Gemm) by constant int8 weights as a quantized 1x1
 // channels-last disc_ral.conv over the input's rows (as libraryLinear runs f32 ones), with the
 // planned bias Add, activation and QuantizeLinear folded in; a residual Add stays a node after
 // its f32 result.
 FailureOr<bool> quantizedLinear(NodeContext& n, ConvEpilogue& e) {
-  if (!n.int8Conv() || e.dequantize_input.node < 0 || n.node().op_type() != "MatMul")
-    return false;
+  if (!n.int8Conv() || e.dequantize_input.node < 0) return false;
   OpBuilder& b = n.b();
   Location loc = n.loc();
+  // Gemm (the caller checked transA = 0, alpha = 1 and a constant C at beta 1): its weights
+  // are [N, K] with transB, and C is a bias of its own.
+  const bool gemm = n.node().op_type() == "Gemm", nk = gemm && n.i("transB", 0) != 0;
+  DenseElementsAttr own_bias = gemm && n.hasInput(2) && n.f("beta", 1.0f) != 0
+                                   ? n.input(2).data
+                                   : DenseElementsAttr();
   const bool plain = !e.residual.empty();
   auto tw = n.type(1);
   if (tw.getRank() != 2 || !tw.hasStaticShape() || n.rank(0) < 2) return false;
-  const int64_t k = tw.getDimSize(0), cols = tw.getDimSize(1), rank = n.rank(0);
+  const int64_t k = tw.getDimSize(nk ? 1 : 0), cols = tw.getDimSize(nk ? 0 : 1);
+  const int64_t rank = n.rank(0);
   if (k == 0 || cols == 0) return false;
-  std::optional<QdqOperands> d = qdqOperands(n, e, cols, 1, plain);
+  std::optional<QdqOperands> d = qdqOperands(n, e, cols, nk ? 0 : 1, plain);
   if (!d || d->w.getType().getShape() != tw.getShape()) return false;
+  // The bias: Gemm's C, or the planned bias Add (not both), one value per column.
   SmallVector<double> bias;
+  if (own_bias && !e.bias.empty()) return false;
+  DenseElementsAttr bias_data = own_bias;
   if (!plain && !e.bias.empty()) {
     Tensor* t = n.named(e.bias);
-    DenseElementsAttr data = t ? linearBias(t->data, cols, rank) : DenseElementsAttr();
-    if (!data) return false;
-    for (float f : data.getValues<float>()) bias.push_back(f);
+    bias_data = t ? t->data : DenseElementsAttr();
+    if (!bias_data) return false;
+  }
+  if (bias_data) {
+    if (!(bias_data = linearBias(bias_data, cols, rank))) return false;
+    for (float f : bias_data.getValues<float>()) bias.push_back(f);
   }
   std::optional<QuantizedConv> q = quantizedOf(n, e, *d, bias, cols, plain);
   if (!q) return false;
-  // The filter [N, K, 1]: the weights transposed at import.
+  // The filter [N, K, 1]: the weights as they are ([N, K]) or transposed at import ([K, N]).
   auto filter_type = RankedTensorType::get({cols, k, 1}, d->w.getElementType());
   DenseElementsAttr filter =
       d->w.isSplat() ? DenseElementsAttr::get(filter_type, d->w.getSplatValue<Attribute>())
+      : nk           ? d->w
                      : transposeConstant(d->w, {1, 0});
   if (!filter) return false;
   if (!d->w.isSplat()) filter = filter.reshape(filter_type);

@@ -275,3 +275,28 @@ def test_qdq_matmul_runs_as_an_int8_linear_layer(tmp_path, residual):
             assert got.shape == shape + (M,)
             if got.size:
                 check(got, qdq(np.maximum(mm, 0), 0.03, 5, 0, 255), 0.03)
+
+
+def test_qdq_gemm_with_transposed_weights_and_its_own_bias(tmp_path):
+    # torch's Linear exported as Gemm(transB=1) with weights [N, K] (one scale per row, axis 0)
+    # and its bias as C: the int8 kernel without a QuantizeLinear after it (an f32 result).
+    rng = np.random.default_rng(8)
+    K, M = 16, 5
+    w = weights(rng, (M, K))
+    sw = rng.uniform(0.002, 0.01, M).astype(np.float32)
+    bias = rng.standard_normal(M).astype(np.float32)
+    inits = {"xs": np.array(0.02, np.float32), "xz": np.array(128, np.uint8), "w": w, "ws": sw,
+             "b": bias}
+    nodes = [N("QuantizeLinear", ["x", "xs", "xz"], ["xq"]),
+             N("DequantizeLinear", ["xq", "xs", "xz"], ["xd"]),
+             N("DequantizeLinear", ["w", "ws"], ["wd"], axis=0),
+             N("Gemm", ["xd", "wd", "b"], ["y"], transB=1)]
+    m = model(nodes, [tensor("x", F, ["b", K])], [tensor("y", F, None)],
+              [numpy_helper.from_array(v, k) for k, v in inits.items()], opset=13)
+    assert imported(tmp_path, m).count("scales = array<f32") == 1
+    mod = load(tmp_path, m)
+    x = rng.standard_normal((3, K)).astype(np.float32)
+    xd = qdq(x.astype(np.float64), 0.02, 128, 0, 255)
+    want = xd @ (w.astype(np.float64) * sw.reshape(M, 1)).T + bias
+    np.testing.assert_allclose(mod(torch.from_numpy(x)).double().numpy(), want, rtol=1e-5,
+                               atol=1e-4)
