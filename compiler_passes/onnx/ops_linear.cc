@@ -1120,7 +1120,11 @@ FailureOr<bool> quantizedLinear(NodeContext& n, ConvEpilogue& e) {
   }
   std::optional<QuantizedConv> q = quantizedOf(n, e, *d, bias, cols, plain);
   if (!q) return false;
-  // The filter [N, K, 1]: the weights as they are ([N, K]) or transposed at import ([K, N]).
+  // The filter [N, K, 1]: the weights as they are ([N, K]) or transposed at import ([K, N]), a
+  // second copy within the constant budget.
+  if (!nk && !d->w.isSplat() &&
+      (!n.constantFits(k * cols) || failed(n.chargeConstant(k * cols, "the transposed weights"))))
+    return false;
   auto filter_type = RankedTensorType::get({cols, k, 1}, d->w.getElementType());
   DenseElementsAttr filter =
       d->w.isSplat() ? DenseElementsAttr::get(filter_type, d->w.getSplatValue<Attribute>())
