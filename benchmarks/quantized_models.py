@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""An LSTM and an int8 CNN through ral-compile against eager PyTorch (f32 and its int8 forms) and
+"""An LSTM and int8 CNNs through ral-compile against eager PyTorch (f32 and its int8 forms) and
 ONNX Runtime on the CPU, in one run.
 
 - lstm: a two-layer LSTM (input 256, hidden 512, batch_first, sequence 64) and a linear head.
@@ -10,7 +10,11 @@ ONNX Runtime on the CPU, in one run.
   no quantization tool): uint8 activations (scales from the eager model's ranges on the input),
   int8 weights per output channel, int32 biases, as ONNX Runtime's quantizer writes it.
   Candidates: RAL on the QDQ model and on the f32 model; eager f32; eager int8 by
-  torch.ao.quantization (static, fused conv+relu; fbgemm or, in Debian's torch, onednn); ONNX Runtime on both models.
+  torch.ao.quantization (static, fused conv+relu; fbgemm or, in Debian's torch, onednn); ONNX
+  Runtime on both models.
+- resnet18: torchvision's ResNet-18 (random weights, seed 0) at 3x224x224, its QDQ form built
+  the same way (only Conv and Gemm inputs are quantized: the residual Adds stay f32); eager int8
+  is torchvision's quantizable ResNet-18 with the same weights, fused and statically quantized.
 
 Every candidate's output is compared with eager f32 (the `err` column: max abs difference over
 max abs value; int8 candidates differ by their rounding). Times are medians of per-block means
@@ -34,7 +38,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 import onnx_models as common  # noqa: E402  (per_call_s, run_ort, deterministic_input)
 
-FEATURES = {"lstm": (64, 256), "int8_cnn": (3, 112, 112)}
+FEATURES = {"lstm": (64, 256), "int8_cnn": (3, 112, 112), "resnet18": (3, 224, 224)}
+QUANTIZED = ("int8_cnn", "resnet18")  # the models that also run in QDQ form
 
 
 def make_lstm(torch):
@@ -88,6 +93,30 @@ def eager_int8_cnn(torch, f32_model, calibration):
     q.qconfig = torch.ao.quantization.get_default_qconfig(engine)
     for i in range(len(q.convs)):
         torch.ao.quantization.fuse_modules(q, [[f"convs.{i}", f"relus.{i}"]], inplace=True)
+    torch.ao.quantization.prepare(q, inplace=True)
+    with torch.no_grad():
+        q(calibration)
+    return torch.ao.quantization.convert(q)
+
+
+def make_resnet18(torch):
+    import torchvision
+    torch.manual_seed(0)
+    return torchvision.models.resnet18().eval()
+
+
+def eager_int8_resnet18(torch, f32_model, calibration):
+    """torchvision's quantizable ResNet-18 with the same weights, fused and statically quantized
+    as eager_int8_cnn does."""
+    import torchvision
+    q = torchvision.models.quantization.resnet18(quantize=False)
+    q.load_state_dict(f32_model.state_dict())
+    q.eval()
+    engines = torch.backends.quantized.supported_engines
+    engine = next(e for e in ("fbgemm", "onednn", "x86", "qnnpack") if e in engines)
+    torch.backends.quantized.engine = engine
+    q.fuse_model()
+    q.qconfig = torch.ao.quantization.get_default_qconfig(engine)
     torch.ao.quantization.prepare(q, inplace=True)
     with torch.no_grad():
         q(calibration)
@@ -178,9 +207,9 @@ def activation_ranges(torch, model, x, path):
 def prepare(torch, work, ral_compile):
     """Exports and compiles every model once: {name: {kind: (onnx, ralm)}}."""
     files = {}
-    lstm = make_lstm(torch)
-    cnn = make_cnn(torch)
-    for name, model in [("lstm", lstm), ("int8_cnn", cnn)]:
+    models = {"lstm": make_lstm(torch), "int8_cnn": make_cnn(torch),
+              "resnet18": make_resnet18(torch)}
+    for name, model in models.items():
         path = os.path.join(work, name + ".onnx")
         x = common.deterministic_input(torch, (1,) + FEATURES[name])
         with warnings.catch_warnings():
@@ -189,11 +218,12 @@ def prepare(torch, work, ral_compile):
                               dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}},
                               opset_version=13)
         files[name] = {"f32": path}
-    qdq = os.path.join(work, "int8_cnn.qdq.onnx")
-    x = common.deterministic_input(torch, (8,) + FEATURES["int8_cnn"])
-    qdq_model(files["int8_cnn"]["f32"], qdq, activation_ranges(torch, cnn, x,
-                                                              files["int8_cnn"]["f32"]))
-    files["int8_cnn"]["int8"] = qdq
+    for name in QUANTIZED:
+        qdq = os.path.join(work, name + ".qdq.onnx")
+        x = common.deterministic_input(torch, (8,) + FEATURES[name])
+        qdq_model(files[name]["f32"], qdq,
+                  activation_ranges(torch, models[name], x, files[name]["f32"]))
+        files[name]["int8"] = qdq
     for name, kinds in files.items():
         for kind, path in kinds.items():
             ralm = path[:-5] + ".ralm"
@@ -211,17 +241,22 @@ def worker(args):
     import torch
     import ral_torch
     torch.set_num_threads(args.worker)
-    lstm, cnn = make_lstm(torch), make_cnn(torch)
-    calibration = common.deterministic_input(torch, (8,) + FEATURES["int8_cnn"])
+    models = {"lstm": make_lstm(torch), "int8_cnn": make_cnn(torch),
+              "resnet18": make_resnet18(torch)}
+
+    def calibration(name):
+        return common.deterministic_input(torch, (8,) + FEATURES[name])
     eager_int8 = {
-        "lstm": torch.ao.quantization.quantize_dynamic(lstm, {torch.nn.LSTM, torch.nn.Linear},
+        "lstm": torch.ao.quantization.quantize_dynamic(models["lstm"],
+                                                       {torch.nn.LSTM, torch.nn.Linear},
                                                        dtype=torch.qint8),
-        "int8_cnn": eager_int8_cnn(torch, cnn, calibration),
+        "int8_cnn": eager_int8_cnn(torch, models["int8_cnn"], calibration("int8_cnn")),
+        "resnet18": eager_int8_resnet18(torch, models["resnet18"], calibration("resnet18")),
     }
-    for name, model in [("lstm", lstm), ("int8_cnn", cnn)]:
+    for name, model in models.items():
         work = os.path.join(args.work, name)
         kinds = {"f32": work + ".onnx"}
-        if name == "int8_cnn":
+        if name in QUANTIZED:
             kinds["int8"] = work + ".qdq.onnx"
         compiled = {k: ral_torch.load(p[:-5] + ".ralm") for k, p in kinds.items()}
         for batch in args.batches:

@@ -250,12 +250,21 @@ std::vector<ConvEpilogue> planConvEpilogues(const ::onnx::GraphProto& graph,
       }
     }
     const bool int8 = e.dequantize_input.node >= 0;
-    if ((e.absorbed.empty() && !int8) ||
-        std::any_of(e.absorbed.begin(), e.absorbed.end(), [&](int a) { return claimed[a]; }))
-      continue;
+    if (std::any_of(e.absorbed.begin(), e.absorbed.end(), [&](int a) { return claimed[a]; })) {
+      // Its epilogue went with another Conv (the other operand of a residual Add: ResNet's
+      // downsampling branch); an int8 plan still serves the Conv alone.
+      if (!int8) continue;
+      ConvEpilogue alone;
+      alone.conv = e.conv;
+      alone.linear = e.linear;
+      alone.dequantize_input = e.dequantize_input;
+      alone.dequantize_filter = e.dequantize_filter;
+      e = std::move(alone);
+    }
+    if (e.absorbed.empty() && !int8) continue;
     for (int a : e.absorbed) claimed[a] = true;
     if (e.quantize.node >= 0) claimed[e.quantize.node] = true;
-    e.output = last;
+    e.output = e.absorbed.empty() ? conv.output(0) : last;
     plans.push_back(std::move(e));
   }
   return plans;

@@ -195,13 +195,15 @@ def test_qlinear_conv_with_constant_weights_runs_the_int8_kernel(tmp_path):
 def test_residual_block_keeps_the_add_after_an_int8_convolution(tmp_path):
     # A ResNet block in QDQ form: conv1 + ReLU + QuantizeLinear folded into one int8
     # convolution; conv2's residual Add and ReLU stay nodes after its int8 convolution's f32
-    # output.
+    # output; the downsampling branch's 1x1 conv (the Add's other operand) is an int8
+    # convolution of its own.
     rng = np.random.default_rng(6)
-    w1, w2 = weights(rng, (4, 4, 3, 3)), weights(rng, (4, 4, 3, 3))
+    w1, w2, w3 = weights(rng, (4, 4, 3, 3)), weights(rng, (4, 4, 3, 3)), weights(rng, (4, 4, 1, 1))
     s1, s2 = (rng.uniform(0.002, 0.01, 4).astype(np.float32) for _ in range(2))
     b1, b2 = (rng.standard_normal(4).astype(np.float32) * 0.1 for _ in range(2))
     inits = {"xs": np.array(0.02, np.float32), "xz": np.array(128, np.uint8),
-             "w1": w1, "s1": s1, "b1": b1, "w2": w2, "s2": s2, "b2": b2,
+             "w1": w1, "s1": s1, "b1": b1, "w2": w2, "s2": s2, "b2": b2, "w3": w3,
+             "s3": np.array(0.004, np.float32),
              "hs": np.array(0.03, np.float32), "hz": np.array(0, np.uint8),
              "ys": np.array(0.04, np.float32), "yz": np.array(0, np.uint8)}
     nodes = [N("QuantizeLinear", ["x", "xs", "xz"], ["xq"]),
@@ -213,21 +215,24 @@ def test_residual_block_keeps_the_add_after_an_int8_convolution(tmp_path):
              N("DequantizeLinear", ["hq", "hs", "hz"], ["hd"]),
              N("DequantizeLinear", ["w2", "s2"], ["w2d"], axis=0),
              N("Conv", ["hd", "w2d", "b2"], ["c2"], pads=[1, 1, 1, 1]),
-             N("Add", ["c2", "xd"], ["a"]),
+             N("DequantizeLinear", ["w3", "s3"], ["w3d"]),
+             N("Conv", ["xd", "w3d"], ["c3"]),
+             N("Add", ["c2", "c3"], ["a"]),
              N("Relu", ["a"], ["r2"]),
              N("QuantizeLinear", ["r2", "ys", "yz"], ["yq"]),
              N("DequantizeLinear", ["yq", "ys", "yz"], ["y"])]
     m = model(nodes, [tensor("x", F, ["n", 4, 6, 6])], [tensor("y", F, None)],
               [numpy_helper.from_array(v, k) for k, v in inits.items()], opset=13)
     text = imported(tmp_path, m)
-    assert text.count("scales = array<f32") == 2 and "residual" not in text
+    assert text.count("scales = array<f32") == 3 and "residual" not in text
     mod = load(tmp_path, m)
     x = rng.standard_normal((2, 4, 6, 6)).astype(np.float32)
     xd = qdq(x.astype(np.float64), 0.02, 128, 0, 255)
     c1 = conv(xd, w1.astype(np.float64) * s1.reshape(4, 1, 1, 1), b1, pad=1)
     hd = qdq(np.maximum(c1, 0), 0.03, 0, 0, 255)
     c2 = conv(hd, w2.astype(np.float64) * s2.reshape(4, 1, 1, 1), b2, pad=1)
-    want = qdq(np.maximum(c2 + xd, 0), 0.04, 0, 0, 255)
+    c3 = conv(xd, w3.astype(np.float64) * np.float64(np.float32(0.004)), None)
+    want = qdq(np.maximum(c2 + c3, 0), 0.04, 0, 0, 255)
     check(mod(torch.from_numpy(x)).double().numpy(), want, 0.04)
 
 
