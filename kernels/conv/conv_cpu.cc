@@ -67,14 +67,13 @@ struct Entry {
   dnnl::primitive conv;
   memory::desc src_md, weights_md, bias_md, dst_md;
   bool has_bias = false;
-  Path x_path = Path::kDirect, y_path = Path::kDirect, w_path = Path::kDirect;
-  memory::desc x_user_md, y_user_md, w_user_md;  // real strides (kReorder; w: also kCopy)
-  dnnl::reorder x_in, y_in, y_out, w_in;         // as the paths need
+  Path x_path = Path::kDirect, y_path = Path::kDirect;
+  memory::desc x_user_md, y_user_md;  // real strides (kReorder)
+  dnnl::reorder x_in, y_in, y_out;    // as the paths need
   size_t scratchpad_bytes = 0;                   // the largest of every primitive's
   bool winograd = false;  // src_md / dst_md are oneDNN's blocked layout, x and y reordered
   // Constant filters in the primitive's layout, by address.
-  std::mutex weights_mutex;
-  std::unordered_map<const void*, std::unique_ptr<memory>> constant_weights;
+  WeightsPlan weights;
 
   // The memory objects of one call, pointed at its buffers with set_data_handle: creating them
   // costs allocations on every call (EfficientNet-B0 makes 81 convolution calls per image).
@@ -363,21 +362,7 @@ std::shared_ptr<Entry> buildEntry(const dnnl::engine& eng, const Call& k,
   // The blocked layout is reached only by reorders; without them, the direct algorithm.
   if (e->winograd && (e->x_path != Path::kReorder || e->y_path != Path::kReorder))
     return buildEntry(eng, k, false);
-  // w: always through a reorder unless it already is in the primitive's layout; a w with a
-  // zero or negative stride is first copied densely.
-  int64_t dense[5];
-  rowMajorStrides(k.w, dense);
-  const bool w_positive = positiveStrides(k.w);
-  const WeightsLayout wu = w_positive ? wl : weightsLayout(c, k.w, dense);
-  e->w_user_md = memory::desc(dimsOf(wu.dims, wu.rank), f32, dimsOf(wu.strides, wu.rank));
-  if (w_positive && e->w_user_md == e->weights_md) {
-    e->w_path = Path::kDirect;
-  } else {
-    e->w_path = w_positive ? Path::kReorder : Path::kCopy;
-    if (!makeReorder(eng, e->w_user_md, e->weights_md, &e->w_in, &e->scratchpad_bytes))
-      throw dnnl::error(dnnl_unimplemented,
-                        "no reorder of the weights into the primitive's layout");
-  }
+  e->weights.plan(eng, c, k.w, f32, e->weights_md, &e->scratchpad_bytes);
   return e;
 }
 
@@ -429,41 +414,9 @@ Status execute(const KernelEnv& env, ConvCache& cache, Entry& e, const Call& k) 
   }
 
   // w
-  memory weights;
-  const bool constant = k.c->constantFilter() && e.w_path != Path::kDirect;
-  if (e.w_path == Path::kDirect) {
-    weights = memory(e.weights_md, eng, k.w.data);
-  } else {
-    std::unique_lock<std::mutex> lock(e.weights_mutex, std::defer_lock);
-    if (constant) {
-      lock.lock();
-      auto it = e.constant_weights.find(k.w.data);
-      if (it != e.constant_weights.end()) weights = *it->second;
-    }
-    if (!weights) {
-      memory user;
-      if (e.w_path == Path::kReorder) {
-        user = memory(e.w_user_md, eng, k.w.data);
-      } else {
-        int64_t dense[5];
-        rowMajorStrides(k.w, dense);
-        RAL_RETURN_IF_ERROR(b.w_dense.allocate(env.driver, numel(k.w) * sizeof(float)));
-        RAL_RETURN_IF_ERROR(copyView(env, k.w, b.w_dense.as<void>(), dense, "w", "scratch"));
-        user = memory(e.w_user_md, eng, b.w_dense.as<void>());
-      }
-      if (constant) {
-        // Owned by the Entry, allocated by oneDNN: it lives as long as the Context's cache.
-        auto kept = std::make_unique<memory>(e.weights_md, eng);
-        run(e.w_in, user, *kept);
-        weights = *kept;
-        e.constant_weights.emplace(k.w.data, std::move(kept));
-      } else {
-        RAL_RETURN_IF_ERROR(b.w.allocate(env.driver, e.weights_md.get_size()));
-        weights = memory(e.weights_md, eng, b.w.as<void>());
-        run(e.w_in, user, weights);
-      }
-    }
-  }
+  RAL_ASSIGN_OR_RETURN(memory weights,
+                       e.weights.weights(env, eng, k.w, sizeof(float), k.c->constantFilter(),
+                                         b.w_dense, b.w, kKernel, run));
 
   // bias: dense unless its stride says otherwise.
   const memory bias = bound->bias;
@@ -554,11 +507,7 @@ std::string describe(const Call& k) {
 }
 
 Status fromDnnl(const dnnl::error& e, const Call& k) {
-  if (e.status == dnnl_out_of_memory)
-    return outOfMemory(kKernel, ": oneDNN is out of memory for ", describe(k));
-  if (e.status == dnnl_unimplemented || e.status == dnnl_invalid_arguments)
-    return unsupported(kKernel, ": oneDNN cannot run ", describe(k), ": ", e.what());
-  return internalError(kKernel, ": oneDNN failed on ", describe(k), ": ", e.what());
+  return dnnlStatus(e, kKernel, describe(k));
 }
 
 struct Impl {

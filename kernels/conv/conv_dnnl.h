@@ -8,10 +8,16 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <memory>
+#include <mutex>
 #include <oneapi/dnnl/dnnl.hpp>
+#include <string>
 #include <type_traits>
+#include <unordered_map>
 
+#include "kernels/common/kernel_util.h"
 #include "kernels/conv/conv.h"
+#include "kernels/copy/strided_copy.h"
 #include "ral/memref.h"
 
 namespace ral::kernels::cpu::conv_dnnl {
@@ -199,6 +205,80 @@ inline bool makeReorder(const dnnl::engine& eng, const memory::desc& from, const
   } catch (const dnnl::error&) {
     return false;
   }
+}
+
+// How a call's weights reach a primitive: as they are (already in its layout), or reordered
+// from their real strides (after a dense copy where a stride is not positive). Constant filters
+// are reordered once per address and kept for the life of the owning cache entry.
+struct WeightsPlan {
+  memory::desc user_md, primitive_md;
+  dnnl::reorder reorder;
+  bool direct = false, positive = true;
+  std::mutex mutex;  // guards kept
+  std::unordered_map<const void*, std::unique_ptr<memory>> kept;
+
+  // Plans w (of data type `type`) into `primitive`; throws dnnl::error when oneDNN has no
+  // reorder to it. The reorder's scratchpad joins *scratchpad.
+  void plan(const dnnl::engine& eng, const ConvConfig& c, const View& w, memory::data_type type,
+            const memory::desc& primitive, size_t* scratchpad) {
+    primitive_md = primitive;
+    int64_t dense[5];
+    rowMajorStrides(w, dense);
+    positive = positiveStrides(w);
+    const WeightsLayout l = weightsLayout(c, w, positive ? w.strides : dense);
+    user_md = memory::desc(dimsOf(l.dims, l.rank), type, dimsOf(l.strides, l.rank));
+    direct = positive && user_md == primitive_md;
+    if (!direct && !makeReorder(eng, user_md, primitive_md, &reorder, scratchpad))
+      throw dnnl::error(dnnl_unimplemented,
+                        "no reorder of the weights into the primitive's layout");
+  }
+
+  // The weights of one call in the primitive's layout (`elem_size` bytes each); `dense` and
+  // `reordered` are the call's scratch, `run(reorder, from, to)` runs a reorder on its stream.
+  template <typename Run>
+  StatusOr<memory> weights(const KernelEnv& env, const dnnl::engine& eng, const View& w,
+                           size_t elem_size, bool constant_filter, Scratch& dense,
+                           Scratch& reordered, const char* kernel, Run run) {
+    if (direct) return memory(primitive_md, eng, w.data);
+    std::unique_lock<std::mutex> lock(mutex, std::defer_lock);
+    if (constant_filter) {
+      lock.lock();
+      auto it = kept.find(w.data);
+      if (it != kept.end()) return *it->second;
+    }
+    memory user;
+    if (positive) {
+      user = memory(user_md, eng, w.data);
+    } else {
+      int64_t strides[5];
+      rowMajorStrides(w, strides);
+      RAL_RETURN_IF_ERROR(dense.allocate(env.driver, numel(w) * elem_size));
+      RAL_RETURN_IF_ERROR(stridedCopy(Tag{}, env, kernel, elem_size, w.rank, w.sizes, w.data,
+                                      w.strides, dense.as<void>(), strides, "w", "scratch"));
+      user = memory(user_md, eng, dense.as<void>());
+    }
+    if (constant_filter) {
+      // Allocated by oneDNN, owned here: it lives as long as the cache entry.
+      auto owned = std::make_unique<memory>(primitive_md, eng);
+      run(reorder, user, *owned);
+      memory result = *owned;
+      kept.emplace(w.data, std::move(owned));
+      return result;
+    }
+    RAL_RETURN_IF_ERROR(reordered.allocate(env.driver, primitive_md.get_size()));
+    memory result(primitive_md, eng, reordered.as<void>());
+    run(reorder, user, result);
+    return result;
+  }
+};
+
+// A oneDNN error as a status naming `kernel` and the call (`what`).
+inline Status dnnlStatus(const dnnl::error& e, const char* kernel, const std::string& what) {
+  if (e.status == dnnl_out_of_memory)
+    return outOfMemory(kernel, ": oneDNN is out of memory for ", what);
+  if (e.status == dnnl_unimplemented || e.status == dnnl_invalid_arguments)
+    return unsupported(kernel, ": oneDNN cannot run ", what, ": ", e.what());
+  return internalError(kernel, ": oneDNN failed on ", what, ": ", e.what());
 }
 
 }  // namespace ral::kernels::cpu::conv_dnnl

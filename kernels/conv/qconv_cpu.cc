@@ -52,14 +52,12 @@ struct Call {
 // Everything cached for one configuration; immutable but for `constant_weights`.
 struct Entry {
   dnnl::primitive conv;
-  memory::desc src_md, weights_md, bias_md, dst_md, x_user_md, y_user_md, w_user_md;
+  memory::desc src_md, bias_md, dst_md, x_user_md, y_user_md;
   bool has_bias = false;
   bool x_direct = false, x_reorder = false, y_direct = false, y_reorder = false;
-  bool w_direct = false;
-  dnnl::reorder x_in, y_out, w_in;
+  dnnl::reorder x_in, y_out;
   size_t scratchpad_bytes = 0;
-  std::mutex weights_mutex;
-  std::unordered_map<const void*, std::unique_ptr<memory>> constant_weights;
+  WeightsPlan weights;
 };
 
 // Every Entry of one Context; emptied when full (dynamic shapes could grow it without end).
@@ -158,9 +156,9 @@ std::shared_ptr<Entry> buildEntry(const dnnl::engine& eng, const Call& k) {
                                    : Conv::desc(prop, alg, e->src_md, w_any, e->dst_md, strides,
                                                 dilates, pad_l, pad_r);
   Conv::primitive_desc pd(d, attr, eng);
-  e->weights_md = pd.weights_desc();
   e->scratchpad_bytes = scratchpadBytes(pd);
   e->conv = Conv(pd);
+  e->weights.plan(eng, c, k.w, s8, pd.weights_desc(), &e->scratchpad_bytes);
 
   // x and y: direct when dense channels-last, else a reorder over their real strides (or the
   // strided copy where oneDNN cannot describe them).
@@ -176,16 +174,6 @@ std::shared_ptr<Entry> buildEntry(const dnnl::engine& eng, const Call& k) {
     e->y_user_md = memory::desc(dimsOf(k.y.sizes, rank), k.y_type, dimsOf(k.y.strides, rank));
     e->y_reorder = makeReorder(eng, e->dst_md, e->y_user_md, &e->y_out, &e->scratchpad_bytes);
   }
-  // w: a reorder into the primitive's layout (from a dense copy when a stride is not positive).
-  int64_t dense[5];
-  rowMajorStrides(k.w, dense);
-  const bool w_positive = positiveStrides(k.w);
-  const WeightsLayout wu = w_positive ? wl : weightsLayout(c, k.w, dense);
-  e->w_user_md = memory::desc(dimsOf(wu.dims, wu.rank), s8, dimsOf(wu.strides, wu.rank));
-  e->w_direct = w_positive && e->w_user_md == e->weights_md;
-  if (!e->w_direct &&
-      !makeReorder(eng, e->w_user_md, e->weights_md, &e->w_in, &e->scratchpad_bytes))
-    throw dnnl::error(dnnl_unimplemented, "no reorder of the weights into the primitive's layout");
   return e;
 }
 
@@ -228,40 +216,9 @@ Status execute(const KernelEnv& env, const dnnl::engine& eng, Entry& e, const Ca
     }
   }
 
-  memory weights;
-  const bool constant = k.q->conv.constantFilter() && !e.w_direct;
-  if (e.w_direct) {
-    weights = memory(e.weights_md, eng, k.w.data);
-  } else {
-    std::unique_lock<std::mutex> lock(e.weights_mutex, std::defer_lock);
-    if (constant) {
-      lock.lock();
-      auto it = e.constant_weights.find(k.w.data);
-      if (it != e.constant_weights.end()) weights = *it->second;
-    }
-    if (!weights) {
-      memory user;
-      if (positiveStrides(k.w)) {
-        user = memory(e.w_user_md, eng, k.w.data);
-      } else {
-        int64_t dense[5];
-        rowMajorStrides(k.w, dense);
-        RAL_RETURN_IF_ERROR(b.w_dense.allocate(env.driver, numel(k.w)));
-        RAL_RETURN_IF_ERROR(copyView(env, k.w, 1, b.w_dense.as<void>(), dense, "w", "scratch"));
-        user = memory(e.w_user_md, eng, b.w_dense.as<void>());
-      }
-      if (constant) {
-        auto kept = std::make_unique<memory>(e.weights_md, eng);
-        run(e.w_in, user, *kept);
-        weights = *kept;
-        e.constant_weights.emplace(k.w.data, std::move(kept));
-      } else {
-        RAL_RETURN_IF_ERROR(b.w.allocate(env.driver, e.weights_md.get_size()));
-        weights = memory(e.weights_md, eng, b.w.as<void>());
-        run(e.w_in, user, weights);
-      }
-    }
-  }
+  RAL_ASSIGN_OR_RETURN(memory weights,
+                       e.weights.weights(env, eng, k.w, 1, k.q->conv.constantFilter(), b.w_dense,
+                                         b.w, kKernel, run));
 
   memory bias;
   if (e.has_bias) {
@@ -341,13 +298,7 @@ std::string describe(const Call& k) {
          ", w " + shape(k.w) + ", y " + shape(k.y) + " (channels-first)";
 }
 
-Status fromDnnl(const dnnl::error& e, const Call& k) {
-  if (e.status == dnnl_out_of_memory)
-    return outOfMemory(kKernel, ": oneDNN is out of memory for ", describe(k));
-  if (e.status == dnnl_unimplemented || e.status == dnnl_invalid_arguments)
-    return unsupported(kKernel, ": oneDNN cannot run ", describe(k), ": ", e.what());
-  return internalError(kKernel, ": oneDNN failed on ", describe(k), ": ", e.what());
-}
+Status fromDnnl(const dnnl::error& e, const Call& k) { return dnnlStatus(e, kKernel, describe(k)); }
 
 struct Impl {
   template <typename Y, int R>
