@@ -389,9 +389,11 @@ std::optional<SmallVector<double>> constantInput(NodeContext& n, size_t i) {
 // QLinearConv on ral_qconv (the CPU's int8 convolution), when its operands are what that
 // kernel takes: constant int8 weights without zero points, constant scales (x's and y's
 // scalars), scalar zero points, a constant int32 bias of at most 2^24 in magnitude (exact in
-// f32). The multiplier is x_scale · w_scale / y_scale in f32, as the generic path computes it;
-// the kernel adds y_zero_point before rounding half to even, which differs from rounding first
-// only for a value exactly halfway between two integers with an odd zero point. False: the
+// f32). The kernel gives the f32 value acc · multiplier (x_scale · w_scale / y_scale in f32, as
+// the generic path computes it), requantized here as ONNX does: rounded half to even, then the
+// zero point added, saturated: ONNX's result bit for bit while |acc + bias| < 2^24 (oneDNN
+// converts the sum to f32). (The kernel's own 8-bit store adds the zero point before
+// rounding, which can round a value within an f32 ulp of a midpoint the other way.) False: the
 // generic path.
 FailureOr<bool> qlinearConvOnKernel(NodeContext& n) {
   if (!n.int8Conv() || !n.elementType(0).isInteger(8) || !n.input(3).data ||
@@ -429,13 +431,18 @@ FailureOr<bool> qlinearConvOnKernel(NodeContext& n) {
   q.x_unsigned = n.isUnsigned(0);
   q.x_zero_point = static_cast<int64_t>((*xz)[0]);
   q.w = n.input(3).data;
-  q.int8_result = true;
-  q.y_unsigned = n.isUnsigned(7);
-  q.y_zero_point = static_cast<int64_t>((*yz)[0]);
-  FailureOr<Value> y = quantizedConvolution(n, q);
-  if (failed(y)) return failure();
-  if (!*y) return false;
-  setQuantized(n, 0, *y, qtypeOf(n.elementType(7), q.y_unsigned));
+  FailureOr<Value> v = quantizedConvolution(n, q);
+  if (failed(v)) return failure();
+  if (!*v) return false;
+  OpBuilder& b = n.b();
+  Location loc = n.loc();
+  const QType qt = qtypeOf(n.elementType(7), n.isUnsigned(7));
+  Value zp = scalarConstant(b, loc, b.getF32Type(), (*yz)[0]);
+  Value y = elementwise(b, loc, {*v}, qt.storage,
+                        [&](OpBuilder& nb, Location nl, ValueRange a) -> Value {
+                          return requantize(nb, nl, a[0], zp, qt);
+                        });
+  setQuantized(n, 0, y, qt);
   return true;
 }
 

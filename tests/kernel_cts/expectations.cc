@@ -25,6 +25,9 @@ const ::ral::testing::ExpectedFailureEntry kExpectedFailures[] = {
      "convolutions on Vulkan are compiled loops (im2col), not a library kernel"},
     {"Conv", "MatchesCpu", "hsa",
      "convolutions on HSA are compiled loops (im2col), not a library kernel"},
+    {"QConv", "MatchesIntegerArithmetic", "vulkan", "ral_qconv is a CPU kernel only"},
+    {"QConv", "MatchesIntegerArithmetic", "cuda", "ral_qconv is a CPU kernel only"},
+    {"QConv", "MatchesIntegerArithmetic", "hsa", "ral_qconv is a CPU kernel only"},
     {nullptr, nullptr, nullptr, nullptr},  // (terminator; entries go above)
 };
 
