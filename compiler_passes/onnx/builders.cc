@@ -478,7 +478,12 @@ Value reshape(OpBuilder& b, Location loc, Value input, ArrayRef<OpFoldResult> di
   const bool static_target =
       llvm::none_of(sizes, [](int64_t s) { return ShapedType::isDynamic(s); });
   int64_t count = 1;
-  for (int64_t s : sizes) count = static_target ? count * s : count;
+  for (int64_t s : sizes)
+    if (static_target && __builtin_mul_overflow(count, s, &count)) {
+      // Only after an overflow was already reported where the sizes were computed.
+      emitError(loc) << "a reshape's element count overflows int64";
+      return emptyTensor(b, loc, dims, element);
+    }
   auto flat_type = RankedTensorType::get({static_target ? count : ShapedType::kDynamic}, element);
   // Static counts that differ: the run-time check a caller emitted would fail every execution
   // (a Squeeze of a constant [4] by axes read at run time); an error now, never a wrong cast.
