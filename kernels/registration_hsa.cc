@@ -8,6 +8,7 @@ RAL_DECLARE_REGISTRATION_ANCHOR(kernels_module_code_hsa);
 RAL_DECLARE_REGISTRATION_ANCHOR(kernels_gemm_hsa);
 RAL_DECLARE_REGISTRATION_ANCHOR(kernels_memory_ops_hsa);
 RAL_DECLARE_REGISTRATION_ANCHOR(kernels_rng_hsa);
+RAL_DECLARE_REGISTRATION_ANCHOR(kernels_topk_sort_hsa);
 RAL_DECLARE_REGISTRATION_ANCHOR(kernels_transpose_hsa);
 #endif
 
@@ -19,6 +20,7 @@ Status registerHsaKernels() {
   RAL_KEEP_LINKED(kernels_gemm_hsa);
   RAL_KEEP_LINKED(kernels_memory_ops_hsa);
   RAL_KEEP_LINKED(kernels_rng_hsa);
+  RAL_KEEP_LINKED(kernels_topk_sort_hsa);
   RAL_KEEP_LINKED(kernels_transpose_hsa);
 #endif
   return internal::registrationHealth();

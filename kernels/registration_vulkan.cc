@@ -6,6 +6,7 @@ RAL_DECLARE_REGISTRATION_ANCHOR(kernels_gemm_vulkan);
 RAL_DECLARE_REGISTRATION_ANCHOR(kernels_memory_ops_vulkan);
 RAL_DECLARE_REGISTRATION_ANCHOR(kernels_module_code_vulkan);
 RAL_DECLARE_REGISTRATION_ANCHOR(kernels_rng_vulkan);
+RAL_DECLARE_REGISTRATION_ANCHOR(kernels_topk_sort_vulkan);
 RAL_DECLARE_REGISTRATION_ANCHOR(kernels_transpose_vulkan);
 
 namespace ral {
@@ -15,6 +16,7 @@ Status registerVulkanKernels() {
   RAL_KEEP_LINKED(kernels_memory_ops_vulkan);
   RAL_KEEP_LINKED(kernels_module_code_vulkan);
   RAL_KEEP_LINKED(kernels_rng_vulkan);
+  RAL_KEEP_LINKED(kernels_topk_sort_vulkan);
   RAL_KEEP_LINKED(kernels_transpose_vulkan);
   return internal::registrationHealth();
 }

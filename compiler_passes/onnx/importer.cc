@@ -723,7 +723,6 @@ NodeContext::NodeContext(Importer& importer, const ::onnx::NodeProto& node, OpBu
       opset_(opset) {}
 
 bool NodeContext::libraryConv() const { return importer_.options().library_conv; }
-bool NodeContext::libraryTopK() const { return importer_.options().library_topk; }
 bool NodeContext::int8Conv() const {
   return importer_.options().library_conv && importer_.options().int8_conv;
 }

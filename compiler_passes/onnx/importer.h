@@ -56,9 +56,6 @@ struct ImportOptions {
   // disc_ral.conv (the ral_qconv kernel: oneDNN's int8 convolution; the CPU only). Off, the
   // dequantized values convolve in f32.
   bool int8_conv = false;
-  // TopK becomes disc_ral.topk, run by the ral_topk library kernel (the cpu and cuda have it);
-  // off, TopK is refused as unsupported on the device.
-  bool library_topk = false;
   // Whether the module's host code may read tensor elements (the CPU device). On GPUs tensors
   // live in device memory the host cannot read: operators that decide on the host from tensor
   // data (If on a condition computed at run time, Loop's trip count and condition, Unique's

@@ -137,8 +137,6 @@ class NodeContext {
   // Whether ONNX's QDQ form around a Conv may become a quantized disc_ral.conv
   // (ImportOptions::int8_conv).
   bool int8Conv() const;
-  // Whether TopK becomes disc_ral.topk (ImportOptions::library_topk).
-  bool libraryTopK() const;
   // A Conv's planned epilogue (conv_fusion.h), or null; the converter sets `fused` when it
   // folded the epilogue's nodes in and defined its output.
   ConvEpilogue* epilogue() const { return epilogue_; }

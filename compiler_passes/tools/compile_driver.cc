@@ -340,8 +340,6 @@ int compile(const CompileRequest& r, llvm::raw_ostream& os) {
     import.library_linear = r.device == "cpu";
     // ral_qconv is registered with ral_conv on the CPU (oneDNN's int8 convolution).
     import.int8_conv = r.device == "cpu";
-    // ral_topk is registered on the cpu and cuda (kernels/topk_sort/); elsewhere TopK is refused.
-    import.library_topk = r.device == "cpu" || r.device == "cuda";
     import.host_reads_tensors = r.device == "cpu";
     if (budget.limited()) {
       // No constant may take more than the whole budget; the budget is asked after each node.

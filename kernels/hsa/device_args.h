@@ -60,8 +60,33 @@ struct GemmArgs {
   int64_t a_rs, a_cs, b_rs, b_cs, c_rs, c_cs;
 };
 
+// ral_order_rows_<type> (ral_topk, ral_sort): workgroup g (of `groups`, kLinearBlock wide)
+// orders rows g, g + groups, ... of the input's leading dims (`sizes`, padded to kMaxRank) in
+// scratch slot g (`padded` pairs from g * padded), then writes the first k of each.
+struct OrderArgs {
+  const void* in;
+  void* values;
+  int64_t* indices;
+  int64_t* scratch_index;  // groups * padded
+  void* scratch_value;     // groups * padded elements
+  int64_t rows;
+  int64_t n;            // row length
+  int64_t padded;       // n rounded up to a power of two
+  int64_t log2_padded;
+  int64_t k;            // entries written per row
+  int64_t descending;   // 0 or 1
+  int64_t groups;       // workgroups in the grid: the row loop's stride
+  int64_t in_step;      // strides of the last dim
+  int64_t values_step;
+  int64_t indices_step;
+  int64_t sizes[kMaxRank];  // the leading dims
+  int64_t in_strides[kMaxRank];
+  int64_t values_strides[kMaxRank];
+  int64_t indices_strides[kMaxRank];
+};
+
 static_assert(sizeof(CopyArgs) == 176 && sizeof(FillArgs) == 128 && sizeof(RngArgs) == 152 &&
-                  sizeof(GemmArgs) == 96,
+                  sizeof(GemmArgs) == 96 && sizeof(OrderArgs) == 312,
               "the kernarg layouts of kernels/hsa/device_kernels.py");
 
 }  // namespace ral::kernels::hsa

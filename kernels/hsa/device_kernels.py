@@ -6,12 +6,14 @@ math without a device library, LLVM's AMDGPU back end, ld.lld). No device binary
 The kernels' arguments are the fields of the structs in kernels/hsa/device_args.h, in order, all
 8 bytes, so the kernarg segment is that struct byte for byte (tests/hsa checks the layout the
 code object's metadata declares). Every kernel is a grid-stride loop over `count` items with
-`threads` = grid work-items, except GEMM (one 16x16 tile of C per 16x16 workgroup).
+`threads` = grid work-items, except GEMM (one 16x16 tile of C per 16x16 workgroup) and the
+ordering kernels (a 256-wide workgroup per row, rows strided over the grid).
 
   ral_strided_copy_<1|2|4|8>   CopyArgs   dst[view(i)] = src[view(i)]
   ral_strided_fill_<1|2|4|8>   FillArgs   dst[view(i)] = value
   ral_rng_uniform_<f32|f64|f16|bf16>  RngArgs  Philox4x32-10, kernels/rng/philox.h bit for bit
   ral_gemm_<f32|f64|f16|bf16>  GemmArgs   c = a * b (f32 accumulation; f64 for f64)
+  ral_order_rows_<f32|f64|i32|i64>  OrderArgs  ral_topk / ral_sort: one workgroup per row
 
 Usage: device_kernels.py OUTPUT.mlir
 """
@@ -356,6 +358,113 @@ def gemm(kind):
     return func(f"ral_gemm_{kind}", args, b, workgroup)
 
 
+def before(b, x, y, desc, ty):
+    """x strictly before y (i1): x > y when `desc`, else x < y; NaN larger than every number."""
+    if ty.startswith("i"):
+        return b.op(f"arith.select {desc}, {b.op(f'arith.cmpi sgt, {x}, {y} : {ty}')}, "
+                    f"{b.op(f'arith.cmpi slt, {x}, {y} : {ty}')} : i1")
+    true = b.op("arith.constant true")
+    nx = b.op(f"arith.cmpf uno, {x}, {x} : {ty}")
+    ny = b.op(f"arith.cmpf uno, {y}, {y} : {ty}")
+    only_x = b.op(f"arith.andi {nx}, {b.op(f'arith.xori {ny}, {true} : i1')} : i1")
+    only_y = b.op(f"arith.andi {ny}, {b.op(f'arith.xori {nx}, {true} : i1')} : i1")
+    nan_order = b.op(f"arith.select {desc}, {only_x}, {only_y} : i1")
+    number_order = b.op(f"arith.select {desc}, {b.op(f'arith.cmpf ogt, {x}, {y} : {ty}')}, "
+                        f"{b.op(f'arith.cmpf olt, {x}, {y} : {ty}')} : i1")
+    any_nan = b.op(f"arith.ori {nx}, {ny} : i1")
+    return b.op(f"arith.select {any_nan}, {nan_order}, {number_order} : i1")
+
+
+def precedes(b, va, ia, vb, ib, desc, ty):
+    """Pair (va, ia) strictly before (vb, ib): by value, then lower index; index >= n last."""
+    true = b.op("arith.constant true")
+    a_real = b.op(f"arith.cmpi ult, {ia}, %n : i64")
+    b_pad = b.op(f"arith.cmpi uge, {ib}, %n : i64")
+    first = before(b, va, vb, desc, ty)
+    not_after = b.op(f"arith.xori {before(b, vb, va, desc, ty)}, {true} : i1")
+    lower = b.op(f"arith.cmpi ult, {ia}, {ib} : i64")
+    tie = b.op(f"arith.andi {not_after}, {lower} : i1")
+    real_order = b.op(f"arith.ori {b_pad}, {b.op(f'arith.ori {first}, {tie} : i1')} : i1")
+    return b.op(f"arith.andi {a_real}, {real_order} : i1")
+
+
+def order_rows(ty):
+    """ral_topk / ral_sort of rows of `ty`: workgroup g orders rows g, g + groups, ... by a
+    bitonic sort of (value, index) pairs in its slot of the scratch (padded pairs from g *
+    padded), then writes the first k. The order is the CPU kernel's, ties and NaN included."""
+    strides = {w: [f"%{w}s{d}" for d in range(RANK)] for w in ("x", "v", "i")}
+    args = ["%in_ptr", "%values_ptr", "%indices_ptr", "%sidx_ptr", "%sval_ptr", "%rows", "%n",
+            "%padded", "%log2_padded", "%k", "%descending", "%groups", "%in_step",
+            "%values_step", "%indices_step"] + view_args("") + strides["x"] + strides["v"] + \
+        strides["i"]
+    b = Body()
+    zero, one, block = b.const(0, "i64"), b.const(1, "i64"), b.const(BLOCK, "i64")
+    tid = b.op(f"arith.index_cast {b.op('gpu.thread_id x')} : index to i64")
+    bid = b.op(f"arith.index_cast {b.op('gpu.block_id x')} : index to i64")
+    slot = b.op(f"arith.muli {bid}, %padded : i64")
+    half = b.op(f"arith.shrui %padded, {one} : i64")
+    desc = b.op(f"arith.cmpi ne, %descending, {zero} : i64")
+    stages = b.op(f"arith.addi %log2_padded, {one} : i64")
+
+    def at(base, i, step):
+        return b.op(f"arith.addi {base}, {b.op(f'arith.muli {i}, {step} : i64')} : i64")
+
+    b.raw(f"scf.for %r = {bid} to %rows step %groups : i64 {{")
+    xo, vo, io = offsets(b, "%r", view_args(""), [strides["x"], strides["v"], strides["i"]])
+    # Load the row into the slot: pair i = (x[i], i); pairs from n on are padding.
+    b.raw(f"scf.for %li = {tid} to %padded step {block} : i64 {{")
+    si = b.op(f"arith.addi {slot}, %li : i64")
+    store(b, "%li", "%sidx_ptr", si, "i64")
+    b.raw(f"scf.if {b.op('arith.cmpi ult, %li, %n : i64')} {{")
+    store(b, load(b, "%in_ptr", at(xo, "%li", "%in_step"), ty), "%sval_ptr", si, ty)
+    b.raw("}")
+    b.raw("}")
+    b.raw("gpu.barrier")
+    # Stage (s, t) compares pair i with i + j, j = 2^(s-1-t), ascending in blocks of 2^s whose
+    # bit s of i is clear; each work-item takes pairs p = tid, tid + 256, ... < padded / 2.
+    b.raw(f"scf.for %s = {one} to {stages} step {one} : i64 {{")
+    b.raw(f"scf.for %t = {zero} to %s step {one} : i64 {{")
+    shift = b.op(f"arith.subi {b.op(f'arith.subi %s, {one} : i64')}, %t : i64")
+    j = b.op(f"arith.shli {one}, {shift} : i64")
+    low_mask = b.op(f"arith.subi {j}, {one} : i64")
+    shift1 = b.op(f"arith.addi {shift}, {one} : i64")
+    direction_bit = b.op(f"arith.shli {one}, %s : i64")
+    b.raw(f"scf.for %p = {tid} to {half} step {block} : i64 {{")
+    high = b.op(f"arith.shli {b.op(f'arith.shrui %p, {shift} : i64')}, {shift1} : i64")
+    i = b.op(f"arith.addi {high}, {b.op(f'arith.andi %p, {low_mask} : i64')} : i64")
+    oi = b.op(f"arith.addi {slot}, {i} : i64")
+    ol = b.op(f"arith.addi {oi}, {j} : i64")
+    ia, ib = load(b, "%sidx_ptr", oi, "i64"), load(b, "%sidx_ptr", ol, "i64")
+    va, vb = load(b, "%sval_ptr", oi, ty), load(b, "%sval_ptr", ol, ty)
+    ascending = b.op(f"arith.cmpi eq, {b.op(f'arith.andi {i}, {direction_bit} : i64')}, "
+                     f"{zero} : i64")
+    # Ascending: swap when (vb, ib) precedes (va, ia); descending blocks the other way round.
+    fv = b.op(f"arith.select {ascending}, {vb}, {va} : {ty}")
+    fi = b.op(f"arith.select {ascending}, {ib}, {ia} : i64")
+    sv = b.op(f"arith.select {ascending}, {va}, {vb} : {ty}")
+    sj = b.op(f"arith.select {ascending}, {ia}, {ib} : i64")
+    b.raw(f"scf.if {precedes(b, fv, fi, sv, sj, desc, ty)} {{")
+    store(b, ib, "%sidx_ptr", oi, "i64")
+    store(b, ia, "%sidx_ptr", ol, "i64")
+    store(b, vb, "%sval_ptr", oi, ty)
+    store(b, va, "%sval_ptr", ol, ty)
+    b.raw("}")
+    b.raw("}")
+    b.raw("gpu.barrier")
+    b.raw("}")
+    b.raw("}")
+    # Every read of the row is behind the barrier above, so `values` may be the input itself.
+    b.raw(f"scf.for %wi = {tid} to %k step {block} : i64 {{")
+    so = b.op(f"arith.addi {slot}, %wi : i64")
+    store(b, load(b, "%sval_ptr", so, ty), "%values_ptr", at(vo, "%wi", "%values_step"), ty)
+    store(b, load(b, "%sidx_ptr", so, "i64"), "%indices_ptr", at(io, "%wi", "%indices_step"),
+          "i64")
+    b.raw("}")
+    b.raw("gpu.barrier")  # the slot is reused by the next row
+    b.raw("}")
+    return func(f"ral_order_rows_{ty}", args, b)
+
+
 def main():
     kernels = []
     for size in (1, 2, 4, 8):
@@ -366,6 +475,8 @@ def main():
         kernels.append(rng_uniform(kind))
     for kind in ("f32", "f64", "f16", "bf16"):
         kernels.append(gemm(kind))
+    for ty in ("f32", "f64", "i32", "i64"):
+        kernels.append(order_rows(ty))
     text = ("// Generated by kernels/hsa/device_kernels.py; do not edit.\n"
             "module attributes {gpu.container_module} {\n"
             "gpu.module @ral_hsa_kernels {\n" + "\n".join(kernels) + "}\n}\n")

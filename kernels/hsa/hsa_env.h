@@ -38,6 +38,10 @@ enum class Entry : uint32_t {
   kGemmF64,
   kGemmF16,
   kGemmBF16,
+  kOrderF32,
+  kOrderF64,
+  kOrderI32,
+  kOrderI64,
   kCount,
 };
 

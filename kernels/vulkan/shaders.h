@@ -24,6 +24,10 @@ RAL_VULKAN_SHADER(fill_x32)
 RAL_VULKAN_SHADER(fill_x64)
 RAL_VULKAN_SHADER(rng_uniform_f32)
 RAL_VULKAN_SHADER(rng_uniform_f64)
+RAL_VULKAN_SHADER(order_rows_f32)
+RAL_VULKAN_SHADER(order_rows_f64)
+RAL_VULKAN_SHADER(order_rows_i32)
+RAL_VULKAN_SHADER(order_rows_i64)
 #undef RAL_VULKAN_SHADER
 }  // namespace spirv
 

@@ -89,13 +89,12 @@ void importAndCheck(const uint8_t* data, size_t size) {
   options.host_reads_tensors = false;
   importOnce(data, size, options);
   // And as for the CPU: library convolutions with their fused epilogues, linear layers and QDQ
-  // Conv on them, TopK's kernel (compile_driver.cc's choices).
+  // Conv on them (compile_driver.cc's choices).
   options.host_reads_tensors = true;
   options.library_conv = true;
   options.conv_gelu = true;
   options.library_linear = true;
   options.int8_conv = true;
-  options.library_topk = true;
   importOnce(data, size, options);
 }
 

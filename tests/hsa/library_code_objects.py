@@ -20,6 +20,8 @@ for size in (1, 2, 4, 8):
 for kind in ("f32", "f64", "f16", "bf16"):
     KERNELS[f"ral_rng_uniform_{kind}"] = (152, 1, 0)  # RngArgs
     KERNELS[f"ral_gemm_{kind}"] = (96, 3, 2 * 256 * (8 if kind == "f64" else 4))  # GemmArgs
+for kind in ("f32", "f64", "i32", "i64"):
+    KERNELS[f"ral_order_rows_{kind}"] = (312, 5, 0)  # OrderArgs
 
 
 def kernel_entries(notes):

@@ -10,6 +10,7 @@
 #include "tests/kernel_cts/hsa_sim_kernels.h"
 
 #include <cstring>
+#include <utility>
 #include <mutex>
 #include <string>
 #include <type_traits>
@@ -140,6 +141,68 @@ void gemm(const RalSimHsaDispatch* d, const void* kernarg) {
     }
 }
 
+// The ordering kernel's steps in the order the device runs them: workgroup g takes rows g,
+// g + groups, ...; loads its scratch slot, sorts it bitonically (stage by stage, as the
+// workgroup's barriers separate them), then writes the first k.
+template <typename T>
+bool pairBefore(T va, int64_t ia, T vb, int64_t ib, int64_t n, bool desc) {
+  const auto valueBefore = [desc](T x, T y) {
+    const bool nx = x != x, ny = y != y;  // NaN: larger than every number
+    if (nx || ny) return desc ? (nx && !ny) : (!nx && ny);
+    return desc ? x > y : x < y;
+  };
+  if (ia >= n) return false;
+  if (ib >= n) return true;
+  if (valueBefore(va, vb)) return true;
+  if (valueBefore(vb, va)) return false;
+  return ia < ib;
+}
+
+template <typename T>
+void orderRows(const RalSimHsaDispatch* d, const void* kernarg) {
+  OrderArgs a;
+  std::memcpy(&a, kernarg, sizeof(a));
+  if (d->workgroup_size[0] != kLinearBlock || d->workgroup_size[1] != 1 ||
+      d->workgroup_size[2] != 1 || d->grid_size[1] != 1 || d->grid_size[2] != 1 ||
+      static_cast<int64_t>(d->grid_size[0]) != a.groups * kLinearBlock || a.groups < 1 ||
+      a.padded != (int64_t{1} << a.log2_padded) || a.padded < a.n || a.k > a.n) {
+    contractError("ral_order_rows: launch does not match the one-workgroup-per-row contract");
+    return;
+  }
+  const auto* in = static_cast<const T*>(a.in);
+  for (int64_t g = 0; g < a.groups; ++g) {
+    int64_t* idx = a.scratch_index + g * a.padded;
+    T* val = static_cast<T*>(a.scratch_value) + g * a.padded;
+    for (int64_t r = g; r < a.rows; r += a.groups) {
+      const int64_t xo = offsetOf(a.sizes, a.in_strides, r);
+      for (int64_t i = 0; i < a.padded; ++i) {
+        idx[i] = i;
+        if (i < a.n) val[i] = in[xo + i * a.in_step];
+      }
+      for (int64_t s = 1; s <= a.log2_padded; ++s)
+        for (int64_t j = int64_t{1} << (s - 1); j > 0; j >>= 1)
+          for (int64_t i = 0; i < a.padded; ++i) {
+            const int64_t l = i ^ j;
+            if (l <= i) continue;
+            const bool ascending = (i & (int64_t{1} << s)) == 0;
+            const bool swap = ascending
+                                  ? pairBefore(val[l], idx[l], val[i], idx[i], a.n, a.descending)
+                                  : pairBefore(val[i], idx[i], val[l], idx[l], a.n, a.descending);
+            if (swap) {
+              std::swap(idx[i], idx[l]);
+              std::swap(val[i], val[l]);
+            }
+          }
+      T* values = static_cast<T*>(a.values) + offsetOf(a.sizes, a.values_strides, r);
+      int64_t* indices = a.indices + offsetOf(a.sizes, a.indices_strides, r);
+      for (int64_t i = 0; i < a.k; ++i) {
+        values[i * a.values_step] = val[i];
+        indices[i * a.indices_step] = idx[i];
+      }
+    }
+  }
+}
+
 }  // namespace emu
 
 #define RAL_EMULATE(name, fn)                                                       \
@@ -163,6 +226,10 @@ RAL_EMULATE(ral_gemm_f32, emu::gemm<float>)
 RAL_EMULATE(ral_gemm_f64, emu::gemm<double>)
 RAL_EMULATE(ral_gemm_f16, emu::gemm<ral::float16>)
 RAL_EMULATE(ral_gemm_bf16, emu::gemm<ral::bfloat16>)
+RAL_EMULATE(ral_order_rows_f32, emu::orderRows<float>)
+RAL_EMULATE(ral_order_rows_f64, emu::orderRows<double>)
+RAL_EMULATE(ral_order_rows_i32, emu::orderRows<int32_t>)
+RAL_EMULATE(ral_order_rows_i64, emu::orderRows<int64_t>)
 #undef RAL_EMULATE
 
 namespace ral::kernel_cts {

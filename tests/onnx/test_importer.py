@@ -574,12 +574,63 @@ def test_topk_k_attribute_errors_and_devices(tmp_path):
               [numpy_helper.from_array(np.array([5], np.int64), "k")])
     rc, err, _ = compile_model(tmp_path, m)
     assert rc not in (0, UNSUPPORTED) and "node 'big' (TopK): K = 5 is not in [0, 4]" in err
-    # Devices without the ral_topk kernel refuse it by name.
+    # Every device has the ral_topk kernel; a GPU module cannot read K at run time (the host
+    # sizes the outputs), so there a K that is not a constant is refused by name, as is
+    # NonMaxSuppression (its selection runs on the host).
     m = model([helper.make_node("TopK", ["x", "k"], ["v", "i"], name="top")],
               [tensor("x", F, [3, 4])], [tensor("v", F, None), tensor("i", TensorProto.INT64, None)],
               [numpy_helper.from_array(np.array([2], np.int64), "k")])
+    for device in ["vulkan", "cuda", "hsa"]:
+        rc, err, out = compile_model(tmp_path, m, f"--device={device}")
+        assert rc == 0, err
+        assert f"ral_topk___{device}___" in out.read_bytes().decode("latin-1")
+    m = model([helper.make_node("TopK", ["x", "k"], ["v", "i"], name="top")],
+              [tensor("x", F, [3, 4]), tensor("k", TensorProto.INT64, [1])],
+              [tensor("v", F, None), tensor("i", TensorProto.INT64, None)])
     rc, err, _ = compile_model(tmp_path, m, "--device=vulkan")
-    assert rc == UNSUPPORTED and "node 'top' (TopK): unsupported TopK on this device" in err
+    assert rc == UNSUPPORTED and ("node 'top' (TopK): unsupported TopK with K computed at run time "
+                                  "on this device") in err
+    m = model([helper.make_node("NonMaxSuppression", ["b", "s"], ["sel"], name="nms")],
+              [tensor("b", F, [1, 4, 4]), tensor("s", F, [1, 1, 4])],
+              [tensor("sel", TensorProto.INT64, None)], opset=11)
+    rc, err, _ = compile_model(tmp_path, m, "--device=hsa")
+    assert rc == UNSUPPORTED and "node 'nms' (NonMaxSuppression): unsupported" in err
+
+
+@pytest.mark.parametrize("dtype,onnx_type", [(np.float32, F), (np.float64, TensorProto.DOUBLE),
+                                             (np.int64, TensorProto.INT64),
+                                             (np.int32, TensorProto.INT32),
+                                             (np.float16, TensorProto.FLOAT16)])
+def test_topk_on_vulkan_matches_numpy(tmp_path, dtype, onnx_type):
+    # TopK compiled for Vulkan runs the ral_topk shader (Mesa's lavapipe in CI): along a middle
+    # axis (transposes each way), largest and smallest, ties and NaN, a dynamic batch of 0, 1, 3.
+    ral_run = vulkan_ral_run()
+    nodes = [helper.make_node("TopK", ["x", "k"], ["v", "i"], axis=1, largest=1),
+             helper.make_node("TopK", ["x", "k"], ["vs", "is"], axis=-1, largest=0)]
+    outs = [tensor(name, t, None) for name, t in [("v", onnx_type), ("i", TensorProto.INT64),
+                                                   ("vs", onnx_type), ("is", TensorProto.INT64)]]
+    m = model(nodes, [tensor("x", onnx_type, ["n", 37, 6])], outs,
+              [numpy_helper.from_array(np.array([5], np.int64), "k")])
+    rc, err, module = compile_model(tmp_path, m, "--device=vulkan")
+    assert rc == 0, err
+    rng = np.random.default_rng(3)
+    for n in [3, 1, 0]:
+        x = rng.integers(-4, 5, (n, 37, 6)).astype(dtype)
+        if np.issubdtype(dtype, np.integer):
+            x *= np.iinfo(dtype).max // 8  # values far apart in both words of an int64
+        elif n:
+            x[0, 2, 1] = np.nan
+        np.save(tmp_path / "x.npy", x)
+        files = [tmp_path / f"out{j}.npy" for j in range(4)]
+        r = subprocess.run([ral_run, str(module), "--device=vulkan", f"--input=@{tmp_path / 'x.npy'}"]
+                           + [f"--output=@{f}" for f in files], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        got = [np.load(f) for f in files]
+        wide = x.astype(np.float64)
+        for (v, i), (axis, largest) in zip([got[:2], got[2:]], [(1, 1), (2, 0)]):
+            _, want_i = numpy_topk(wide, 5, axis, largest)
+            np.testing.assert_array_equal(i, want_i)
+            np.testing.assert_array_equal(v, np.take_along_axis(x, want_i, axis))
 
 
 def test_conv_groups_strides_dilations_and_pool(tmp_path):
