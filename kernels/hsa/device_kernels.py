@@ -460,7 +460,9 @@ def order_rows(ty):
     store(b, load(b, "%sidx_ptr", so, "i64"), "%indices_ptr", at(io, "%wi", "%indices_step"),
           "i64")
     b.raw("}")
-    b.raw("gpu.barrier")  # the slot is reused by the next row
+    # Every loop over the slot gives work-item t the entries t, t + 256, ..., so the next row's
+    # load could not race with these reads; the barrier keeps the rows apart regardless.
+    b.raw("gpu.barrier")
     b.raw("}")
     return func(f"ral_order_rows_{ty}", args, b)
 

@@ -103,6 +103,8 @@ void main() {
       values[vo + int(i) * pc.values_step] = s_value[sv + i];
       indices[io + int(i) * pc.indices_step] = uvec2(s_index[si + i], 0u);
     }
-    syncScratch();  // the slot is reused by the next row
+    // Every loop over the slot gives invocation t the entries t, t + 256, ..., so the next
+    // row's load could not race with these reads; the barrier keeps the rows apart regardless.
+    syncScratch();
   }
 }
