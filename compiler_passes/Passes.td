@@ -165,8 +165,12 @@ def OutlineKernelsPass : Pass<"disc-ral-outline-kernels", "::mlir::ModuleOp"> {
     With `device=vulkan`, each such loop becomes a SPIR-V kernel instead (spirv_kernels.h): a
     `spirv.module @ral_kernel_<n>` marked `disc_ral.kernel`, one invocation per iteration
     (grid-stride), buffers as bindings, scalars and dynamic layouts as push constants. A loop
-    that cannot run on the device, and any host code left reading or writing memory, is an
-    error: a Vulkan module runs every loop over device memory on the device.
+    that cannot run on the device is an error: a Vulkan module runs every loop over device
+    memory on the device. The host code's single-element loads and stores left over (a
+    condition, a trip count, a loop counter) become `ral_read_element` (the element copied
+    back once the work before it is done) and `ral_write_element` (queued like a kernel)
+    dispatches of a rank-0 view at the element; any other host access of memory is an error
+    naming the operation.
 
     With `device=cuda` or `device=hsa`, each such loop becomes a `gpu.module @ral_kernel_<n>`
     (gpu_kernels.h) targeting one `#nvvm.target` / `#rocdl.target` per architecture of

@@ -16,6 +16,7 @@
 #include "compiler_passes/loop_analysis.h"
 #include "compiler_passes/passes.h"
 #include "compiler_passes/spirv_kernels.h"
+#include "compiler_passes/type_codes.h"
 #include "mlir/Conversion/LLVMCommon/TypeConverter.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -150,7 +151,8 @@ class OutlineKernelsPass : public impl::OutlineKernelsPassBase<OutlineKernelsPas
   }
 
   // Every outermost loop of `f` becomes a SPIR-V or GPU kernel; host code must not touch memory
-  // after that (it would race with the queued kernels, and device memory need not be mapped).
+  // after that (it would race with the queued kernels, and device memory need not be mapped),
+  // except for single elements through the runtime (hostElementAccesses).
   LogicalResult outlineDevice(func::FuncOp f, SymbolTable& symbols) {
     SmallVector<scf::ParallelOp> loops;
     f.walk([&](scf::ParallelOp p) {
@@ -164,15 +166,62 @@ class OutlineKernelsPass : public impl::OutlineKernelsPassBase<OutlineKernelsPas
               : outlineGpuKernel(loop, f.getArgument(0), name, symbols, device, gpu_targets_);
       if (failed(done)) return failure();
     }
+    hostElementAccesses(f);
     WalkResult host = f.walk([&](Operation* op) {
       if (!isa<memref::LoadOp, memref::StoreOp, memref::CopyOp, linalg::LinalgOp>(op))
         return WalkResult::advance();
       op->emitError() << "would run on the host over device memory: with device '" << device
-                      << "' every access of a buffer runs in a kernel, and this one is not in an "
-                         "outlined loop";
+                      << "' every access of a buffer runs in a kernel, and this "
+                      << op->getName() << " is not in an outlined loop";
       return WalkResult::interrupt();
     });
     return failure(host.wasInterrupted());
+  }
+
+  // Single elements the host code reads or writes in device memory (a K, a trip count, a loop's
+  // condition or counter) go through the runtime: ral_read_element waits for the work queued
+  // before it, ral_write_element is queued like a kernel.
+  //   %v = memref.load %m[%i, %j]        memref.store %v, %m[%i, %j]
+  // become
+  //   %base, %off, %sizes:2, %strides:2 = memref.extract_strided_metadata %m
+  //   %e = memref.reinterpret_cast %base to offset: [%off + %i * %strides#0 + %j * %strides#1]
+  //   %v = disc_ral.dispatch %ctx, "ral_read_element", "<device>" (%e) : (memref<T, ...>) -> T
+  //   disc_ral.dispatch %ctx, "ral_write_element", "<device>" (%e, %v) : (memref<T, ...>, T) -> ()
+  // Elements RAL cannot bind (index) are left, and refused below.
+  void hostElementAccesses(func::FuncOp f) {
+    SmallVector<Operation*> accesses;
+    f.walk([&](Operation* op) {
+      if (isa<memref::LoadOp, memref::StoreOp>(op)) accesses.push_back(op);
+    });
+    Value ctx = f.getArgument(0);
+    for (Operation* op : accesses) {
+      auto load = dyn_cast<memref::LoadOp>(op);
+      auto store = dyn_cast<memref::StoreOp>(op);
+      Value memref = load ? load.getMemref() : store.getMemref();
+      ValueRange indices = load ? load.getIndices() : store.getIndices();
+      auto type = cast<MemRefType>(memref.getType());
+      auto element_type =
+          MemRefType::get({}, type.getElementType(),
+                          StridedLayoutAttr::get(&getContext(), ShapedType::kDynamic, {}));
+      if (!isBindableMemRef(element_type) || !isStrided(type)) continue;
+      OpBuilder b(op);
+      Location loc = op->getLoc();
+      auto meta = b.create<memref::ExtractStridedMetadataOp>(loc, memref);
+      Value offset = meta.getOffset();
+      for (auto [index, stride] : llvm::zip(indices, meta.getStrides()))
+        offset = b.create<arith::AddIOp>(loc, offset, b.create<arith::MulIOp>(loc, index, stride));
+      Value view = b.create<memref::ReinterpretCastOp>(loc, element_type, meta.getBaseBuffer(),
+                                                       offset, ValueRange{}, ValueRange{});
+      if (load) {
+        auto read = b.create<DispatchOp>(loc, TypeRange{type.getElementType()}, ctx,
+                                         "ral_read_element", device, ValueRange{view});
+        load.replaceAllUsesWith(read.getResult(0));
+      } else {
+        b.create<DispatchOp>(loc, TypeRange{}, ctx, "ral_write_element", device,
+                             ValueRange{view, store.getValueToStore()});
+      }
+      op->erase();
+    }
   }
 
   LogicalResult outlineHostLoop(scf::ParallelOp loop, Value ctx, SymbolTable& symbols,

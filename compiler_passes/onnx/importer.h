@@ -56,10 +56,10 @@ struct ImportOptions {
   // disc_ral.conv (the ral_qconv kernel: oneDNN's int8 convolution; the CPU only). Off, the
   // dequantized values convolve in f32.
   bool int8_conv = false;
-  // Whether the module's host code may read tensor elements (the CPU device). On GPUs tensors
-  // live in device memory the host cannot read: operators that decide on the host from tensor
-  // data (If on a condition computed at run time, Loop's trip count and condition, Unique's
-  // grouping) are refused by name as unsupported there.
+  // Whether the module's host code may loop over tensor elements (the CPU device). On GPUs
+  // tensors live in device memory: the host reads single elements back (a condition, a trip
+  // count, a K: ral_read_element waits for the device), but operators whose host code walks
+  // every element (Unique's grouping, NonMaxSuppression's selection) are refused by name there.
   bool host_reads_tensors = true;
 };
 

@@ -131,8 +131,8 @@ class NodeContext {
   // Whether f32 MatMul and Gemm by a constant matrix become disc_ral.conv
   // (ImportOptions::library_linear).
   bool libraryLinear() const;
-  // Whether host code may read tensor elements (ImportOptions::host_reads_tensors); false on
-  // GPUs.
+  // Whether host code may loop over tensor elements (ImportOptions::host_reads_tensors); false
+  // on GPUs.
   bool hostReadsTensors() const;
   // Whether ONNX's QDQ form around a Conv may become a quantized disc_ral.conv
   // (ImportOptions::int8_conv).

@@ -81,9 +81,6 @@ LogicalResult convertIf(NodeContext& n) {
     for (int i = 0; i < outputs; ++i) n.setOutput(i, (*outs)[i]);
     return success();
   }
-  if (!n.hostReadsTensors())
-    return n.unsupported("If on a condition computed at run time on this device (the host "
-                         "decides, and cannot read device memory)");
   FailureOr<Value> cond = onlyElement(n, b, n.value(0), "the condition");
   if (failed(cond)) return failure();
   // Branches first, in an scf.if without results; then the If with their joined types.
@@ -372,10 +369,6 @@ LogicalResult convertLoop(NodeContext& n) {
   Location loc = n.loc();
   if (!n.hasInput(0) && !n.hasInput(1))
     return n.error("has neither a trip count M nor a condition: it would never end");
-  // A constant trip count without a condition needs no tensor read; anything else does.
-  if (!n.hostReadsTensors() && (n.hasInput(1) || !n.constScalar(0)))
-    return n.unsupported("Loop with a trip count or condition computed at run time on this "
-                         "device (the host decides, and cannot read device memory)");
   LoopSpec spec;
   spec.body = &n.attr("body")->g();
   spec.cond_output = true;

@@ -302,8 +302,8 @@ LogicalResult convertNonMaxSuppression(NodeContext& n) {
   OpBuilder& b = n.b();
   Location loc = n.loc();
   if (!n.hostReadsTensors())
-    return n.unsupported("NonMaxSuppression on this device (the host runs its greedy selection "
-                         "and sizes its output, and cannot read device memory)");
+    return n.unsupported("NonMaxSuppression on this device (its greedy selection runs on the "
+                         "host, which cannot work in device memory)");
   Type t = n.elementType(0);
   if (!t.isF32() && !t.isF64()) return n.unsupported("NonMaxSuppression of non-f32/f64 boxes");
   if (n.elementType(1) != t) return n.error("boxes and scores must have one element type");

@@ -486,10 +486,6 @@ LogicalResult convertTopK(NodeContext& n) {
     if (!n.hasInput(1)) return n.error("TopK needs the input K");
     if (!n.elementType(1).isInteger(64) || n.rank(1) > 1)
       return n.error("K must be a one-element int64 tensor");
-    // Known without reading a tensor: a constant, or computed from shapes on the host.
-    if (!n.elems(1) && !n.hostReadsTensors())
-      return n.unsupported("TopK with K computed at run time on this device (the host sizes the "
-                           "outputs and cannot read device memory); make K a constant");
     std::optional<SmallVector<OpFoldResult>> e = n.shapeElems(1);
     if (!e || e->size() != 1) return n.error("K must be a one-element int64 tensor");
     k = (*e)[0];

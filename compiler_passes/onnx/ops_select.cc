@@ -293,8 +293,8 @@ LogicalResult convertUnique(NodeContext& n) {
   OpBuilder& b = n.b();
   Location loc = n.loc();
   if (!n.hostReadsTensors())
-    return n.unsupported("Unique on this device (its grouping reads the sorted rows on the host, "
-                         "which cannot read device memory)");
+    return n.unsupported("Unique on this device (its grouping walks the sorted rows on the host, "
+                         "which cannot work in device memory)");
   Type t = n.elementType(0), i64 = b.getI64Type(), key_type = t;
   if (t.isF16() || t.isBF16()) {
     key_type = b.getF32Type();

@@ -82,11 +82,38 @@ func.func @calls(%ctx: !disc_ral.context, %x: memref<?xf32>, %n: index) {
 
 // -----
 
-func.func @host_access(%ctx: !disc_ral.context, %x: memref<?xf32>) -> f32 {
-  %c0 = arith.constant 0 : index
-  // expected-error @+1 {{would run on the host over device memory}}
-  %v = memref.load %x[%c0] : memref<?xf32>
+// Host code reads and writes single elements through the runtime: a load becomes
+// ral_read_element of a rank-0 view at the element, a store ral_write_element.
+// CHECK-LABEL: func.func @host_element
+// CHECK-SAME: (%[[CTX:.*]]: !disc_ral.context, %[[X:.*]]: memref<?x?xf32, strided<[?, 1], offset: ?>>, %[[I:.*]]: index, %[[J:.*]]: index, %[[B:.*]]: memref<i1>)
+// CHECK: %[[BASE:.*]], %[[OFF:.*]], %[[SIZES:.*]]:2, %[[STRIDES:.*]]:2 = memref.extract_strided_metadata %[[X]]
+// CHECK: %[[R:.*]] = arith.muli %[[I]], %[[STRIDES]]#0
+// CHECK: %[[O1:.*]] = arith.addi %[[OFF]], %[[R]]
+// CHECK: %[[C:.*]] = arith.muli %[[J]], %[[STRIDES]]#1
+// CHECK: %[[O2:.*]] = arith.addi %[[O1]], %[[C]]
+// CHECK: %[[E:.*]] = memref.reinterpret_cast %[[BASE]] to offset: [%[[O2]]], sizes: [], strides: [] : memref<f32> to memref<f32, strided<[], offset: ?>>
+// CHECK: %[[V:.*]] = disc_ral.dispatch %[[CTX]], "ral_read_element", "vulkan" (%[[E]]) : (memref<f32, strided<[], offset: ?>>) -> f32
+// CHECK: %[[P:.*]] = arith.cmpf ogt, %[[V]]
+// CHECK: memref.extract_strided_metadata %[[B]]
+// CHECK: disc_ral.dispatch %[[CTX]], "ral_write_element", "vulkan" (%{{.*}}, %[[P]]) : (memref<i1, strided<[], offset: ?>>, i1) -> ()
+// CHECK-NOT: memref.load
+// CHECK-NOT: memref.store
+func.func @host_element(%ctx: !disc_ral.context, %x: memref<?x?xf32, strided<[?, 1], offset: ?>>, %i: index, %j: index, %b: memref<i1>) -> f32 {
+  %v = memref.load %x[%i, %j] : memref<?x?xf32, strided<[?, 1], offset: ?>>
+  %zero = arith.constant 0.0 : f32
+  %p = arith.cmpf ogt, %v, %zero : f32
+  memref.store %p, %b[] : memref<i1>
   return %v : f32
+}
+
+// -----
+
+// An element RAL cannot bind (index) stays a host access: an error naming the operation.
+func.func @host_access(%ctx: !disc_ral.context, %x: memref<?xindex>) -> index {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{would run on the host over device memory: with device 'vulkan' every access of a buffer runs in a kernel, and this memref.load is not in an outlined loop}}
+  %v = memref.load %x[%c0] : memref<?xindex>
+  return %v : index
 }
 
 // -----

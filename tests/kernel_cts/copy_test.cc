@@ -119,6 +119,32 @@ class MemoryOps : public KernelTest {
     });
     expectOutsideViewUnchanged(dst, got);
   }
+
+  // ral_write_element then ral_read_element on single elements of a padded tensor, as a GPU
+  // module's host code uses them: every element written is read back, nothing else changes.
+  template <typename T>
+  void elements() {
+    SCOPED_TRACE(::testing::Message() << "elem " << sizeof(T));
+    Tensor<T, 2> t(*this, {3, 5}, Layout::kPadded);
+    t.randomize(rng);
+    t.upload();
+    std::vector<unsigned char> want(t.host(), t.host() + t.bytes());
+    for (const std::array<int64_t, 2>& at : {std::array<int64_t, 2>{0, 0}, {2, 4}, {1, 3}}) {
+      MemRef<T, 0> element{};
+      element.allocated = element.aligned = t.device_view.aligned;
+      element.offset = t.device_view.offset + at[0] * t.device_view.strides[0] + at[1];
+      const T value = randomValue<T>(rng);
+      Status s = call("ral_write_element", element, value);
+      ASSERT_TRUE(s.ok()) << s;
+      T got{};
+      s = callReturning("ral_read_element", &got, element);
+      ASSERT_TRUE(s.ok()) << s;
+      ASSERT_TRUE(sameBytes(got, value));
+      std::memcpy(&want[element.offset * sizeof(T)], &value, sizeof(T));
+    }
+    const auto got = t.download();
+    ASSERT_EQ(std::memcmp(got.data(), want.data(), want.size()), 0) << "another element changed";
+  }
 };
 
 TEST_P(MemoryOps, CopiesAndFillsAgreeWithReference) {
@@ -134,6 +160,24 @@ TEST_P(MemoryOps, CopiesAndFillsAgreeWithReference) {
     }
   }
   check<float, 2>({0, 7}, Layout::kDense, Layout::kPadded);
+}
+
+TEST_P(MemoryOps, SingleElementsReadAndWrite) {
+  elements<float>();
+  elements<double>();
+  elements<int64_t>();
+  elements<int8_t>();
+  elements<bool>();
+  elements<float16>();
+  // A pointer that is not the device's memory is an error naming the kernel.
+  if (!onCpu()) {
+    float host = 1;
+    MemRef<float, 0> foreign{&host, &host, 0};
+    float got = 0;
+    const Status s = callReturning("ral_read_element", &got, foreign);
+    EXPECT_FALSE(s.ok());
+    EXPECT_NE(s.message().find("ral_read_element"), std::string::npos) << s;
+  }
 }
 
 RAL_KERNEL_CTS_INSTANTIATE(MemoryOps);

@@ -69,6 +69,18 @@ class KernelTest : public ::testing::TestWithParam<const KernelBackend*> {
   Status callCpu(const char* target, A... args) {
     return callOn("cpu", target, args...);
   }
+  // `target` returning an R on this backend's device: its result in *result.
+  template <typename R, typename... A>
+  Status callReturning(const char* target, R* result, A... args) {
+    const std::string name = encodeApiName(
+        target, backend().device, kSignatureOf<R (*)(ExecutionContext*, A...)>.view());
+    if (auto fn = context.resolve(name); !fn.ok()) return fn.status();
+    ExecutionHandle exec = context.acquireExecution();
+    void* ctx = exec->abi();
+    void* slots[] = {&ctx, static_cast<void*>(&args)..., result};
+    ral_api_call(ctx, name.c_str(), slots);
+    return exec->status();
+  }
 
   Context context;
   Driver* driver = nullptr;

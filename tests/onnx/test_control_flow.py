@@ -461,24 +461,74 @@ def test_constant_trip_loop_and_scan_on_vulkan_match_numpy(tmp_path):
             np.testing.assert_allclose(np.load(f), w, rtol=1e-6, err_msg=device)
 
 
-@pytest.mark.parametrize("device", ["vulkan", "cuda", "hsa"])
-def test_host_decisions_on_gpus_are_refused_by_name(tmp_path, device):
+def host_decision_models():
+    """An If on an input condition, a Loop of an input trip count, and a Loop whose body decides
+    to stop (x doubles while its sum stays below 100): every decision read from device memory
+    on a GPU."""
     then_g = helper.make_graph([helper.make_node("Neg", ["x"], ["t"])], "then", [],
                                [tensor("t", F, None)])
     else_g = helper.make_graph([helper.make_node("Identity", ["x"], ["e"])], "else", [],
                                [tensor("e", F, None)])
-    m = model([helper.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g,
-                                name="choose")],
-              [tensor("c", B, []), tensor("x", F, [2])], [tensor("y", F, None)])
-    rc, err, _ = compile_for(tmp_path, m, device, "if")
-    assert rc == UNSUPPORTED, err
-    assert "node 'choose' (If): unsupported If on a condition computed at run time" in err
+    choose = model([helper.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g,
+                                     name="choose")],
+                   [tensor("c", B, []), tensor("x", F, [2])], [tensor("y", F, None)])
     body = loop_body([helper.make_node("Identity", ["c"], ["c_out"]),
                       helper.make_node("Neg", ["v"], ["v_out"])],
                      [tensor("i", I64, []), tensor("c", B, []), tensor("v", F, [2])],
                      [tensor("c_out", B, []), tensor("v_out", F, [2])])
-    m = model([helper.make_node("Loop", ["m", "", "x"], ["y"], body=body, name="repeat")],
-              [tensor("m", I64, []), tensor("x", F, [2])], [tensor("y", F, None)])
-    rc, err, _ = compile_for(tmp_path, m, device, "loop")
+    repeat = model([helper.make_node("Loop", ["m", "", "x"], ["y"], body=body, name="repeat")],
+                   [tensor("m", I64, []), tensor("x", F, [2])], [tensor("y", F, None)])
+    grow = loop_body([const("two", np.float32(2)), const("limit", np.float32(100)),
+                      helper.make_node("Mul", ["v", "two"], ["v_out"]),
+                      helper.make_node("ReduceSum", ["v_out"], ["total"], keepdims=0),
+                      helper.make_node("Less", ["total", "limit"], ["c_out"])],
+                     [tensor("i", I64, []), tensor("c", B, []), tensor("v", F, [2])],
+                     [tensor("c_out", B, []), tensor("v_out", F, [2])])
+    until = model([helper.make_node("Loop", ["", "go", "x"], ["y"], body=grow, name="until")],
+                  [tensor("go", B, []), tensor("x", F, [2])], [tensor("y", F, None)])
+    return choose, repeat, until
+
+
+def test_host_decisions_on_vulkan_read_the_device(tmp_path):
+    # A GPU module's host code reads a condition or trip count back from device memory
+    # (ral_read_element) and decides; run on the first Vulkan device against numpy, and each
+    # module compiled for cuda and hsa imports the read.
+    ral_run = vulkan_ral_run()
+    choose, repeat, until = host_decision_models()
+    x = np.array([1.5, -2.0], np.float32)
+    np.save(tmp_path / "x.npy", x)
+
+    def run(m, name, first, want):
+        rc, err, out = compile_for(tmp_path, m, "vulkan", name)
+        assert rc == 0, err
+        np.save(tmp_path / "first.npy", first)
+        y = tmp_path / f"{name}_y.npy"
+        r = subprocess.run([ral_run, str(out), "--device=vulkan",
+                            f"--input=@{tmp_path / 'first.npy'}", f"--input=@{tmp_path / 'x.npy'}",
+                            f"--output=@{y}"], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        np.testing.assert_array_equal(np.load(y), want, err_msg=f"{name} {first}")
+
+    for c in [True, False]:
+        run(choose, "choose", np.array(c), -x if c else x)
+    for trips in [0, 1, 3]:
+        run(repeat, "repeat", np.array(trips, np.int64), x * (-1) ** trips)
+    # x = [30, 1.5] doubles to a sum of 63, then 126: two steps; go = false runs none.
+    np.save(tmp_path / "x.npy", np.array([30, 1.5], np.float32))
+    run(until, "until", np.array(True), np.array([120, 6], np.float32))
+    run(until, "until", np.array(False), np.array([30, 1.5], np.float32))
+    for device in ["cuda", "hsa"]:
+        for m, name in [(choose, "choose"), (repeat, "repeat"), (until, "until")]:
+            rc, err, out = compile_for(tmp_path, m, device, name)
+            assert rc == 0, err
+            assert f"ral_read_element___{device}___" in out.read_bytes().decode("latin-1")
+
+
+@pytest.mark.parametrize("device", ["vulkan", "cuda", "hsa"])
+def test_host_loops_over_device_tensors_are_refused_by_name(tmp_path, device):
+    # Unique's grouping walks every element on the host: refused on GPUs, naming the node.
+    m = model([helper.make_node("Unique", ["x"], ["y"], name="distinct")],
+              [tensor("x", F, [5])], [tensor("y", F, None)], opset=11)
+    rc, err, _ = compile_for(tmp_path, m, device, "unique")
     assert rc == UNSUPPORTED, err
-    assert "node 'repeat' (Loop): unsupported Loop with a trip count or condition" in err
+    assert "node 'distinct' (Unique): unsupported Unique on this device" in err

@@ -574,9 +574,9 @@ def test_topk_k_attribute_errors_and_devices(tmp_path):
               [numpy_helper.from_array(np.array([5], np.int64), "k")])
     rc, err, _ = compile_model(tmp_path, m)
     assert rc not in (0, UNSUPPORTED) and "node 'big' (TopK): K = 5 is not in [0, 4]" in err
-    # Every device has the ral_topk kernel; a GPU module cannot read K at run time (the host
-    # sizes the outputs), so there a K that is not a constant is refused by name, as is
-    # NonMaxSuppression (its selection runs on the host).
+    # Every device has the ral_topk kernel; on a GPU the host reads a run-time K back from the
+    # device (ral_read_element); NonMaxSuppression, whose selection runs on the host, is refused
+    # there by name.
     m = model([helper.make_node("TopK", ["x", "k"], ["v", "i"], name="top")],
               [tensor("x", F, [3, 4])], [tensor("v", F, None), tensor("i", TensorProto.INT64, None)],
               [numpy_helper.from_array(np.array([2], np.int64), "k")])
@@ -587,9 +587,9 @@ def test_topk_k_attribute_errors_and_devices(tmp_path):
     m = model([helper.make_node("TopK", ["x", "k"], ["v", "i"], name="top")],
               [tensor("x", F, [3, 4]), tensor("k", TensorProto.INT64, [1])],
               [tensor("v", F, None), tensor("i", TensorProto.INT64, None)])
-    rc, err, _ = compile_model(tmp_path, m, "--device=vulkan")
-    assert rc == UNSUPPORTED and ("node 'top' (TopK): unsupported TopK with K computed at run time "
-                                  "on this device") in err
+    rc, err, out = compile_model(tmp_path, m, "--device=vulkan")
+    assert rc == 0, err
+    assert "ral_read_element___vulkan___pvoid_m0di64___i64" in out.read_bytes().decode("latin-1")
     m = model([helper.make_node("NonMaxSuppression", ["b", "s"], ["sel"], name="nms")],
               [tensor("b", F, [1, 4, 4]), tensor("s", F, [1, 1, 4])],
               [tensor("sel", TensorProto.INT64, None)], opset=11)
@@ -631,6 +631,35 @@ def test_topk_on_vulkan_matches_numpy(tmp_path, dtype, onnx_type):
             _, want_i = numpy_topk(wide, 5, axis, largest)
             np.testing.assert_array_equal(i, want_i)
             np.testing.assert_array_equal(v, np.take_along_axis(x, want_i, axis))
+
+
+def test_topk_run_time_k_on_vulkan(tmp_path):
+    # K an input: the host reads it back from the device, sizes the outputs and checks it; a K
+    # out of range fails that execution by name and the next one is right.
+    ral_run = vulkan_ral_run()
+    m = model([helper.make_node("TopK", ["x", "k"], ["v", "i"], axis=0, largest=0, name="top")],
+              [tensor("x", F, [6, "n"]), tensor("k", TensorProto.INT64, [1])],
+              [tensor("v", F, None), tensor("i", TensorProto.INT64, None)])
+    rc, err, module = compile_model(tmp_path, m, "--device=vulkan")
+    assert rc == 0, err
+    x = np.random.default_rng(4).integers(-3, 4, (6, 5)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+
+    def run(k):
+        np.save(tmp_path / "k.npy", np.array([k], np.int64))
+        return subprocess.run([ral_run, str(module), "--device=vulkan",
+                               f"--input=@{tmp_path / 'x.npy'}", f"--input=@{tmp_path / 'k.npy'}",
+                               f"--output=@{tmp_path / 'v.npy'}", f"--output=@{tmp_path / 'i.npy'}"],
+                              capture_output=True, text=True)
+    for k in [7, 0, 2, 6]:
+        r = run(k)
+        if k > 6:
+            assert r.returncode != 0 and "K is not in [0, n]" in r.stderr, r.stderr
+            continue
+        assert r.returncode == 0, r.stderr
+        want_v, want_i = numpy_topk(x.astype(np.float64), k, 0, 0)
+        np.testing.assert_array_equal(np.load(tmp_path / "i.npy"), want_i)
+        np.testing.assert_array_equal(np.load(tmp_path / "v.npy"), want_v.astype(np.float32))
 
 
 def test_conv_groups_strides_dilations_and_pool(tmp_path):
