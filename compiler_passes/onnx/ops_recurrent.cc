@@ -448,18 +448,23 @@ LogicalResult convertRecurrent(NodeContext& n, Cell cell) {
     if (failed(checkSameDim(n, dimOf(b, loc, n.value(4), 0), batch, "sequence_lens and batch")))
       return failure();
     lens = n.value(4);
-    // Checked where the lengths are read (in a kernel on a GPU, where the host cannot read them).
+    // Checked by the host before any step, one length at a time (on a GPU each is read back
+    // from the device): a check inside the gate kernels could not fail the execution there.
     Value s32 = b.create<arith::IndexCastOp>(loc, b.getI32Type(), indexValue(b, loc, seq));
-    lens = elementwise(
-        b, loc, {lens}, b.getI32Type(), [&](OpBuilder& nb, Location nl, ValueRange a) -> Value {
-          Value ok = nb.create<arith::AndIOp>(
-              nl,
-              nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::sge, a[0],
-                                       intConstant(nb, nl, a[0].getType(), 0)),
-              nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::sle, a[0], s32));
-          runtimeCheck(nb, nl, ok, "a sequence length is outside [0, the sequence's length]");
-          return a[0];
-        });
+    auto check = b.create<scf::ForOp>(loc, b.create<arith::ConstantIndexOp>(loc, 0),
+                                      indexValue(b, loc, batch),
+                                      b.create<arith::ConstantIndexOp>(loc, 1));
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(check.getBody());
+      Value len = b.create<tensor::ExtractOp>(loc, lens, check.getInductionVar());
+      Value ok = b.create<arith::AndIOp>(
+          loc,
+          b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, len,
+                                  intConstant(b, loc, len.getType(), 0)),
+          b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sle, len, s32));
+      runtimeCheck(b, loc, ok, "a sequence length is outside [0, the sequence's length]");
+    }
   } else {
     lens = filled(b, loc, {batch},
                   b.create<arith::IndexCastOp>(loc, b.getI32Type(), indexValue(b, loc, seq)));

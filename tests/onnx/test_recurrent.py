@@ -7,6 +7,7 @@ CTest runs it with RAL_COMPILE at ral-compile and PYTHONPATH at the built ral_to
 """
 
 import io
+import subprocess
 
 import numpy as np
 import pytest
@@ -15,7 +16,7 @@ from onnx import TensorProto, helper, numpy_helper
 from torch import nn
 
 import ral_torch
-from onnx_graphs import F, UNSUPPORTED, compile_model, load
+from onnx_graphs import F, UNSUPPORTED, compile_model, load, vulkan_ral_run
 
 # ---- torch models ------------------------------------------------------------------------------
 
@@ -234,6 +235,42 @@ def test_sequence_lengths_and_directions(tmp_path, cell, direction):
         mod(*bad)
     bad[1] = torch.tensor([1, 3], dtype=torch.int32)
     assert mod(*bad)[0].shape == (3, dirs, 2, h)
+
+
+def test_lstm_with_lengths_and_peepholes_on_vulkan(tmp_path):
+    # Compiled for Vulkan (lavapipe in CI) and run by ral-run: the host checks each length it
+    # reads back from the device, the steps' GEMMs and gates run there; against the reference.
+    ral_run = vulkan_ral_run()
+    rng = np.random.default_rng(6)
+    dirs, h, i = 2, 4, 3
+    w, r, b = weights(rng, "lstm", dirs, h, i)
+    p = rng.standard_normal((dirs, 3 * h)).astype(np.float32) * 0.5
+    inputs = [("x", (F, ["s", "n", i])), ("w", None), ("r", None), ("b", None),
+              ("lens", (TensorProto.INT32, ["n"])), ("", None), ("", None), ("p", None)]
+    m = graph("LSTM", inputs, {"w": w, "r": r, "b": b, "p": p}, ["y", "yh", "yc"], hidden_size=h,
+              direction="bidirectional")
+    rc, err, module = compile_model(tmp_path, m, "--device=vulkan")
+    assert rc == 0, err
+
+    def run(x, lens):
+        np.save(tmp_path / "x.npy", x)
+        np.save(tmp_path / "lens.npy", np.array(lens, np.int32))
+        outs = [tmp_path / f"o{k}.npy" for k in range(3)]
+        r_ = subprocess.run([ral_run, str(module), "--device=vulkan",
+                             f"--input=@{tmp_path / 'x.npy'}", f"--input=@{tmp_path / 'lens.npy'}"]
+                            + [f"--output=@{o}" for o in outs], capture_output=True, text=True)
+        return r_, outs
+    for seq, lens in [(4, [4, 2, 0]), (3, [3])]:
+        x = rng.standard_normal((seq, len(lens), i)).astype(np.float32)
+        res, outs = run(x, lens)
+        assert res.returncode == 0, res.stderr
+        zeros = np.zeros((dirs, len(lens), h), np.float32)
+        want = reference("lstm", x, w, r, b, np.array(lens), zeros, zeros, p=p,
+                         acts=["Sigmoid", "Tanh", "Tanh"] * dirs, direction="bidirectional")
+        for o, w_ in zip(outs, want):
+            np.testing.assert_allclose(np.load(o), w_, rtol=1e-5, atol=1e-5)
+    res, _ = run(np.zeros((3, 2, i), np.float32), [1, 4])
+    assert res.returncode != 0 and "(LSTM): a sequence length is outside" in res.stderr, res.stderr
 
 
 def test_lstm_peepholes_input_forget_clip_and_layout(tmp_path):
