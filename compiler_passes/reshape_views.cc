@@ -66,9 +66,6 @@ void reshapesToViews(ModuleOp module) {
     auto result = reshape.getType();
     auto source = cast<MemRefType>(reshape.getSource().getType());
     if (!source.getLayout().isIdentity() || !result.getLayout().isIdentity()) continue;
-    if (llvm::any_of(reshape->getUsers(),
-                     [](Operation* user) { return isa<func::ReturnOp>(user); }))
-      continue;
     SmallVector<Value> sizes;
     SmallVector<Operation*> erase;
     SmallVector<memref::LoadOp> loads;
