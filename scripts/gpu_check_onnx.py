@@ -70,7 +70,7 @@ def node_test(directory):
         return [numpy_helper.to_array(onnx.load_tensor(f)) for f in files]
     try:
         return os.path.join(directory, "model.onnx"), read("input"), read("output")
-    except ValueError:
+    except (ValueError, TypeError):
         return None
 
 
