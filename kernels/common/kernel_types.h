@@ -41,6 +41,18 @@ constexpr uint32_t floatTypeIndex() {
   return 3;
 }
 
+// T's position in RAL_KERNEL_ORDERED_TYPES (f32 0, f64 1, i32 2, i64 3), as floatTypeIndex.
+template <typename T>
+constexpr uint32_t orderedTypeIndex() {
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double> ||
+                    std::is_same_v<T, int32_t> || std::is_same_v<T, int64_t>,
+                "not one of RAL_KERNEL_ORDERED_TYPES");
+  if constexpr (std::is_same_v<T, float>) return 0;
+  if constexpr (std::is_same_v<T, double>) return 1;
+  if constexpr (std::is_same_v<T, int32_t>) return 2;
+  return 3;
+}
+
 }  // namespace ral::kernels
 
 // ral_topk, ral_sort.

@@ -13,10 +13,7 @@ namespace {
 
 template <typename T>
 constexpr Entry orderEntry() {
-  if constexpr (std::is_same_v<T, float>) return Entry::kOrderF32;
-  if constexpr (std::is_same_v<T, double>) return Entry::kOrderF64;
-  if constexpr (std::is_same_v<T, int32_t>) return Entry::kOrderI32;
-  return Entry::kOrderI64;
+  return static_cast<Entry>(static_cast<uint32_t>(Entry::kOrderF32) + orderedTypeIndex<T>());
 }
 
 // The leading N-1 dims of `m` (rank 0 becomes one row).

@@ -18,10 +18,7 @@ constexpr int64_t kMaxGroups = 65535;
 
 template <typename T>
 constexpr Entry orderEntry() {
-  if constexpr (std::is_same_v<T, float>) return Entry::kOrderF32;
-  if constexpr (std::is_same_v<T, double>) return Entry::kOrderF64;
-  if constexpr (std::is_same_v<T, int32_t>) return Entry::kOrderI32;
-  return Entry::kOrderI64;
+  return static_cast<Entry>(static_cast<uint32_t>(Entry::kOrderF32) + orderedTypeIndex<T>());
 }
 
 // Device memory for the kernel's pairs. The HSA allocator hands freed memory to the next

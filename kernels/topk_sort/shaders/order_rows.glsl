@@ -4,8 +4,9 @@
 // order is the CPU kernel's: by value (NaN largest), equal values by lower index, so the result
 // is exact, ties included.
 //
-// The including shader defines ELEM (the stored element type), before(a, b, descending) (strict
-// "a comes first" on values, NaN largest) and, for 64-bit integers stored as uvec2, nothing more.
+// The including shader defines ELEM (the stored element type) and either ORDER_FLOAT (ELEM is
+// float or double: NaN ranks above every number) or its own before(a, b, descending), strict
+// "a comes first" on values (the integer types).
 layout(local_size_x = 256) in;
 const uint kGroupSize = 256;
 const uint kLeadRank = 3;  // ranks 1-4: up to three leading dims
@@ -30,6 +31,14 @@ layout(push_constant) uniform Push {
   int values_strides[kLeadRank];
   int indices_strides[kLeadRank];
 } pc;
+
+#ifdef ORDER_FLOAT
+bool before(ELEM a, ELEM b, bool descending) {
+  const bool na = isnan(a), nb = isnan(b);
+  if (na || nb) return descending ? (na && !nb) : (!na && nb);
+  return descending ? a > b : a < b;
+}
+#endif
 
 // Pair a = (va, ia) comes strictly before b = (vb, ib): by value, then by index; indices >= n
 // (padding) last.
