@@ -159,8 +159,12 @@ def OutlineKernelsPass : Pass<"disc-ral-outline-kernels", "::mlir::ModuleOp"> {
     g covers `block_x` consecutive iterations of the first dimension starting at g * block_x.
     The host code computes the trip count and an estimate of the work per iteration, chooses
     `block_x` so each workgroup has about `grain` units of work, and launches
-    `ceil(trips / block_x)` workgroups with `disc_ral.launch`. Constants used inside are
-    cloned into the kernel, so strides and sizes known at compile time stay known.
+    `ceil(trips / block_x)` workgroups with `disc_ral.launch`. Where one iteration is more
+    than `grain` and its body is parallel loops that do not depend on each other (plus loads
+    and arithmetic), each iteration is split in `grid_y` parts as well: part p runs slice p
+    of each inner loop's first dimension, so a loop over a batch of one still spreads over
+    the thread pool. Constants used inside are cloned into the kernel, so strides and sizes
+    known at compile time stay known.
 
     With `device=vulkan`, each such loop becomes a SPIR-V kernel instead (spirv_kernels.h): a
     `spirv.module @ral_kernel_<n>` marked `disc_ral.kernel`, one invocation per iteration

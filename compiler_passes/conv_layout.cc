@@ -1,6 +1,7 @@
 #include "compiler_passes/conv_layout.h"
 
 #include "compiler_passes/dialect.h"
+#include "llvm/ADT/SmallBitVector.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -180,6 +181,36 @@ struct SwapPadTranspose : OpRewritePattern<tensor::PadOp> {
   }
 };
 
+// A reduction into a channels-last output whose input is channels-last too (a pool's window,
+// a mean over the spatial dims): the output's dims in memory order, then the reduced dims,
+// then the channel dim, so the innermost loop is a contiguous run of channels in both (one
+// vector per window element) instead of a stride of C per window element.
+bool windowOrder(linalg::GenericOp op, SmallVectorImpl<unsigned>& interchange) {
+  if (op.getNumDpsInits() != 1 || op.getNumReductionLoops() == 0) return false;
+  AffineMap out = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  if (out.getNumResults() == 0 || !out.isProjectedPermutation(/*allowZeroInResults=*/false))
+    return false;
+  const unsigned channel = cast<AffineDimExpr>(out.getResults().back()).getPosition();
+  const bool channel_innermost_in = llvm::any_of(op.getDpsInputOperands(), [&](OpOperand* in) {
+    AffineMap map = op.getMatchingIndexingMap(in);
+    auto last = map.getNumResults() ? dyn_cast<AffineDimExpr>(map.getResults().back()) : nullptr;
+    return last && last.getPosition() == channel;
+  });
+  if (!channel_innermost_in) return false;
+  llvm::SmallBitVector used(op.getNumLoops());
+  for (AffineExpr e : out.getResults().drop_back()) {
+    interchange.push_back(cast<AffineDimExpr>(e).getPosition());
+    used.set(interchange.back());
+  }
+  used.set(channel);
+  for (unsigned d = 0; d < op.getNumLoops(); ++d)
+    if (!used.test(d)) interchange.push_back(d);
+  interchange.push_back(channel);
+  for (unsigned k = 0; k < interchange.size(); ++k)
+    if (interchange[k] != k) return true;
+  return false;
+}
+
 // Loops in the memory order of the operand that moves the most data: after the transposes are
 // folded into indexing maps, a generic's loops would otherwise walk channels-last buffers with
 // the channel loop outermost (a stride of C between neighbouring iterations).
@@ -194,9 +225,14 @@ void loopsInMemoryOrder(linalg::GenericOp op, RewriterBase& rewriter) {
       if (op.isDpsInit(&operand)) break;
     }
   }
-  if (!order || order.isIdentity()) return;
   SmallVector<unsigned> interchange;
-  for (AffineExpr e : order.getResults()) interchange.push_back(cast<AffineDimExpr>(e).getPosition());
+  if (order) {
+    if (order.isIdentity()) return;
+    for (AffineExpr e : order.getResults())
+      interchange.push_back(cast<AffineDimExpr>(e).getPosition());
+  } else if (!windowOrder(op, interchange)) {
+    return;
+  }
   rewriter.setInsertionPoint(op);
   (void)linalg::interchangeGenericOp(rewriter, op, interchange);
 }

@@ -5,12 +5,17 @@
 // becomes, in the host function,
 //   %trips = ceildiv(%ub - %lb, %s); %work = <estimated work of one iteration>
 //   %rows  = max(1, ceildiv(grain, %work)); %groups = ceildiv(%trips, %rows)
-//   disc_ral.launch %ctx, @ral_kernel_N grid(%groups, 1, 1) block(%rows, 1, 1)
+//   %parts = 1, or min(ceildiv(%work, grain), largest inner trips) when rows split (below)
+//   disc_ral.launch %ctx, @ral_kernel_N grid(%groups, %parts, 1) block(%rows, 1, 1)
 //       args(%lb, %ub, %s, captures...)
 // and the kernel, a ral_host_kernel(const ral_host_workgroup* wg, void* const* args):
 //   %g = wg->group_id[0]; %rows = wg->block[0]; captures = *args[k]
 //   %lo = %lb + %g * %rows * %s;  %hi = min(%ub, %lo + %rows * %s)
 //   scf.parallel (%i) = (%lo) to (%hi) step (%s) { body }
+// A row whose body is parallel loops (and loads and arithmetic) is split further: workgroup
+// (g, p) runs part p of %parts of each inner loop's first dimension. Without that, a model
+// exported with a dynamic batch ran each of its loops as one workgroup at batch 1, whatever
+// the thread count.
 #include "compiler_passes/dialect.h"
 #include "compiler_passes/gpu_kernels.h"
 #include "compiler_passes/loop_analysis.h"
@@ -31,6 +36,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/CallInterfaces.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
 
 namespace mlir {
@@ -43,8 +49,12 @@ namespace {
 
 // Offsets in ral_host_workgroup (drivers/cpu/host_kernel.h): uint32_t grid[3], block[3],
 // group_id[3], ...
+constexpr int32_t kGridYOffset = 4;
 constexpr int32_t kBlockXOffset = 12;
 constexpr int32_t kGroupXOffset = 24;
+constexpr int32_t kGroupYOffset = 28;
+// Parts a row is split into at most (grid y is 32 bits; more parts than threads gain nothing).
+constexpr int64_t kMaxRowParts = 4096;
 
 bool isKernelArgType(Type t) {
   if (auto m = dyn_cast<MemRefType>(t)) return isStrided(m) && !m.getMemorySpace();
@@ -67,6 +77,54 @@ bool canOutline(scf::ParallelOp loop) {
 
 Value ceilDiv(OpBuilder& b, Location loc, Value x, Value y) {
   return b.create<arith::CeilDivSIOp>(loc, x, y);
+}
+
+// Trip count of dimension `d` of `p` (0 when its range is empty).
+Value tripCount(OpBuilder& b, Location loc, scf::ParallelOp p, unsigned d, IRMapping* map) {
+  auto get = [&](Value v) { return map ? map->lookupOrDefault(v) : v; };
+  Value span = b.create<arith::SubIOp>(loc, get(p.getUpperBound()[d]), get(p.getLowerBound()[d]));
+  Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
+  return b.create<arith::MaxSIOp>(loc, ceilDiv(b, loc, span, get(p.getStep()[d])), zero);
+}
+
+// The inner loops one row of `loop` can be split across: its body's top-level scf.parallel ops,
+// when their first dimension's bounds are computed outside `loop`, no two of them touch one
+// buffer where either writes, and the rest of the body only loads and computes, reading
+// nothing they write. Each part of a row then runs a slice of every inner loop, independent
+// of the other parts. Empty when the row cannot be split.
+SmallVector<scf::ParallelOp> splittableInnerLoops(scf::ParallelOp loop) {
+  SmallVector<scf::ParallelOp> inner;
+  SmallVector<SmallVector<MemoryAccess>> accesses;
+  SmallVector<Value> loads;
+  auto outside = [&](Value v) { return !loop->isAncestor(v.getParentRegion()->getParentOp()); };
+  for (Operation& op : loop.getBody()->without_terminator()) {
+    if (auto p = dyn_cast<scf::ParallelOp>(&op)) {
+      if (p.getNumReductions() != 0 || !outside(p.getLowerBound()[0]) ||
+          !outside(p.getUpperBound()[0]) || !outside(p.getStep()[0]))
+        return {};
+      std::optional<SmallVector<MemoryAccess>> a = collectAccesses(p);
+      if (!a) return {};
+      inner.push_back(p);
+      accesses.push_back(std::move(*a));
+      continue;
+    }
+    if (op.getNumRegions() != 0) return {};
+    if (auto load = dyn_cast<memref::LoadOp>(&op)) {
+      loads.push_back(load.getMemRef());
+      continue;
+    }
+    if (!isMemoryEffectFree(&op)) return {};
+  }
+  for (size_t i = 0; i < accesses.size(); ++i) {
+    for (const MemoryAccess& x : accesses[i]) {
+      if (x.write && llvm::any_of(loads, [&](Value m) { return mayAlias(m, x.memref); }))
+        return {};
+      for (size_t j = i + 1; j < accesses.size(); ++j)
+        for (const MemoryAccess& y : accesses[j])
+          if ((x.write || y.write) && mayAlias(x.memref, y.memref)) return {};
+    }
+  }
+  return inner;
 }
 
 // Host-side estimate of the innermost iterations one iteration of `block` runs: the sum over
@@ -265,6 +323,12 @@ class OutlineKernelsPass : public impl::OutlineKernelsPassBase<OutlineKernelsPas
     };
     Value group = field(kGroupXOffset);
     Value rows = field(kBlockXOffset);
+    SmallVector<scf::ParallelOp> split = splittableInnerLoops(loop);
+    Value row_part, parts;
+    if (!split.empty()) {
+      row_part = field(kGroupYOffset);
+      parts = field(kGridYOffset);
+    }
     IRMapping mapping;
     SmallVector<Value> inside;
     for (auto [k, v] : llvm::enumerate(captures)) {
@@ -294,7 +358,24 @@ class OutlineKernelsPass : public impl::OutlineKernelsPassBase<OutlineKernelsPas
     auto part = b.create<scf::ParallelOp>(loc, ValueRange{lo}, ValueRange{hi}, ValueRange{step});
     mapping.map(loop.getInductionVars()[0], part.getInductionVars()[0]);
     b.setInsertionPointToStart(part.getBody());
-    for (Operation& op : loop.getBody()->without_terminator()) b.clone(op, mapping);
+    for (Operation& op : loop.getBody()->without_terminator()) {
+      auto inner = dyn_cast<scf::ParallelOp>(&op);
+      if (!inner || split.empty()) {
+        b.clone(op, mapping);
+        continue;
+      }
+      // This part's slice of the inner loop's first dimension.
+      Value slice = ceilDiv(b, loc, tripCount(b, loc, inner, 0, &mapping), parts);
+      Value inner_step = mapping.lookupOrDefault(inner.getStep()[0]);
+      Value width = b.create<arith::MulIOp>(loc, slice, inner_step);
+      Value from = b.create<arith::AddIOp>(loc, mapping.lookupOrDefault(inner.getLowerBound()[0]),
+                                           b.create<arith::MulIOp>(loc, row_part, width));
+      Value to = b.create<arith::MinSIOp>(loc, mapping.lookupOrDefault(inner.getUpperBound()[0]),
+                                          b.create<arith::AddIOp>(loc, from, width));
+      auto cloned = cast<scf::ParallelOp>(b.clone(op, mapping));
+      cloned->setOperand(0, from);
+      cloned->setOperand(cloned.getNumLoops(), to);
+    }
     b.setInsertionPointAfter(part);
     b.create<func::ReturnOp>(loc);
 
@@ -310,8 +391,19 @@ class OutlineKernelsPass : public impl::OutlineKernelsPassBase<OutlineKernelsPas
     // Never more rows per workgroup than there are rows (a block must fit the driver's limits).
     per_group = b.create<arith::MinSIOp>(loc, per_group, b.create<arith::MaxSIOp>(loc, trips, one));
     Value groups = ceilDiv(b, loc, trips, per_group);
-    b.create<LaunchOp>(loc, ctx, FlatSymbolRefAttr::get(kernel), groups, one, one, per_group, one,
-                       one, captures);
+    // Rows of more than `grain` work are split in parts of about `grain`, at most one per
+    // iteration of the longest inner loop.
+    Value row_parts = one;
+    if (!split.empty()) {
+      Value longest = one;
+      for (scf::ParallelOp inner : split)
+        longest = b.create<arith::MaxSIOp>(loc, longest, tripCount(b, loc, inner, 0, nullptr));
+      longest = b.create<arith::MinSIOp>(loc, longest,
+                                         b.create<arith::ConstantIndexOp>(loc, kMaxRowParts));
+      row_parts = b.create<arith::MinSIOp>(loc, ceilDiv(b, loc, work, grain_v), longest);
+    }
+    b.create<LaunchOp>(loc, ctx, FlatSymbolRefAttr::get(kernel), groups, row_parts, one,
+                       per_group, one, one, captures);
     loop.erase();
     return success();
   }

@@ -51,3 +51,4 @@ func.func @chain(%x: tensor<?x8x10x12xf32>) -> tensor<?x16x10x12xf32> {
       residual} -> tensor<?x16x10x12xf32>
   return %y2 : tensor<?x16x10x12xf32>
 }
+
