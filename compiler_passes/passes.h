@@ -27,7 +27,7 @@
 #include <memory>
 #include <string>
 
-#include "compiler_passes/dialect.h"
+#include "compiler_passes/dialect/dialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"

@@ -6,7 +6,7 @@
 #include <set>
 #include <string>
 
-#include "compiler_passes/dialect.h"
+#include "compiler_passes/dialect/dialect.h"
 #include "compiler_passes/onnx/builders.h"
 #include "compiler_passes/onnx/checked_int.h"
 #include "compiler_passes/onnx/conv_fusion.h"

@@ -2,7 +2,7 @@
 // coordinates, and NonMaxSuppression, the box selection of detection models.
 #include <string>
 
-#include "compiler_passes/dialect.h"
+#include "compiler_passes/dialect/dialect.h"
 #include "compiler_passes/onnx/builders.h"
 #include "compiler_passes/onnx/node_context.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"

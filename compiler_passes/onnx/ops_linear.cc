@@ -7,7 +7,7 @@
 #include <optional>
 #include <vector>
 
-#include "compiler_passes/dialect.h"
+#include "compiler_passes/dialect/dialect.h"
 #include "compiler_passes/onnx/builders.h"
 #include "compiler_passes/onnx/checked_int.h"
 #include "compiler_passes/onnx/conv_fusion.h"

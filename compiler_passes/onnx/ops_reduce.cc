@@ -3,7 +3,7 @@
 // CumSum, a scan; and TopK, by the ral_topk library kernel.
 #include <limits>
 
-#include "compiler_passes/dialect.h"
+#include "compiler_passes/dialect/dialect.h"
 #include "compiler_passes/onnx/builders.h"
 #include "compiler_passes/onnx/node_context.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"

@@ -4,7 +4,7 @@
 // Unique (rows sorted by ral_topk, then grouped by a loop).
 #include <string>
 
-#include "compiler_passes/dialect.h"
+#include "compiler_passes/dialect/dialect.h"
 #include "compiler_passes/onnx/builders.h"
 #include "compiler_passes/onnx/node_context.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler_passes/limits.h"
+#include "compiler_passes/transforms/limits.h"
 #include "compiler_passes/passes.h"
 #include "compiler_passes/tools/codegen.h"
 #include "compiler_passes/tools/compile_options.h"
@@ -17,7 +17,7 @@
 #include "compiler_passes/tools/llvm_errors.h"
 #include "compiler_passes/tools/memory_budget.h"
 #include "compiler_passes/tools/module_writer.h"
-#include "compiler_passes/type_codes.h"
+#include "compiler_passes/dialect/type_codes.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/Path.h"

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "compiler_passes/gpu_targets.h"
-#include "compiler_passes/math_approximations.h"
+#include "compiler_passes/conversion/gpu/gpu_targets.h"
+#include "compiler_passes/transforms/math_approximations.h"
 #include "compiler_passes/tools/codegen.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/JSON.h"

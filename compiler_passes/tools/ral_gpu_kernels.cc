@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "compiler_passes/dialect.h"
-#include "compiler_passes/gpu_kernels.h"
+#include "compiler_passes/dialect/dialect.h"
+#include "compiler_passes/conversion/gpu/gpu_kernels.h"
 #include "compiler_passes/passes.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"

@@ -1,5 +1,5 @@
 // ral-opt: mlir-opt with the disc_ral dialect and the RAL passes, for tests and debugging.
-#include "compiler_passes/limits.h"
+#include "compiler_passes/transforms/limits.h"
 #include "compiler_passes/passes.h"
 #include "llvm/Support/SourceMgr.h"
 #include "mlir/IR/Diagnostics.h"

@@ -118,7 +118,7 @@ def test_missing_import_lists_the_name():
 
 
 def test_compiled_assert_fails_the_call_and_the_next_call_is_correct():
-    # compiler_passes/test/assert.mlir, compiled by ral-compile: a + b after cf.assert that the
+    # compiler_passes/test/tools/assert.mlir, compiled by ral-compile: a + b after cf.assert that the
     # lengths agree. A failed assertion must raise, never abort the process.
     try:
         m = ral_torch.load(module_path("compiled_assert"))

@@ -14,7 +14,7 @@ import subprocess
 import sys
 import time
 
-# compiler_passes/limits.h
+# compiler_passes/transforms/limits.h
 MAX_NESTING = 256
 
 ENTRY_OPEN = """func.func @main(%a: memref<?xf32>) -> memref<?xf32> {

@@ -1,0 +1,68 @@
+#include "compiler_passes/transforms/loop_analysis.h"
+
+#include "compiler_passes/dialect/dialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
+namespace mlir {
+namespace disc_ral {
+
+Value viewRoot(Value memref) {
+  while (Operation* def = memref.getDefiningOp()) {
+    auto view = dyn_cast<ViewLikeOpInterface>(def);
+    if (!view) break;
+    memref = view.getViewSource();
+  }
+  return memref;
+}
+
+bool isFreshAllocation(Value memref) {
+  Operation* def = memref.getDefiningOp();
+  return def && isa<memref::AllocOp, memref::AllocaOp, AllocOp>(def);
+}
+
+bool mayAlias(Value a, Value b) {
+  Value ra = viewRoot(a), rb = viewRoot(b);
+  if (ra == rb) return true;
+  return !isFreshAllocation(ra) && !isFreshAllocation(rb);
+}
+
+std::optional<SmallVector<MemoryAccess>> collectAccesses(Operation* root) {
+  SmallVector<MemoryAccess> accesses;
+  WalkResult walk = root->walk([&](Operation* op) {
+    if (op == root) return WalkResult::advance();
+    if (auto load = dyn_cast<memref::LoadOp>(op)) {
+      accesses.push_back({op, load.getMemRef(), false});
+      return WalkResult::advance();
+    }
+    if (auto store = dyn_cast<memref::StoreOp>(op)) {
+      accesses.push_back({op, store.getMemRef(), true});
+      return WalkResult::advance();
+    }
+    if (op->hasTrait<OpTrait::HasRecursiveMemoryEffects>()) return WalkResult::advance();
+    auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+    if (!effects) return WalkResult::interrupt();
+    SmallVector<MemoryEffects::EffectInstance> list;
+    effects.getEffects(list);
+    for (const auto& e : list) {
+      // Allocating scratch inside a loop (alloca) is private to the iteration.
+      if (isa<MemoryEffects::Allocate>(e.getEffect())) continue;
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted()) return std::nullopt;
+  return accesses;
+}
+
+bool indexedByRow(const MemoryAccess& access, Value iv) {
+  if (auto load = dyn_cast<memref::LoadOp>(access.op))
+    return !load.getIndices().empty() && load.getIndices()[0] == iv;
+  if (auto store = dyn_cast<memref::StoreOp>(access.op))
+    return !store.getIndices().empty() && store.getIndices()[0] == iv;
+  return false;
+}
+
+}  // namespace disc_ral
+}  // namespace mlir
