@@ -6,6 +6,7 @@
 #include "llvm/Support/raw_ostream.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -23,8 +24,7 @@ llvm::SetVector<Value> kernelUses(scf::ParallelOp loop) {
   return used;
 }
 
-LogicalResult checkKernelBody(scf::ParallelOp loop, llvm::StringRef kernel_kind,
-                              bool constant_dims) {
+LogicalResult checkKernelBody(scf::ParallelOp loop, llvm::StringRef kernel_kind) {
   WalkResult walk = loop.getBody()->walk([&](Operation* op) {
     if (isa<CallOpInterface>(op) || op->getDialect()->getNamespace() == "disc_ral") {
       op->emitError("cannot run in a ") << kernel_kind << " kernel";
@@ -37,7 +37,7 @@ LogicalResult checkKernelBody(scf::ParallelOp loop, llvm::StringRef kernel_kind,
         return WalkResult::interrupt();
       }
     if (isa<memref::LoadOp, memref::StoreOp, memref::DimOp>(op)) {
-      if (auto d = dyn_cast<memref::DimOp>(op); constant_dims && d && !d.getConstantIndex()) {
+      if (auto d = dyn_cast<memref::DimOp>(op); d && !d.getConstantIndex()) {
         op->emitError("a ") << kernel_kind << " kernel needs constant dimension indices";
         return WalkResult::interrupt();
       }
@@ -103,6 +103,136 @@ LogicalResult sequentializeInnerLoops(Operation* root, llvm::StringRef kernel_ki
     p.erase();
   }
   return success();
+}
+
+unsigned KernelInterface::param(Value v) {
+  auto [it, inserted] = param_index.try_emplace(v, static_cast<unsigned>(params.size()));
+  if (inserted) params.push_back(v);
+  return it->second;
+}
+
+LogicalResult captureBuffers(scf::ParallelOp loop, const llvm::SetVector<Value>& used,
+                             llvm::StringRef kernel_kind, llvm::function_ref<bool(Type)> storable,
+                             llvm::function_ref<LogicalResult(const llvm::Twine&)> fail,
+                             KernelInterface& iface) {
+  for (Value v : used) {
+    if (isConstantValue(v)) continue;  // cloned into the kernel
+    Type t = v.getType();
+    if (auto m = dyn_cast<MemRefType>(t)) {
+      if (!storable(m.getElementType()))
+        return fail(kernel_kind + " kernels cannot read or write " +
+                    typeString(m.getElementType()) + " buffers");
+      KernelInterface::Layout layout;
+      if (failed(getStridesAndOffset(m, layout.strides, layout.offset)))
+        return fail("a captured buffer has no strided layout");
+      iface.buffers.push_back(v);
+      iface.layouts.push_back(std::move(layout));
+    } else if (!isa<IndexType, IntegerType, FloatType>(t)) {
+      return fail("it uses a host value of type " + typeString(t));
+    }
+  }
+  if (failed(checkKernelBody(loop, kernel_kind))) return fail("see the error above");
+  return success();
+}
+
+void addScalarParams(OpBuilder& b, scf::ParallelOp loop, const llvm::SetVector<Value>& used,
+                     KernelInterface& iface) {
+  for (Value v : used)
+    if (!isa<MemRefType>(v.getType()) && !isConstantValue(v)) iface.param(v);
+  for (auto [k, buffer] : llvm::enumerate(iface.buffers)) {
+    KernelInterface::Layout& layout = iface.layouts[k];
+    auto type = cast<MemRefType>(buffer.getType());
+    llvm::SmallVector<int64_t> read;  // the dims the body's memref.dim ops read (constants)
+    for (Operation* user : buffer.getUsers())
+      if (auto d = dyn_cast<memref::DimOp>(user); d && loop->isAncestor(d))
+        read.push_back(*d.getConstantIndex());
+    const bool dynamic = ShapedType::isDynamic(layout.offset) ||
+                         llvm::any_of(layout.strides, ShapedType::isDynamic) ||
+                         llvm::any_of(read, [&](int64_t d) { return type.isDynamicDim(d); });
+    if (!dynamic) continue;
+    auto meta = b.create<memref::ExtractStridedMetadataOp>(loop.getLoc(), buffer);
+    layout.metadata = meta;
+    if (ShapedType::isDynamic(layout.offset)) iface.param(meta.getOffset());
+    for (auto [d, stride] : llvm::enumerate(layout.strides))
+      if (ShapedType::isDynamic(stride)) iface.param(meta.getStrides()[d]);
+    for (int64_t d : read)
+      if (type.isDynamicDim(d)) iface.param(meta.getSizes()[d]);
+  }
+}
+
+Value narrowParameter(OpBuilder& b, Location loc, Value raw, Type want, bool index_by_cast) {
+  if (isa<IndexType>(want)) {
+    if (index_by_cast) return b.create<arith::IndexCastOp>(loc, want, raw);
+    return b.create<UnrealizedConversionCastOp>(loc, want, raw).getResult(0);
+  }
+  if (auto i = dyn_cast<IntegerType>(want); i && i.getWidth() < 32)
+    return b.create<arith::TruncIOp>(loc, want, raw);
+  if (isa<Float16Type, BFloat16Type>(want)) return b.create<arith::TruncFOp>(loc, want, raw);
+  return raw;
+}
+
+llvm::SmallVector<Value> launchOperands(OpBuilder& b, Location loc, const KernelInterface& iface) {
+  llvm::SmallVector<Value> args;
+  for (Value buffer : iface.buffers)
+    args.push_back(b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, buffer));
+  for (Value p : iface.params) {
+    Type t = p.getType();
+    Value v = p;
+    if (auto i = dyn_cast<IntegerType>(t); i && i.getWidth() < 32)
+      v = b.create<arith::ExtSIOp>(loc, hostScalarType(t), p);
+    else if (isa<Float16Type, BFloat16Type>(t))
+      v = b.create<arith::ExtFOp>(loc, hostScalarType(t), p);
+    args.push_back(v);
+  }
+  return args;
+}
+
+scf::ForOp cloneAsGridStrideLoop(OpBuilder& kb, scf::ParallelOp loop, IRMapping& mapping,
+                                 Value first, Value trips, Value stride) {
+  Location loc = loop.getLoc();
+  auto grid_loop = kb.create<scf::ForOp>(loc, first, trips, stride);
+  OpBuilder lb = OpBuilder::atBlockBegin(grid_loop.getBody());
+  Value iv = lb.create<arith::AddIOp>(
+      loc, mapping.lookup(loop.getLowerBound()[0]),
+      lb.create<arith::MulIOp>(loc, grid_loop.getInductionVar(), mapping.lookup(loop.getStep()[0])));
+  mapping.map(loop.getInductionVars()[0], iv);
+  for (Operation& op : loop.getBody()->without_terminator()) lb.clone(op, mapping);
+  return grid_loop;
+}
+
+void rewriteBufferAccesses(Value placeholder, MemRefType type,
+                           const KernelInterface::Layout& layout,
+                           llvm::function_ref<Value(int64_t, Value)> layoutValue,
+                           llvm::function_ref<Value(OpBuilder&, Value)> load,
+                           llvm::function_ref<void(OpBuilder&, Value, Value)> store) {
+  Location loc = placeholder.getLoc();
+  auto meta = layout.metadata;
+  Value offset = layoutValue(layout.offset, meta ? meta.getOffset() : Value());
+  llvm::SmallVector<Value> strides;
+  for (auto [d, s] : llvm::enumerate(layout.strides))
+    strides.push_back(layoutValue(s, meta ? meta.getStrides()[d] : Value()));
+  auto linear = [&](OpBuilder& ob, ValueRange indices) {
+    Value at = offset;
+    for (auto [d, i] : llvm::enumerate(indices))
+      at = ob.create<arith::AddIOp>(loc, at, ob.create<arith::MulIOp>(loc, i, strides[d]));
+    return at;
+  };
+  for (Operation* user : llvm::to_vector(placeholder.getUsers())) {
+    OpBuilder ub(user);
+    if (auto l = dyn_cast<memref::LoadOp>(user)) {
+      l.replaceAllUsesWith(load(ub, linear(ub, l.getIndices())));
+      l.erase();
+    } else if (auto s = dyn_cast<memref::StoreOp>(user)) {
+      store(ub, s.getValue(), linear(ub, s.getIndices()));
+      s.erase();
+    } else {
+      auto dim = cast<memref::DimOp>(user);  // the only other use checkKernelBody allows
+      const int64_t d = *dim.getConstantIndex();
+      dim.replaceAllUsesWith(layoutValue(type.getDimSize(d), meta ? meta.getSizes()[d] : Value()));
+      dim.erase();
+    }
+  }
+  placeholder.getDefiningOp()->erase();
 }
 
 }  // namespace disc_ral

@@ -78,28 +78,6 @@ bool isBufferElement(Type t) {
   return isa<Float16Type, Float32Type, Float64Type>(t);
 }
 
-// The parts of a kernel being built: its push-constant members (host values, deduplicated) and
-// its buffers.
-struct KernelInterface {
-  SmallVector<Value> params;  // host values, in member order
-  llvm::DenseMap<Value, unsigned> param_index;
-  SmallVector<Value> buffers;  // captured memrefs, in binding order
-  // Per buffer: its static offset and strides (dynamic ones come from `metadata`, created on the
-  // host when some of them, or a size a memref.dim reads, is dynamic).
-  struct Layout {
-    int64_t offset;
-    SmallVector<int64_t> strides;
-    memref::ExtractStridedMetadataOp metadata;
-  };
-  SmallVector<Layout> layouts;
-
-  unsigned param(Value v) {
-    auto [it, inserted] = param_index.try_emplace(v, static_cast<unsigned>(params.size()));
-    if (inserted) params.push_back(v);
-    return it->second;
-  }
-};
-
 // SCF-to-SPIR-V keeps a loop's results in variables written at each iteration's end; a loop that
 // runs zero times would leave them unset. Loops with results get an explicit zero-trip branch.
 void guardZeroTripLoops(Operation* root) {
@@ -182,26 +160,8 @@ LogicalResult outlineSpirvKernel(scf::ParallelOp loop, Value ctx, StringRef name
   // (The upper bound only sizes the host's trip count; the kernel gets that instead.)
   SetVector<Value> used = kernelUses(loop);
   KernelInterface iface;
-  for (Value v : used) {
-    if (isConstantValue(v)) continue;  // cloned into the kernel
-    Type t = v.getType();
-    if (auto m = dyn_cast<MemRefType>(t)) {
-      if (!isBufferElement(m.getElementType()))
-        return fail("SPIR-V kernels cannot read or write " + typeString(m.getElementType()) +
-                    " buffers");
-      KernelInterface::Layout layout;
-      if (failed(getStridesAndOffset(m, layout.strides, layout.offset)))
-        return fail("a captured buffer has no strided layout");
-      iface.buffers.push_back(v);
-      iface.layouts.push_back(std::move(layout));
-    } else if (!isa<IndexType, IntegerType, FloatType>(t)) {
-      return fail("it uses a host value of type " + typeString(t));
-    }
-  }
-  // Memory is only reached through captured buffers: views or allocations made inside the loop
-  // would need descriptors the kernel does not have.
-  if (failed(checkKernelBody(loop, "SPIR-V", /*constant_dims=*/false)))
-    return fail("see the error above");
+  if (failed(captureBuffers(loop, used, "SPIR-V", isBufferElement, fail, iface)))
+    return failure();
 
   // ---- Host values the kernel receives (push-constant members, in order): the trip count,
   // every non-constant scalar the body uses (bounds and step included), and each buffer's
@@ -209,35 +169,8 @@ LogicalResult outlineSpirvKernel(scf::ParallelOp loop, Value ctx, StringRef name
   OpBuilder b(loop);
   Value trips = tripCount(b, loop);
   iface.param(trips);
-  for (Value v : used)
-    if (!isa<MemRefType>(v.getType()) && !isConstantValue(v)) iface.param(v);
-  llvm::DenseMap<Value, SmallVector<int64_t>> dims_read;  // buffer -> dims its memref.dim read
-  WalkResult dims = loop.getBody()->walk([&](memref::DimOp d) {
-    std::optional<int64_t> index = d.getConstantIndex();
-    if (!index) {
-      d.emitError("a SPIR-V kernel needs constant dimension indices");
-      return WalkResult::interrupt();
-    }
-    dims_read[d.getSource()].push_back(*index);
-    return WalkResult::advance();
-  });
-  if (dims.wasInterrupted()) return fail("see the error above");
-  for (auto [k, buffer] : llvm::enumerate(iface.buffers)) {
-    KernelInterface::Layout& layout = iface.layouts[k];
-    auto type = cast<MemRefType>(buffer.getType());
-    const SmallVector<int64_t>& read = dims_read.lookup(buffer);
-    const bool dynamic = ShapedType::isDynamic(layout.offset) ||
-                         llvm::any_of(layout.strides, ShapedType::isDynamic) ||
-                         llvm::any_of(read, [&](int64_t d) { return type.isDynamicDim(d); });
-    if (!dynamic) continue;
-    auto meta = b.create<memref::ExtractStridedMetadataOp>(loc, buffer);
-    layout.metadata = meta;
-    if (ShapedType::isDynamic(layout.offset)) iface.param(meta.getOffset());
-    for (auto [d, stride] : llvm::enumerate(layout.strides))
-      if (ShapedType::isDynamic(stride)) iface.param(meta.getStrides()[d]);
-    for (int64_t d : read)
-      if (type.isDynamicDim(d)) iface.param(meta.getSizes()[d]);
-  }
+  addScalarParams(b, loop, used, iface);
+
   SmallVector<Type> members;
   int64_t push_bytes = 0;
   for (Value p : iface.params) {
@@ -301,20 +234,13 @@ LogicalResult outlineSpirvKernel(scf::ParallelOp loop, Value ctx, StringRef name
           loc, kb.getI32Type(), kb.getI32IntegerAttr(iface.param_index.lookup(host)));
       Value block = kb.create<spirv::AddressOfOp>(loc, push_constants);
       Value member = kb.create<spirv::AccessChainOp>(loc, block, ValueRange{index});
-      v = kb.create<spirv::LoadOp>(loc, member);
-      Type want = host.getType();
-      if (isa<IndexType>(want)) {
-        v = kb.create<UnrealizedConversionCastOp>(loc, want, v).getResult(0);
-      } else if (auto i = dyn_cast<IntegerType>(want); i && i.getWidth() < 32) {
-        v = kb.create<arith::TruncIOp>(loc, want, v);
-      } else if (isa<Float16Type, BFloat16Type>(want)) {
-        v = kb.create<arith::TruncFOp>(loc, want, v);
-      }
+      v = narrowParameter(kb, loc, kb.create<spirv::LoadOp>(loc, member), host.getType(),
+                          /*index_by_cast=*/false);
     }
     inside[host] = v;
     return v;
   };
-  auto indexValue = [&](int64_t fixed, Value host) -> Value {
+  auto layoutValue = [&](int64_t fixed, Value host) -> Value {
     if (!ShapedType::isDynamic(fixed)) return kb.create<arith::ConstantIndexOp>(loc, fixed);
     return kernelValue(host);
   };
@@ -335,62 +261,29 @@ LogicalResult outlineSpirvKernel(scf::ParallelOp loop, Value ctx, StringRef name
   for (Value v : used)
     if (!isa<MemRefType>(v.getType())) mapping.map(v, kernelValue(v));
 
-  // Grid-stride loop over the iterations.
+  // Grid-stride loop over the iterations; what it needs from the entry block goes before it.
   Value size = kb.create<arith::ConstantIndexOp>(loc, kSpirvWorkgroupSize);
   Value group = kb.create<gpu::BlockIdOp>(loc, gpu::Dimension::x);
   Value lane = kb.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
   Value groups = kb.create<gpu::GridDimOp>(loc, gpu::Dimension::x);
   Value first = kb.create<arith::AddIOp>(loc, kb.create<arith::MulIOp>(loc, group, size), lane);
   Value stride = kb.create<arith::MulIOp>(loc, groups, size);
-  auto grid_loop = kb.create<scf::ForOp>(loc, first, kernelValue(trips), stride);
+  auto grid_loop = cloneAsGridStrideLoop(kb, loop, mapping, first, kernelValue(trips), stride);
   kb.create<func::ReturnOp>(loc);
-  // Everything the body needs from the entry block goes before the loop.
   kb.setInsertionPoint(grid_loop);
-  {
-    OpBuilder lb = OpBuilder::atBlockBegin(grid_loop.getBody());
-    Value iv =
-        lb.create<arith::AddIOp>(loc, mapping.lookup(loop.getLowerBound()[0]),
-                                 lb.create<arith::MulIOp>(loc, grid_loop.getInductionVar(),
-                                                          mapping.lookup(loop.getStep()[0])));
-    mapping.map(loop.getInductionVars()[0], iv);
-    for (Operation& op : loop.getBody()->without_terminator()) lb.clone(op, mapping);
-  }
 
   // Loads, stores and dims of the buffers through their flat views. Layout values come from the
   // entry block (kb), so they are computed once per invocation.
   for (auto [k, placeholder] : llvm::enumerate(placeholders)) {
-    const KernelInterface::Layout& layout = iface.layouts[k];
-    auto meta = layout.metadata;
-    Value offset = indexValue(layout.offset, meta ? meta.getOffset() : Value());
-    SmallVector<Value> strides;
-    for (auto [d, s] : llvm::enumerate(layout.strides))
-      strides.push_back(indexValue(s, meta ? meta.getStrides()[d] : Value()));
-    auto linear = [&](OpBuilder& ob, ValueRange indices) {
-      Value at = offset;
-      for (auto [d, i] : llvm::enumerate(indices))
-        at = ob.create<arith::AddIOp>(loc, at, ob.create<arith::MulIOp>(loc, i, strides[d]));
-      return at;
-    };
-    for (Operation* user : llvm::to_vector(placeholder.getUsers())) {
-      OpBuilder ub(user);
-      if (auto load = dyn_cast<memref::LoadOp>(user)) {
-        Value at = linear(ub, load.getIndices());
-        load.replaceAllUsesWith(
-            ub.create<memref::LoadOp>(loc, flats[k], ValueRange{at}).getResult());
-        load.erase();
-      } else if (auto store = dyn_cast<memref::StoreOp>(user)) {
-        Value at = linear(ub, store.getIndices());
-        ub.create<memref::StoreOp>(loc, store.getValue(), flats[k], ValueRange{at});
-        store.erase();
-      } else {
-        auto dim = cast<memref::DimOp>(user);  // the only other use the checks above allow
-        const int64_t d = *dim.getConstantIndex();
-        auto type = cast<MemRefType>(iface.buffers[k].getType());
-        dim.replaceAllUsesWith(indexValue(type.getDimSize(d), meta ? meta.getSizes()[d] : Value()));
-        dim.erase();
-      }
-    }
-    placeholder.getDefiningOp()->erase();
+    Value flat = flats[k];
+    rewriteBufferAccesses(
+        placeholder, cast<MemRefType>(iface.buffers[k].getType()), iface.layouts[k], layoutValue,
+        [&](OpBuilder& ob, Value at) -> Value {
+          return ob.create<memref::LoadOp>(loc, flat, ValueRange{at});
+        },
+        [&](OpBuilder& ob, Value value, Value at) {
+          ob.create<memref::StoreOp>(loc, value, flat, ValueRange{at});
+        });
   }
   if (failed(sequentializeInnerLoops(func, "SPIR-V"))) return failure();
   guardZeroTripLoops(func);
@@ -399,19 +292,7 @@ LogicalResult outlineSpirvKernel(scf::ParallelOp loop, Value ctx, StringRef name
   }
 
   // ---- The launch: pointers, then members; a grid of at most kSpirvMaxGroups workgroups.
-  SmallVector<Value> args;
-  for (Value buffer : iface.buffers)
-    args.push_back(b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, buffer));
-  for (Value p : iface.params) {
-    Type t = p.getType();
-    Value v = p;
-    if (auto i = dyn_cast<IntegerType>(t); i && i.getWidth() < 32)
-      v = b.create<arith::ExtSIOp>(loc, hostScalarType(t), p);
-    else if (isa<Float16Type, BFloat16Type>(t))
-      v = b.create<arith::ExtFOp>(loc, hostScalarType(t), p);
-    // Index members stay index: 64-bit in the host's LLVM lowering, as the member is.
-    args.push_back(v);
-  }
+  SmallVector<Value> args = launchOperands(b, loc, iface);
   Value one = b.create<arith::ConstantIndexOp>(loc, 1);
   Value block_x = b.create<arith::ConstantIndexOp>(loc, kSpirvWorkgroupSize);
   Value wanted = b.create<arith::CeilDivSIOp>(loc, trips, block_x);
