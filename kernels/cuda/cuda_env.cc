@@ -1,7 +1,11 @@
 #include "kernels/cuda/cuda_env.h"
 
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "kernels/common/device_kernel_library.h"
 #include "kernels/cuda/embedded_fatbin.h"
-#include "ral/context.h"
 
 namespace ral::kernels::cuda {
 namespace {
@@ -16,25 +20,15 @@ constexpr const char* kEntryNames[] = {
 static_assert(sizeof(kEntryNames) / sizeof(kEntryNames[0]) == static_cast<size_t>(Entry::kCount),
               "one name per entry");
 
-// The loaded executable, cached per Context so the hot path takes no lock.
-struct LoadedKernels {
-  Executable* executable;
-};
+const DeviceKernelLibrary& library() {
+  static const DeviceKernelLibrary* const lib = new DeviceKernelLibrary(
+      std::string("ral_cuda_builtin_kernels_") + embeddedFatbinMd5(), ExecutableFormat::kFatbin,
+      std::vector<std::string>(std::begin(kEntryNames), std::end(kEntryNames)),
+      {DeviceKernelVariant{"", embeddedFatbin(), embeddedFatbinSize()}});
+  return *lib;
+}
 
 }  // namespace
-
-const ExecutableSpec& builtinKernelSpec() {
-  static const ExecutableSpec* const spec = [] {
-    auto* s = new ExecutableSpec();
-    s->name = std::string("ral_cuda_builtin_kernels_") + embeddedFatbinMd5();
-    s->format = ExecutableFormat::kFatbin;
-    s->data = embeddedFatbin();
-    s->size = embeddedFatbinSize();
-    for (const char* name : kEntryNames) s->entries.push_back(EntryPoint{name, {0, 0, 0}});
-    return s;
-  }();
-  return *spec;
-}
 
 StatusOr<CudaEnv> cudaEnv(ExecutionContext* ctx) {
   RAL_ASSIGN_OR_RETURN(KernelEnv env, kernelEnv(ctx, DeviceKind::kCuda));
@@ -42,18 +36,10 @@ StatusOr<CudaEnv> cudaEnv(ExecutionContext* ctx) {
 }
 
 StatusOr<CudaEnv> cudaEnv(const KernelEnv& env) {
-  Context* context = env.context;
-  Driver* driver = env.driver;
   RAL_ASSIGN_OR_RETURN(CudaQueueService * queue,
-                       requireService<CudaQueueService>(driver, "a CUDA queue"));
-  static const char kKey = 0;
-  RAL_ASSIGN_OR_RETURN(
-      LoadedKernels * loaded,
-      context->getOrCreate<LoadedKernels>(&kKey, [&]() -> StatusOr<std::unique_ptr<LoadedKernels>> {
-        RAL_ASSIGN_OR_RETURN(Executable * exe, driver->load(builtinKernelSpec()));
-        return std::make_unique<LoadedKernels>(LoadedKernels{exe});
-      }));
-  return CudaEnv{driver, queue, env.stream, loaded->executable};
+                       requireService<CudaQueueService>(env.driver, "a CUDA queue"));
+  RAL_ASSIGN_OR_RETURN(Executable * kernels, library().load(env));
+  return CudaEnv{env.driver, queue, env.stream, kernels};
 }
 
 DeviceScratch::~DeviceScratch() {

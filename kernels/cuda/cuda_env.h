@@ -1,6 +1,6 @@
 // What the CUDA kernels share: the context's CUDA driver (through the Driver interface and its
-// CudaQueueService), the execution's stream, the embedded device-kernel executable (loaded on
-// first use, then cached per Context: "load if not loaded, then launch"), strided views of
+// CudaQueueService), the execution's stream, the embedded device-kernel fatbin (a
+// DeviceKernelLibrary: loaded on first use, then cached per Context), strided views of
 // MemRefs for the device kernels, and stream-ordered scratch memory. Thread-safe.
 //
 // The stream is the execution's stream (ExecutionContext::stream(), a Stream of the CUDA driver
@@ -51,8 +51,6 @@ struct CudaEnv {
 // The CUDA driver, stream and loaded device kernels of this execution.
 StatusOr<CudaEnv> cudaEnv(ExecutionContext* ctx);
 StatusOr<CudaEnv> cudaEnv(const KernelEnv& env);
-// The ExecutableSpec of the embedded device kernels (for tests and benchmarks).
-const ExecutableSpec& builtinKernelSpec();
 
 // Launches a grid-stride kernel over `count` items with `params` as its only argument.
 template <typename P>

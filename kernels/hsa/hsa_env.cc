@@ -1,9 +1,9 @@
 #include "kernels/hsa/hsa_env.h"
 
-#include <memory>
+#include <iterator>
+#include <utility>
 
 #include "kernels/hsa/embedded_library.h"
-#include "ral/context.h"
 
 namespace ral::kernels::hsa {
 namespace {
@@ -18,48 +18,22 @@ constexpr const char* kEntryNames[] = {
 static_assert(sizeof(kEntryNames) / sizeof(kEntryNames[0]) == static_cast<size_t>(Entry::kCount),
               "one name per entry");
 
-// The loaded library, cached per Context so the hot path takes no lock.
-struct LoadedKernels {
-  Executable* executable;
-};
-
-// The variant the driver ranks best, or FailedPrecondition naming the GPU and the variants.
-StatusOr<const LibraryVariant*> pickVariant(Driver* driver) {
-  const LibraryVariant* best = nullptr;
-  int best_rank = 0;
-  std::string built;
-  for (const LibraryVariant& v : kernelLibrary()) {
-    built += (built.empty() ? "" : ", ") + v.arch;
-    const int rank = driver->targetRank(ExecutableFormat::kHsaco, v.arch);
-    if (rank > best_rank) {
-      best = &v;
-      best_rank = rank;
-    }
-  }
-  if (best == nullptr)
-    return failedPrecondition("the HSA library kernels are built for ", built,
-                              " (RAL_HSA_ARCHS at build time); this GPU is ", driver->deviceName());
-  return best;
-}
-
 }  // namespace
 
-const std::vector<LibraryVariant>& kernelLibrary() {
-  static const std::vector<LibraryVariant>* const library = [] {
-    auto* v = new std::vector<LibraryVariant>();
+const DeviceKernelLibrary& kernelLibrary() {
+  static const DeviceKernelLibrary* const lib = [] {
+    std::vector<DeviceKernelVariant> variants;
     for (size_t i = 0; i < embeddedLibraryCount(); ++i) {
       const EmbeddedCodeObject& o = embeddedLibrary(i);
-      v->push_back(LibraryVariant{o.arch, o.begin, static_cast<size_t>(o.end - o.begin)});
+      variants.push_back(
+          DeviceKernelVariant{o.arch, o.begin, static_cast<size_t>(o.end - o.begin)});
     }
-    return v;
+    return new DeviceKernelLibrary(
+        "ral_hsa_library_kernels", ExecutableFormat::kHsaco,
+        std::vector<std::string>(std::begin(kEntryNames), std::end(kEntryNames)),
+        std::move(variants), "RAL_HSA_ARCHS at build time");
   }();
-  return *library;
-}
-
-const std::vector<std::string>& kernelEntryNames() {
-  static const std::vector<std::string>* const names =
-      new std::vector<std::string>(std::begin(kEntryNames), std::end(kEntryNames));
-  return *names;
+  return *lib;
 }
 
 StatusOr<HsaEnv> hsaEnv(ExecutionContext* ctx) {
@@ -68,25 +42,8 @@ StatusOr<HsaEnv> hsaEnv(ExecutionContext* ctx) {
 }
 
 StatusOr<HsaEnv> hsaEnv(const KernelEnv& env) {
-  Driver* driver = env.driver;
-  static const char kKey = 0;
-  RAL_ASSIGN_OR_RETURN(LoadedKernels * loaded,
-                       env.context->getOrCreate<LoadedKernels>(
-                           &kKey, [&]() -> StatusOr<std::unique_ptr<LoadedKernels>> {
-                             RAL_ASSIGN_OR_RETURN(const LibraryVariant* variant,
-                                                  pickVariant(driver));
-                             ExecutableSpec spec;
-                             spec.name = "ral_hsa_library_kernels_" + variant->arch;
-                             spec.format = ExecutableFormat::kHsaco;
-                             spec.target = variant->arch;
-                             spec.data = variant->data;
-                             spec.size = variant->size;
-                             for (const char* name : kEntryNames)
-                               spec.entries.push_back(EntryPoint{name, {0, 0, 0}});
-                             RAL_ASSIGN_OR_RETURN(Executable * exe, driver->load(spec));
-                             return std::make_unique<LoadedKernels>(LoadedKernels{exe});
-                           }));
-  return HsaEnv{driver, env.stream, loaded->executable};
+  RAL_ASSIGN_OR_RETURN(Executable * kernels, kernelLibrary().load(env));
+  return HsaEnv{env.driver, env.stream, kernels};
 }
 
 bool padView(int rank, const int64_t* sizes, const int64_t* strides, int64_t* padded_sizes,

@@ -1,7 +1,7 @@
 // What the HSA library kernels share: the context's HSA driver, the execution's stream, and the
 // embedded kernel library (kernels/hsa/device_kernels.py, compiled to HSACO per architecture at
-// build time), of which the variant for the driver's GPU is loaded on first use and then cached
-// per Context ("load if not loaded, then launch"). Thread-safe.
+// build time; a DeviceKernelLibrary: the variant for the driver's GPU is loaded on first use and
+// then cached per Context). Thread-safe.
 //
 // The stream is the execution's stream (ExecutionContext::stream(), a Stream of the HSA driver
 // set by the host) or, when unset, the driver's own queue.
@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/common/device_kernel_library.h"
 #include "kernels/common/devices.h"
 #include "kernels/hsa/device_args.h"
 #include "ral/execution_context.h"
@@ -54,15 +55,9 @@ struct HsaEnv {
 StatusOr<HsaEnv> hsaEnv(ExecutionContext* ctx);
 StatusOr<HsaEnv> hsaEnv(const KernelEnv& env);
 
-// The kernel library for each architecture it was built for (tests read the code objects).
-struct LibraryVariant {
-  std::string arch;  // "gfx90a"
-  const void* data;
-  size_t size;
-};
-const std::vector<LibraryVariant>& kernelLibrary();
-// The library's entry names, in Entry order.
-const std::vector<std::string>& kernelEntryNames();
+// The kernel library: its entry names, in Entry order, and a code object per architecture it was
+// built for (tests read them).
+const DeviceKernelLibrary& kernelLibrary();
 
 // Launches a grid-stride kernel over `count` items with `args` as its only argument, setting
 // args.threads to the grid's work-items.
