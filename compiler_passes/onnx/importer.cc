@@ -347,6 +347,10 @@ OwningOpRef<ModuleOp> Importer::run(const ::onnx::ModelProto& model) {
   addLinearOps(registry);
   addReductionOps(registry);
   addShapeOps(registry);
+  addGenerateOps(registry);
+  addSliceOps(registry);
+  addGatherOps(registry);
+  addResizeOps(registry);
   addRecurrentOps(registry);
   addImageOps(registry);
   addQuantizeOps(registry);
