@@ -4,7 +4,7 @@
 // element while it is in registers (kernels/conv/conv.h). A linear layer (MatMul or Gemm by a
 // constant matrix) is a 1x1 convolution over its rows: with `linear`, it gets the same plan, with
 // a bias Add of a constant in place of the BatchNormalization. The plan is made on the graph before
-// any node is converted; ops_linear.cc's Conv converter carries it out, or declines (a type,
+// any node is converted; ops_conv.cc's Conv converter carries it out, or declines (a type,
 // shape or bound it cannot vouch for), and then the nodes convert one by one as usual.
 #ifndef RAL_COMPILER_PASSES_ONNX_CONV_FUSION_H_
 #define RAL_COMPILER_PASSES_ONNX_CONV_FUSION_H_

@@ -345,6 +345,8 @@ OwningOpRef<ModuleOp> Importer::run(const ::onnx::ModelProto& model) {
   Registry registry;
   addElementwiseOps(registry);
   addLinearOps(registry);
+  addConvOps(registry);
+  addPoolOps(registry);
   addReductionOps(registry);
   addShapeOps(registry);
   addGenerateOps(registry);

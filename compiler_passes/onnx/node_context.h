@@ -200,7 +200,8 @@ FailureOr<std::optional<llvm::SmallVector<Value>>> runtimeAxes(NodeContext& n, s
 FailureOr<Value> matmulOf(NodeContext& n, Value a, Value c);
 // The convolution of x [N, C, D...] with w [F, C/group, K...] by the node's Conv attributes
 // (pads, strides, dilations, group, auto_pad), for integer tensors (im2col and an integer GEMM;
-// padding reads 0): what ConvInteger and QLinearConv compute once the zero points are subtracted.
+// padding reads 0): what ConvInteger and QLinearConv compute once the zero points are subtracted
+// (ops_conv.cc).
 FailureOr<Value> integerConvolution(NodeContext& n, Value x, Value w);
 
 // An int8 convolution as kernels/conv/qconv.h computes it, for a quantized disc_ral.conv:
@@ -219,12 +220,12 @@ struct QuantizedConv {
 };
 // The node's Conv attributes applied to `q` (its group, pads, strides, dilations, auto_pad) on
 // the CPU's ral_qconv (ImportOptions::int8_conv): the result tensor, or null when int8_conv is
-// off; fails (naming what) on a geometry error.
+// off; fails (naming what) on a geometry error (ops_conv.cc).
 FailureOr<Value> quantizedConvolution(NodeContext& n, const QuantizedConv& q);
 
 // Every value of a window-like attribute (kernel_shape, strides, pads, a hidden size) in
 // [lo, 2^48], so the import-time arithmetic on them cannot overflow; an import error naming the
-// attribute otherwise (ops_linear.cc).
+// attribute otherwise (ops_conv.cc).
 LogicalResult checkWindowAttribute(NodeContext& n, llvm::StringRef name, ArrayRef<int64_t> values,
                                    int64_t lo);
 
@@ -241,7 +242,9 @@ using Registry = llvm::StringMap<OpSpec>;
 
 // The converters, by family (one file each).
 void addElementwiseOps(Registry& registry);  // ops_elementwise.cc
-void addLinearOps(Registry& registry);       // ops_linear.cc: MatMul, Gemm, Conv, pools, BN
+void addLinearOps(Registry& registry);       // ops_linear.cc: MatMul, Gemm, Einsum
+void addConvOps(Registry& registry);         // ops_conv.cc: Conv, ConvTranspose
+void addPoolOps(Registry& registry);         // ops_pool.cc: MaxPool, AveragePool, ..., BN
 void addReductionOps(Registry& registry);    // ops_reduce.cc: Reduce*, Softmax, LayerNorm
 void addShapeOps(Registry& registry);        // ops_shape.cc: Reshape, Transpose, Concat, ...
 void addGenerateOps(Registry& registry);     // ops_generate.cc: ConstantOfShape, Range, ...
