@@ -3,7 +3,7 @@
 The library is the compiler's (compiler_passes/tools/compiler_c_api.h); the build puts it next to
 libral_torch.so, and RAL_COMPILER_LIBRARY names another one. It is loaded on first use, so
 `import ral_torch` works in builds without the compiler. This module only runs the compiler and
-turns its exit codes into exceptions; exporting PyTorch modules is _compile.py's part.
+turns its exit codes into exceptions; exporting PyTorch modules is _export.py's part.
 """
 
 import ctypes
