@@ -6,9 +6,9 @@
 #include "llvm/Support/raw_ostream.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -192,9 +192,9 @@ scf::ForOp cloneAsGridStrideLoop(OpBuilder& kb, scf::ParallelOp loop, IRMapping&
   Location loc = loop.getLoc();
   auto grid_loop = kb.create<scf::ForOp>(loc, first, trips, stride);
   OpBuilder lb = OpBuilder::atBlockBegin(grid_loop.getBody());
-  Value iv = lb.create<arith::AddIOp>(
-      loc, mapping.lookup(loop.getLowerBound()[0]),
-      lb.create<arith::MulIOp>(loc, grid_loop.getInductionVar(), mapping.lookup(loop.getStep()[0])));
+  Value iv = lb.create<arith::AddIOp>(loc, mapping.lookup(loop.getLowerBound()[0]),
+                                      lb.create<arith::MulIOp>(loc, grid_loop.getInductionVar(),
+                                                               mapping.lookup(loop.getStep()[0])));
   mapping.map(loop.getInductionVars()[0], iv);
   for (Operation& op : loop.getBody()->without_terminator()) lb.clone(op, mapping);
   return grid_loop;

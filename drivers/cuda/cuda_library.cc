@@ -2,14 +2,14 @@
 
 #include <dlfcn.h>
 
-#include <cstdlib>
 #include <utility>
+
+#include "drivers/common/dynamic_library.h"
 
 namespace ral::cuda {
 
 std::string cudaDriverPath() {
-  const char* env = std::getenv(kCudaDriverPathEnv);
-  return env != nullptr && env[0] != '\0' ? std::string(env) : std::string(kCudaDriverDefaultPath);
+  return drivers::libraryCandidates(kCudaDriverPathEnv, {kCudaDriverDefaultPath}).front();
 }
 
 CudaLibrary::~CudaLibrary() {

@@ -1,25 +1,16 @@
 #include "drivers/hsa/hsa_library.h"
 
 #include <dlfcn.h>
-#include <sys/stat.h>
 
 #include <cstdlib>
 #include <map>
 #include <mutex>
 #include <utility>
 
+#include "drivers/common/dynamic_library.h"
+
 namespace ral::hsa {
 namespace {
-
-bool isFile(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
-bool isDirectory(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
 
 std::string visibleDevices() {
   const char* env = std::getenv("ROCR_VISIBLE_DEVICES");
@@ -29,22 +20,7 @@ std::string visibleDevices() {
 }  // namespace
 
 std::string hsaRuntimePath() {
-  const char* env = std::getenv(kHsaRuntimePathEnv);
-  if (env == nullptr || env[0] == '\0') return kHsaRuntimeName;
-  const std::string value(env);
-  if (isFile(value)) return value;
-  size_t start = 0;
-  while (start <= value.size()) {
-    size_t end = value.find(':', start);
-    if (end == std::string::npos) end = value.size();
-    const std::string dir = value.substr(start, end - start);
-    if (!dir.empty() && isDirectory(dir)) {
-      const std::string candidate = dir + "/" + kHsaRuntimeName;
-      if (isFile(candidate)) return candidate;
-    }
-    start = end + 1;
-  }
-  return value;
+  return drivers::libraryCandidates(kHsaRuntimePathEnv, {kHsaRuntimeName}).front();
 }
 
 StatusOr<const HsaLibrary*> HsaLibrary::get(const std::string& path) {

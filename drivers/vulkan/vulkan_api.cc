@@ -5,10 +5,13 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "drivers/common/dynamic_library.h"
+
 namespace ral::vulkan {
 namespace {
 
 constexpr const char* kDefaultLoader = "libvulkan.so.1";
+constexpr const char* kLoaderPathEnv = "RAL_VULKAN_LOADER_PATH";
 
 struct LoaderHandle {
   void* handle = nullptr;
@@ -21,8 +24,7 @@ struct LoaderHandle {
 StatusOr<void*> openLoader(std::string* path_out) {
   static std::mutex mutex;
   static LoaderHandle* cached = new LoaderHandle();
-  const char* env = std::getenv("RAL_VULKAN_LOADER");
-  const std::string path = (env != nullptr && *env != '\0') ? env : kDefaultLoader;
+  const std::string path = drivers::libraryCandidates(kLoaderPathEnv, {kDefaultLoader}).front();
   *path_out = path;
   std::lock_guard<std::mutex> lock(mutex);
   if (cached->handle != nullptr && cached->path == path) return cached->handle;
@@ -31,7 +33,7 @@ StatusOr<void*> openLoader(std::string* path_out) {
     const char* err = dlerror();
     return unavailable("vulkan: cannot load the Vulkan loader '", path,
                        "': ", err != nullptr ? err : "unknown error",
-                       " (install libvulkan1 or set RAL_VULKAN_LOADER)");
+                       " (install libvulkan1 or point ", kLoaderPathEnv, " at it)");
   }
   cached->handle = handle;
   cached->path = path;

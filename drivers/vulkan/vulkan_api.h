@@ -2,7 +2,8 @@
 // link-time dependency on libvulkan, so a process without a Vulkan loader still loads RAL and
 // gets an Unavailable status the first time it asks for the Vulkan driver.
 //
-// The loader library is RAL_VULKAN_LOADER when set, else libvulkan.so.1. Global functions come
+// The loader library is libvulkan.so.1, or what RAL_VULKAN_LOADER_PATH names (drivers/common/
+// dynamic_library.h). Global functions come
 // from vkGetInstanceProcAddr(nullptr, ...), instance functions after loadInstance(), device
 // functions (through vkGetDeviceProcAddr, skipping the loader trampoline) after loadDevice().
 #ifndef RAL_DRIVERS_VULKAN_VULKAN_API_H_

@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "kernels/common/library_loader.h"
+#include "drivers/common/dynamic_library.h"
 
 namespace ral::kernels::cuda {
 
@@ -40,15 +40,12 @@ struct CublasSymbols {
 StatusOr<const CublasLibrary*> CublasLibrary::get() {
   static const StatusOr<const CublasLibrary*>* const loaded =
       []() -> StatusOr<const CublasLibrary*>* {
-    std::string tried;
-    const OpenedLibrary opened = openFirstLibrary(
-        kCublasPathEnv, {"libcublas.so.13", "libcublas.so.12", "libcublas.so"}, &tried);
-    void* handle = opened.handle;
-    const std::string& path = opened.path;
-    if (handle == nullptr)
-      return new StatusOr<const CublasLibrary*>(
-          unavailable("cuda: cannot load cuBLAS; tried:", tried,
-                      "\nInstall cuBLAS (CUDA toolkit) or point ", kCublasPathEnv, " at it"));
+    StatusOr<drivers::DynamicLibrary> opened = drivers::openDynamicLibrary(
+        "cuda: cannot load cuBLAS", kCublasPathEnv,
+        {"libcublas.so.13", "libcublas.so.12", "libcublas.so"}, "cuBLAS (CUDA toolkit)");
+    if (!opened.ok()) return new StatusOr<const CublasLibrary*>(opened.status());
+    void* handle = opened->handle;
+    const std::string& path = opened->path;
     // Owned here until every symbol resolved: a refused library is released, not leaked.
     std::unique_ptr<CublasLibrary> lib(new CublasLibrary());
     lib->path_ = path;

@@ -7,6 +7,8 @@
 #include <mutex>
 #include <vector>
 
+#include "drivers/common/dynamic_library.h"
+
 namespace ral::kernels::cpu {
 namespace {
 
@@ -23,11 +25,8 @@ struct Loaded {
 Loaded load() {
   Loaded out;
   OpenBlas& api = out.api;
-  std::vector<std::string> candidates;
-  if (const char* path = std::getenv("RAL_OPENBLAS_LIBRARY"); path && *path)
-    candidates.push_back(path);
-  candidates.push_back("libopenblas.so.0");
-  candidates.push_back("libopenblas.so");
+  const std::vector<std::string> candidates =
+      drivers::libraryCandidates("RAL_OPENBLAS_PATH", {"libopenblas.so.0", "libopenblas.so"});
 
   void* handle = nullptr;
   for (const std::string& name : candidates) {
@@ -58,8 +57,7 @@ Loaded load() {
     }
     if (handle == nullptr) {
       out.status = unavailable(
-          "OpenBLAS could not be loaded (install libopenblas0 or set "
-          "RAL_OPENBLAS_LIBRARY):",
+          "OpenBLAS could not be loaded (install libopenblas0 or point RAL_OPENBLAS_PATH at it):",
           errors);
       return out;
     }

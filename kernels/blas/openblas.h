@@ -9,7 +9,8 @@
 //      supports (cpuid, with OS support for the registers): "Cooperlake" with AVX-512 BF16,
 //      "SkylakeX" with AVX-512 F/BW/DQ/VL/CD, "Haswell" with AVX2 + FMA; otherwise it leaves
 //      OpenBLAS to decide;
-//   2. dlopens RAL_OPENBLAS_LIBRARY if set, else libopenblas.so.0, else libopenblas.so;
+//   2. dlopens libopenblas.so.0, else libopenblas.so, or what RAL_OPENBLAS_PATH names
+//      (drivers/common/dynamic_library.h);
 //   3. sets OpenBLAS's thread count to the CPU driver's (setOpenBlasThreads).
 // If the process had already loaded OpenBLAS (e.g. through numpy), that instance is used as it is.
 #ifndef RAL_KERNELS_BLAS_OPENBLAS_H_

@@ -5,25 +5,23 @@
 #include <cstdlib>
 #include <vector>
 
-#include "kernels/common/library_loader.h"
+#include "drivers/common/dynamic_library.h"
 
 namespace ral::kernels::cuda {
 
 StatusOr<const CudnnLibrary*> CudnnLibrary::get() {
   static const StatusOr<const CudnnLibrary*>* const loaded =
       []() -> StatusOr<const CudnnLibrary*>* {
-    std::string tried;
-    const OpenedLibrary opened =
-        openFirstLibrary(kCudnnPathEnv, {"libcudnn.so.9", "libcudnn.so.8", "libcudnn.so"}, &tried);
-    void* handle = opened.handle;
+    StatusOr<drivers::DynamicLibrary> opened = drivers::openDynamicLibrary(
+        "cuda: cannot load cuDNN (libcudnn)", kCudnnPathEnv,
+        {"libcudnn.so.9", "libcudnn.so.8", "libcudnn.so"}, "cuDNN 8 or 9");
+    if (!opened.ok()) return new StatusOr<const CudnnLibrary*>(opened.status());
+    void* handle = opened->handle;
     auto fail = [handle](Status s) {
-      if (handle != nullptr) dlclose(handle);
+      dlclose(handle);
       return new StatusOr<const CudnnLibrary*>(std::move(s));
     };
-    const std::string& path = opened.path;
-    if (handle == nullptr)
-      return fail(unavailable("cuda: cannot load cuDNN (libcudnn); tried:", tried,
-                              "\nInstall cuDNN 8 or 9 or point ", kCudnnPathEnv, " at it"));
+    const std::string& path = opened->path;
     // Owned here until every check passed: a refused library is released, not leaked.
     std::unique_ptr<CudnnLibrary> lib(new CudnnLibrary());
     lib->path_ = path;

@@ -43,7 +43,7 @@ TEST(VulkanEnvironment, NoDriverIsUnavailable) {
 }
 
 TEST(VulkanEnvironment, NoLoaderIsUnavailable) {
-  const ChildRun r = probe({{"RAL_VULKAN_LOADER", "/nonexistent/libvulkan.so.1"}});
+  const ChildRun r = probe({{"RAL_VULKAN_LOADER_PATH", "/nonexistent/libvulkan.so.1"}});
   EXPECT_EQ(r.code, 3) << r.out;
   EXPECT_NE(r.out.find("cpu: OK"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("cannot load the Vulkan loader '/nonexistent/libvulkan.so.1'"),
