@@ -9,6 +9,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <system_error>
 
 extern char** environ;
 
@@ -92,13 +94,17 @@ int runProcess(const std::vector<std::string>& argv, const std::map<std::string,
   return WEXITSTATUS(status);
 }
 
-std::string makeTempDir(const std::string& tag) {
+TempDir::TempDir(const std::string& tag) {
   const char* base = std::getenv("TEST_TMPDIR");
   std::string templ = std::string(base != nullptr ? base : "/tmp") + "/ral_vk_" + tag + "_XXXXXX";
   std::vector<char> buf(templ.begin(), templ.end());
   buf.push_back('\0');
-  const char* dir = mkdtemp(buf.data());
-  return dir != nullptr ? std::string(dir) : std::string();
+  if (const char* dir = mkdtemp(buf.data())) path_ = dir;
+}
+
+TempDir::~TempDir() {
+  std::error_code ignored;
+  if (!path_.empty()) std::filesystem::remove_all(path_, ignored);
 }
 
 }  // namespace testing

@@ -28,8 +28,19 @@ ExecutableSpec addOneSpec();     // data[i] += 1             (1 binding; n)
 int runProcess(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
                std::string* output);
 
-// A fresh empty directory under the test temp dir.
-std::string makeTempDir(const std::string& tag);
+// A fresh empty directory under the test temp dir ($TEST_TMPDIR, else /tmp), removed with
+// everything in it when the object goes.
+class TempDir {
+ public:
+  explicit TempDir(const std::string& tag);
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;  // empty when mkdtemp failed
+};
 
 }  // namespace ral::vulkan::testing
 

@@ -75,7 +75,8 @@ std::vector<char> readFile(const std::string& path) {
 }
 
 TEST(VulkanEnvironment, PipelineCachePersistsAcrossProcesses) {
-  const std::string dir = testing::makeTempDir("pipeline_cache") + "/nested/ral";
+  const testing::TempDir temp("pipeline_cache");
+  const std::string dir = temp.path() + "/nested/ral";
   const std::map<std::string, std::string> env = {{"RAL_VULKAN_PIPELINE_CACHE_DIR", dir}};
   const ChildRun first = probe(env, /*load=*/true);
   ASSERT_EQ(first.code, 0) << first.out;
@@ -113,7 +114,8 @@ TEST(VulkanEnvironment, PipelineCachePersistsAcrossProcesses) {
 // The cache file replaced by a directory (or anything not a regular file): a rejected cache, not
 // an exception out of the driver (std::ifstream threw "Is a directory" while reading).
 TEST(VulkanEnvironment, APipelineCachePathThatIsADirectoryIsRejectedNotFatal) {
-  const std::string dir = testing::makeTempDir("pipeline_cache_dir");
+  const testing::TempDir temp("pipeline_cache_dir");
+  const std::string dir = temp.path();
   const std::map<std::string, std::string> env = {{"RAL_VULKAN_PIPELINE_CACHE_DIR", dir}};
   const ChildRun first = probe(env, /*load=*/true);
   ASSERT_EQ(first.code, 0) << first.out;
