@@ -41,6 +41,7 @@
 #include <thread>
 #include <vector>
 
+#include "drivers/common/size_classes.h"
 #include "ral/driver.h"
 #include "ral/status.h"
 
@@ -65,20 +66,10 @@ constexpr size_t kSlotsPerBucket = 64;                       // most a thread ke
 constexpr uint64_t kLiveMagic = 0x52414c2d4c495645ull;       // "RAL-LIVE"
 constexpr uint64_t kFreedMagic = 0x52414c2d46524545ull;      // "RAL-FREE"
 
-// With 2^p <= m = n - 1 < 2^(p+1), m's top three bits are 4 + sub (sub: the quarter of the power
-// of two), so the index is 4 * (p - 7) + sub + 1 = (m >> (p - 2)) + 4 * p - 31. Clamping m to 127
-// maps every n <= 128 to 0 through the same formula, without a branch.
-constexpr size_t bucketIndexOf(size_t n) {
-  const size_t m = n <= 128 ? 127 : n - 1;
-  const int p = 63 - __builtin_clzll(m);
-  return (m >> (p - 2)) + 4 * static_cast<size_t>(p) - 31;
-}
-
-constexpr size_t bucketSizeOf(size_t index) {
-  if (index == 0) return 128;
-  const size_t p = 7 + (index - 1) / 4, sub = (index - 1) % 4;
-  return (size_t{1} << p) + (sub + 1) * (size_t{1} << (p - 2));
-}
+// drivers/common/size_classes.h, from 128 bytes.
+using Buckets = drivers::SizeClasses<7>;
+constexpr size_t bucketIndexOf(size_t n) { return Buckets::index(n); }
+constexpr size_t bucketSizeOf(size_t index) { return Buckets::size(index); }
 
 // The fast paths look sizes up instead of computing them.
 constexpr std::array<uint32_t, kCachedBuckets> kCachedBucketSizes = [] {

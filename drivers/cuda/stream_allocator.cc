@@ -9,12 +9,7 @@ MemoryBackend::~MemoryBackend() = default;
 StreamOrderedAllocator::~StreamOrderedAllocator() { releaseAll(); }
 
 size_t StreamOrderedAllocator::bucketSize(size_t bytes) {
-  if (bytes <= kMinBlock) return kMinBlock;
-  // Four buckets per power of two: 2^k, 1.25 * 2^k, 1.5 * 2^k, 1.75 * 2^k.
-  size_t pow2 = kMinBlock;
-  while (pow2 * 2 <= bytes) pow2 *= 2;
-  const size_t quarter = pow2 / 4;
-  return (bytes + quarter - 1) / quarter * quarter;
+  return drivers::SizeClasses<9>::roundUp(bytes);  // from kMinBlock
 }
 
 StatusOr<void*> StreamOrderedAllocator::allocate(size_t bytes, size_t alignment, MemoryKind kind,

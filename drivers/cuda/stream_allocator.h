@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "drivers/common/size_classes.h"
 #include "drivers/cuda/event_backend.h"
 #include "drivers/cuda/event_pool.h"
 #include "ral/driver.h"
@@ -39,6 +40,7 @@ class MemoryBackend {
 class StreamOrderedAllocator {
  public:
   static constexpr size_t kMinBlock = 512;
+  static_assert(drivers::SizeClasses<9>::kMin == kMinBlock);
   static constexpr size_t kMaxAlignment = 256;  // what cuMemAlloc guarantees
 
   StreamOrderedAllocator(MemoryBackend* memory, EventPool* events)

@@ -28,21 +28,9 @@ struct VulkanMemory::Chunk {
   std::vector<std::unique_ptr<Block>> blocks;
 };
 
-size_t VulkanMemory::bucketIndex(size_t bytes) {
-  if (bytes <= kMinBlock) return 0;
-  const int p = 63 - __builtin_clzll(static_cast<unsigned long long>(bytes - 1));
-  const size_t low = size_t{1} << p;
-  const size_t quarter = low >> 2;
-  const size_t step = (bytes - low + quarter - 1) / quarter;  // 1..4
-  return 1 + static_cast<size_t>(p - 8) * 4 + (step - 1);
-}
+size_t VulkanMemory::bucketIndex(size_t bytes) { return Buckets::index(bytes); }
 
-size_t VulkanMemory::bucketSize(size_t index) {
-  if (index == 0) return kMinBlock;
-  const size_t p = 8 + (index - 1) / 4;
-  const size_t step = (index - 1) % 4 + 1;
-  return (size_t{1} << p) + step * (size_t{1} << (p - 2));
-}
+size_t VulkanMemory::bucketSize(size_t index) { return Buckets::size(index); }
 
 VulkanMemory::VulkanMemory(std::shared_ptr<VulkanDevice> device)
     : device_(std::move(device)),

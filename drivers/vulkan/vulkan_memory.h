@@ -28,6 +28,7 @@
 #include <mutex>
 #include <vector>
 
+#include "drivers/common/size_classes.h"
 #include "drivers/vulkan/timeline.h"
 #include "drivers/vulkan/vulkan_device.h"
 #include "ral/driver.h"
@@ -50,6 +51,9 @@ class VulkanMemory {
   static constexpr size_t kChunkBytes = size_t{32} << 20;
   static constexpr size_t kMaxSmallBlock = size_t{2} << 20;
   static constexpr size_t kMinBlock = 256;
+  // drivers/common/size_classes.h, from kMinBlock.
+  using Buckets = drivers::SizeClasses<8>;
+  static_assert(Buckets::kMin == kMinBlock);
   static constexpr size_t kMaxAlignment = size_t{1} << 16;
 
   explicit VulkanMemory(std::shared_ptr<VulkanDevice> device);
