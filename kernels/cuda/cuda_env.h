@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "kernels/common/devices.h"
+#include "kernels/common/library_entries.h"
 #include "kernels/cuda/device_params.h"
 #include "ral/driver_services.h"
 #include "ral/execution_context.h"
@@ -19,27 +20,12 @@
 
 namespace ral::kernels::cuda {
 
-// Entry points of the embedded executable, in the order of kEntryNames.
-enum class Entry : uint32_t {
-  kEmpty,
-  kCopy1,
-  kCopy2,
-  kCopy4,
-  kCopy8,
-  kFill1,
-  kFill2,
-  kFill4,
-  kFill8,
-  kRngF32,
-  kRngF64,
-  kRngF16,
-  kRngBF16,
-  kOrderF32,
-  kOrderF64,
-  kOrderI32,
-  kOrderI64,
-  kCount,
-};
+// Entry points of the embedded executable: an empty kernel (tests time a launch with it), then
+// every library's kernels (kernels/common/library_entries.h); names in kEntryNames (cuda_env.cc).
+#define RAL_CUDA_LIBRARY_ENTRIES(X) \
+  X(kEmpty, "ral_cuda_empty")       \
+  RAL_GPU_LIBRARY_ENTRIES(X)
+enum class Entry : uint32_t { RAL_CUDA_LIBRARY_ENTRIES(RAL_GPU_LIBRARY_ENUMERATOR) kCount };
 
 struct CudaEnv {
   Driver* driver = nullptr;

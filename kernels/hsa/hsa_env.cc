@@ -8,13 +8,7 @@
 namespace ral::kernels::hsa {
 namespace {
 
-constexpr const char* kEntryNames[] = {
-    "ral_strided_copy_1",  "ral_strided_copy_2",  "ral_strided_copy_4",  "ral_strided_copy_8",
-    "ral_strided_fill_1",  "ral_strided_fill_2",  "ral_strided_fill_4",  "ral_strided_fill_8",
-    "ral_rng_uniform_f32", "ral_rng_uniform_f64", "ral_rng_uniform_f16", "ral_rng_uniform_bf16",
-    "ral_gemm_f32",        "ral_gemm_f64",        "ral_gemm_f16",        "ral_gemm_bf16",
-    "ral_order_rows_f32",  "ral_order_rows_f64",  "ral_order_rows_i32",  "ral_order_rows_i64",
-};
+constexpr const char* kEntryNames[] = {RAL_HSA_LIBRARY_ENTRIES(RAL_GPU_LIBRARY_NAME)};
 static_assert(sizeof(kEntryNames) / sizeof(kEntryNames[0]) == static_cast<size_t>(Entry::kCount),
               "one name per entry");
 

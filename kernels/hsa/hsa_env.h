@@ -14,6 +14,7 @@
 
 #include "kernels/common/device_kernel_library.h"
 #include "kernels/common/devices.h"
+#include "kernels/common/library_entries.h"
 #include "kernels/hsa/device_args.h"
 #include "ral/execution_context.h"
 #include "ral/memref.h"
@@ -21,30 +22,15 @@
 
 namespace ral::kernels::hsa {
 
-// Entry points of the kernel library, in the order of kEntryNames (hsa_env.cc).
-enum class Entry : uint32_t {
-  kCopy1,
-  kCopy2,
-  kCopy4,
-  kCopy8,
-  kFill1,
-  kFill2,
-  kFill4,
-  kFill8,
-  kRngF32,
-  kRngF64,
-  kRngF16,
-  kRngBF16,
-  kGemmF32,
-  kGemmF64,
-  kGemmF16,
-  kGemmBF16,
-  kOrderF32,
-  kOrderF64,
-  kOrderI32,
-  kOrderI64,
-  kCount,
-};
+// Entry points of the kernel library: every library's kernels (kernels/common/library_entries.h)
+// and the GEMMs; names in kEntryNames (hsa_env.cc).
+#define RAL_HSA_LIBRARY_ENTRIES(X) \
+  RAL_GPU_LIBRARY_ENTRIES(X)       \
+  X(kGemmF32, "ral_gemm_f32")      \
+  X(kGemmF64, "ral_gemm_f64")      \
+  X(kGemmF16, "ral_gemm_f16")      \
+  X(kGemmBF16, "ral_gemm_bf16")
+enum class Entry : uint32_t { RAL_HSA_LIBRARY_ENTRIES(RAL_GPU_LIBRARY_ENUMERATOR) kCount };
 
 struct HsaEnv {
   Driver* driver = nullptr;
