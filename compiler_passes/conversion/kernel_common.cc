@@ -171,6 +171,21 @@ Value narrowParameter(OpBuilder& b, Location loc, Value raw, Type want, bool ind
   return raw;
 }
 
+Value KernelValues::get(Value host) {
+  if (Value v = made_.lookup(host)) return v;
+  Value v = isConstantValue(host)
+                ? kb_.clone(*host.getDefiningOp())->getResult(0)
+                : narrowParameter(kb_, loc_, load_(iface_.param_index.lookup(host)),
+                                  host.getType(), index_by_cast_);
+  made_[host] = v;
+  return v;
+}
+
+Value KernelValues::layout(int64_t fixed, Value host) {
+  if (!ShapedType::isDynamic(fixed)) return kb_.create<arith::ConstantIndexOp>(loc_, fixed);
+  return get(host);
+}
+
 llvm::SmallVector<Value> launchOperands(OpBuilder& b, Location loc, const KernelInterface& iface) {
   llvm::SmallVector<Value> args;
   for (Value buffer : iface.buffers)

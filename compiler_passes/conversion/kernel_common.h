@@ -4,7 +4,9 @@
 #ifndef RAL_COMPILER_PASSES_CONVERSION_KERNEL_COMMON_H_
 #define RAL_COMPILER_PASSES_CONVERSION_KERNEL_COMMON_H_
 
+#include <functional>
 #include <string>
+#include <utility>
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
@@ -80,6 +82,27 @@ void addScalarParams(OpBuilder& b, scf::ParallelOp loop, const llvm::SetVector<V
 // comes from its i64 by an index_cast, or with `index_by_cast` false by an unrealized cast that
 // the target's type conversion resolves.
 Value narrowParameter(OpBuilder& b, Location loc, Value raw, Type want, bool index_by_cast);
+
+// The kernel's values of host values, each made once at the kernel's entry builder: constants
+// cloned, parameters read by `load(parameter index)` and narrowed back to the host type
+// (narrowParameter), layout values constant where static.
+class KernelValues {
+ public:
+  KernelValues(OpBuilder& kb, Location loc, const KernelInterface& iface,
+               std::function<Value(unsigned)> load, bool index_by_cast)
+      : kb_(kb), loc_(loc), iface_(iface), load_(std::move(load)), index_by_cast_(index_by_cast) {}
+  Value get(Value host);
+  // `fixed` when static, else the kernel's value of `host` (rewriteBufferAccesses' layoutValue).
+  Value layout(int64_t fixed, Value host);
+
+ private:
+  OpBuilder& kb_;
+  Location loc_;
+  const KernelInterface& iface_;
+  std::function<Value(unsigned)> load_;
+  bool index_by_cast_;
+  llvm::DenseMap<Value, Value> made_;
+};
 
 // The launch's operands: each buffer's aligned pointer, then each parameter widened to
 // hostScalarType (index stays index: 64-bit in the host's LLVM lowering).

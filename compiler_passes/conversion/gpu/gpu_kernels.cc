@@ -96,23 +96,13 @@ LogicalResult outlineGpuKernel(scf::ParallelOp loop, Value ctx, StringRef name,
   Block* entry = &func.getBody().front();
   OpBuilder kb = OpBuilder::atBlockBegin(entry);
 
-  // The kernel's value of a host value: constants cloned, parameters converted back once.
-  llvm::DenseMap<Value, Value> inside;
-  auto kernelValue = [&](Value host) -> Value {
-    if (Value v = inside.lookup(host)) return v;
-    Value v = isConstantValue(host)
-                  ? kb.clone(*host.getDefiningOp())->getResult(0)
-                  : narrowParameter(kb, loc,
-                                    entry->getArgument(iface.buffers.size() +
-                                                       iface.param_index.lookup(host)),
-                                    host.getType(), /*index_by_cast=*/true);
-    inside[host] = v;
-    return v;
-  };
-  auto layoutValue = [&](int64_t fixed, Value host) -> Value {
-    if (!ShapedType::isDynamic(fixed)) return kb.create<arith::ConstantIndexOp>(loc, fixed);
-    return kernelValue(host);
-  };
+  // The kernel's value of a host value: a scalar parameter after the buffers' pointers.
+  KernelValues values(
+      kb, loc, iface,
+      [&](unsigned k) { return entry->getArgument(iface.buffers.size() + k); },
+      /*index_by_cast=*/true);
+  auto kernelValue = [&](Value host) { return values.get(host); };
+  auto layoutValue = [&](int64_t fixed, Value host) { return values.layout(fixed, host); };
 
   // Buffers: a placeholder of the captured type that the body is cloned against; its loads,
   // stores and dims are then rewritten to address the pointer parameter.

@@ -222,28 +222,18 @@ LogicalResult outlineSpirvKernel(scf::ParallelOp loop, Value ctx, StringRef name
       spirv::getEntryPointABIAttr(mctx, {static_cast<int32_t>(kSpirvWorkgroupSize), 1, 1}));
   Block* entry = func.addEntryBlock();
   OpBuilder kb = OpBuilder::atBlockBegin(entry);
-  // The kernel's value of a host value: constants cloned, members loaded once, in the entry block.
-  llvm::DenseMap<Value, Value> inside;
-  auto kernelValue = [&](Value host) -> Value {
-    if (Value v = inside.lookup(host)) return v;
-    Value v;
-    if (isConstantValue(host)) {
-      v = kb.clone(*host.getDefiningOp())->getResult(0);
-    } else {
-      Value index = kb.create<spirv::ConstantOp>(
-          loc, kb.getI32Type(), kb.getI32IntegerAttr(iface.param_index.lookup(host)));
-      Value block = kb.create<spirv::AddressOfOp>(loc, push_constants);
-      Value member = kb.create<spirv::AccessChainOp>(loc, block, ValueRange{index});
-      v = narrowParameter(kb, loc, kb.create<spirv::LoadOp>(loc, member), host.getType(),
-                          /*index_by_cast=*/false);
-    }
-    inside[host] = v;
-    return v;
-  };
-  auto layoutValue = [&](int64_t fixed, Value host) -> Value {
-    if (!ShapedType::isDynamic(fixed)) return kb.create<arith::ConstantIndexOp>(loc, fixed);
-    return kernelValue(host);
-  };
+  // The kernel's value of a host value: a push-constant member, loaded once in the entry block.
+  KernelValues values(
+      kb, loc, iface,
+      [&](unsigned k) -> Value {
+        Value index = kb.create<spirv::ConstantOp>(loc, kb.getI32Type(), kb.getI32IntegerAttr(k));
+        Value block = kb.create<spirv::AddressOfOp>(loc, push_constants);
+        Value member = kb.create<spirv::AccessChainOp>(loc, block, ValueRange{index});
+        return kb.create<spirv::LoadOp>(loc, member);
+      },
+      /*index_by_cast=*/false);
+  auto kernelValue = [&](Value host) { return values.get(host); };
+  auto layoutValue = [&](int64_t fixed, Value host) { return values.layout(fixed, host); };
 
   // Buffers: the flat view of each binding, and a placeholder of the captured type that the
   // body is cloned against and whose loads/stores/dims are then rewritten.
