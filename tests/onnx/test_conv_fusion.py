@@ -257,3 +257,39 @@ def test_wrong_channel_count_fails_the_call_and_the_next_one_works(tmp_path):
     want = torch.relu(tf.conv2d(x.double(), torch.from_numpy(w).double(),
                                 torch.from_numpy(b).double()))
     np.testing.assert_allclose(fused(x).double().numpy(), want.numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_pools_and_loops_over_a_batch_of_one_split_across_threads(tmp_path):
+    # Between convolutions, pools run channels-last with the channels innermost, and each loop
+    # of more than a workgroup's work is split in parts over its inner dimension even at batch
+    # 1 (the batch is the outermost, dynamic, loop): max and average pools with padding, a
+    # global pool and an elementwise tail, several per row, against torch in float64.
+    w1, b1 = conv_params(16, 8, (1, 1))
+    w2, b2 = conv_params(16, 16, (3, 3))
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"]),
+        helper.make_node("MaxPool", ["c1"], ["mp"], kernel_shape=[3, 3], strides=[2, 2],
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("AveragePool", ["c1"], ["ap"], kernel_shape=[3, 3], pads=[1, 1, 1, 1],
+                         count_include_pad=0),
+        helper.make_node("Conv", ["mp", "w2", "b2"], ["c2"], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c2"], ["r"]),
+        helper.make_node("GlobalAveragePool", ["r"], ["g"]),
+        helper.make_node("Sigmoid", ["ap"], ["s"]),
+        helper.make_node("Mul", ["s", "c1"], ["y"]),
+    ]
+    m = model(nodes, [helper.make_tensor_value_info("x", F, ["n", 8, 40, 37])],
+              [helper.make_tensor_value_info("r", F, None),
+               helper.make_tensor_value_info("g", F, None),
+               helper.make_tensor_value_info("y", F, None)],
+              [const("w1", w1), const("b1", b1), const("w2", w2), const("b2", b2)])
+
+    def reference(x):
+        c1 = tf.conv2d(x, torch.from_numpy(w1).double(), torch.from_numpy(b1).double())
+        mp = tf.max_pool2d(c1, 3, 2, 1)
+        ap = tf.avg_pool2d(c1, 3, 1, 1, count_include_pad=False)
+        r = torch.relu(tf.conv2d(mp, torch.from_numpy(w2).double(), torch.from_numpy(b2).double(),
+                                 padding=1))
+        return r, r.mean(dim=(2, 3), keepdim=True), torch.sigmoid(ap) * c1
+
+    run_both(tmp_path, m, reference, (8, 40, 37), batches=(1, 3, 0), outputs=3)
