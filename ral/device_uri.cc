@@ -142,10 +142,5 @@ StatusOr<DeviceInfo> resolveDevice(std::string_view text) {
   return resolveDevice(uri);
 }
 
-namespace internal {
-DeviceEnumeratorRegistrar::DeviceEnumeratorRegistrar(DeviceKind kind, DeviceEnumerator enumerator) {
-  (void)registerDeviceEnumerator(kind, std::move(enumerator));
-}
-}  // namespace internal
 
 }  // namespace ral

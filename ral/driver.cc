@@ -105,8 +105,10 @@ StatusOr<DriverFactory> defaultDriverFactory(DeviceKind kind) {
 }
 
 namespace internal {
-DriverRegistrar::DriverRegistrar(DeviceKind kind, DriverFactory factory) {
+DriverRegistrar::DriverRegistrar(DeviceKind kind, DriverFactory factory,
+                                 DeviceEnumerator enumerator) {
   (void)registerDriverFactory(kind, std::move(factory));
+  (void)registerDeviceEnumerator(kind, std::move(enumerator));
 }
 }  // namespace internal
 

@@ -121,8 +121,6 @@ DriverFactory cpuDriverFactory(CpuDriverOptions options) {
   };
 }
 
-RAL_REGISTER_DRIVER(DeviceKind::kCpu, cpuDriverFactory());
-
 // The host is one device: cpu:0.
 StatusOr<std::vector<DeviceInfo>> listCpuDevices() {
   DeviceInfo d;
@@ -137,7 +135,8 @@ StatusOr<std::vector<DeviceInfo>> listCpuDevices() {
   return std::vector<DeviceInfo>{d};
 }
 
-RAL_REGISTER_DEVICE_ENUMERATOR(DeviceKind::kCpu, listCpuDevices);
+RAL_REGISTER_DRIVER(DeviceKind::kCpu, cpuDriverFactory(), listCpuDevices);
+
 
 // ---- memory ----------------------------------------------------------------------------------
 

@@ -481,8 +481,7 @@ DriverFactory cudaDriverFactory(CudaDriverOptions options) {
   };
 }
 
-RAL_REGISTER_DRIVER(DeviceKind::kCuda, cudaDriverFactory());
-RAL_REGISTER_DEVICE_ENUMERATOR(DeviceKind::kCuda, listCudaDevices);
+RAL_REGISTER_DRIVER(DeviceKind::kCuda, cudaDriverFactory(), listCudaDevices);
 
 }  // namespace ral::cuda
 

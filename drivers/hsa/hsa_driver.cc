@@ -341,8 +341,7 @@ StatusOr<std::vector<DeviceInfo>> enumerateHsaDevices() {
 
 }  // namespace
 
-RAL_REGISTER_DRIVER(DeviceKind::kHsa, hsaDriverFactory());
-RAL_REGISTER_DEVICE_ENUMERATOR(DeviceKind::kHsa, enumerateHsaDevices);
+RAL_REGISTER_DRIVER(DeviceKind::kHsa, hsaDriverFactory(), enumerateHsaDevices);
 
 }  // namespace ral::hsa
 

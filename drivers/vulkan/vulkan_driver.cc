@@ -67,8 +67,6 @@ DriverFactory vulkanDriverFactory(VulkanDriverOptions options) {
   };
 }
 
-RAL_REGISTER_DRIVER(DeviceKind::kVulkan, vulkanDriverFactory());
-
 StatusOr<std::vector<DeviceInfo>> listVulkanDevices() {
   RAL_ASSIGN_OR_RETURN(std::vector<PhysicalDeviceInfo> physical, VulkanDevice::listDevices());
   std::vector<DeviceInfo> devices;
@@ -84,7 +82,8 @@ StatusOr<std::vector<DeviceInfo>> listVulkanDevices() {
   return devices;
 }
 
-RAL_REGISTER_DEVICE_ENUMERATOR(DeviceKind::kVulkan, listVulkanDevices);
+RAL_REGISTER_DRIVER(DeviceKind::kVulkan, vulkanDriverFactory(), listVulkanDevices);
+
 
 StatusOr<uint64_t> VulkanDriver::allocationOffset(const void* ptr, size_t bytes) const {
   RAL_ASSIGN_OR_RETURN(BufferRange range, resolve(ptr, bytes));

@@ -10,7 +10,7 @@
 //
 // parseDeviceUri only checks the grammar; resolveDevice matches the URI against the devices the
 // driver's enumerator reports and, when nothing matches, returns NotFound listing them. Drivers
-// register an enumerator with RAL_REGISTER_DEVICE_ENUMERATOR next to RAL_REGISTER_DRIVER.
+// register their enumerator with their factory (RAL_REGISTER_DRIVER, ral/driver.h).
 // Everything here is thread-safe.
 #ifndef RAL_DEVICE_URI_H_
 #define RAL_DEVICE_URI_H_
@@ -25,15 +25,6 @@
 #include "ral/status.h"
 
 namespace ral {
-
-// One device as its driver enumerates it.
-struct DeviceInfo {
-  DeviceKind kind = DeviceKind::kCpu;
-  int ordinal = 0;   // the index a URI's ordinal selects
-  std::string uuid;  // "GPU-<hex>" where the runtime has one, else empty
-  std::string name;  // marketing / driver name
-  std::string arch;  // "sm_90", "gfx90a", "x86_64", ... (what executables are compiled for)
-};
 
 // "cuda:0  GPU-8f3a...  NVIDIA H100 (sm_90)": one line for lists in error messages.
 std::string describeDevice(const DeviceInfo& device);
@@ -51,11 +42,8 @@ struct DeviceUri {
 // InvalidArgument, quoting `text` and the grammar, when it is not a device URI.
 StatusOr<DeviceUri> parseDeviceUri(std::string_view text);
 
-// Lists the devices of one kind. Unavailable (with the driver's own reason: no library, no
-// device) when the runtime cannot be used; an empty list is also an answer.
-using DeviceEnumerator = std::function<StatusOr<std::vector<DeviceInfo>>()>;
-Status registerDeviceEnumerator(DeviceKind kind, DeviceEnumerator enumerator);
-// Unavailable when no driver of `kind` was built in, else what its enumerator returns.
+// Unavailable when no driver of `kind` was built in, else what its enumerator returns
+// (RAL_REGISTER_DRIVER registers it with the driver's factory).
 StatusOr<std::vector<DeviceInfo>> enumerateDevices(DeviceKind kind);
 
 // The device `uri` selects (kDefault: the first one listed). NotFound, listing every device of
@@ -64,18 +52,6 @@ StatusOr<DeviceInfo> resolveDevice(const DeviceUri& uri);
 // parseDeviceUri then resolveDevice.
 StatusOr<DeviceInfo> resolveDevice(std::string_view text);
 
-namespace internal {
-struct DeviceEnumeratorRegistrar {
-  DeviceEnumeratorRegistrar(DeviceKind kind, DeviceEnumerator enumerator);
-};
-}  // namespace internal
-
 }  // namespace ral
-
-#define RAL_DEVICE_URI_CONCAT_INNER_(a, b) a##b
-#define RAL_DEVICE_URI_CONCAT_(a, b) RAL_DEVICE_URI_CONCAT_INNER_(a, b)
-#define RAL_REGISTER_DEVICE_ENUMERATOR(kind, enumerator)                          \
-  static const ::ral::internal::DeviceEnumeratorRegistrar RAL_DEVICE_URI_CONCAT_( \
-      ral_device_enumerator_registrar_, __COUNTER__)(kind, enumerator)
 
 #endif  // RAL_DEVICE_URI_H_

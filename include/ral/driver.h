@@ -192,14 +192,30 @@ class Driver {
 // (see RAL_REGISTER_DRIVER); a host context may install its own (e.g. torch's allocator).
 using DriverFactory = std::function<StatusOr<std::unique_ptr<Driver>>(Context&)>;
 
-// Process-wide default factories.
+// One device as its driver enumerates it.
+struct DeviceInfo {
+  DeviceKind kind = DeviceKind::kCpu;
+  int ordinal = 0;   // the index a URI's ordinal selects (ral/device_uri.h)
+  std::string uuid;  // "GPU-<hex>" where the runtime has one, else empty
+  std::string name;  // marketing / driver name
+  std::string arch;  // "sm_90", "gfx90a", "x86_64", ... (what executables are compiled for)
+};
+
+// Lists the devices of one kind, without creating a driver. Unavailable (with the driver's own
+// reason: no library, no device) when the runtime cannot be used; an empty list is also an
+// answer.
+using DeviceEnumerator = std::function<StatusOr<std::vector<DeviceInfo>>()>;
+
+// Process-wide default factories and device lists (both AlreadyExists for a kind registered
+// before); RAL_REGISTER_DRIVER registers both.
 Status registerDriverFactory(DeviceKind kind, DriverFactory factory);
+Status registerDeviceEnumerator(DeviceKind kind, DeviceEnumerator enumerator);
 // Unavailable, naming the kind, when no driver for it was built into this process.
 StatusOr<DriverFactory> defaultDriverFactory(DeviceKind kind);
 
 namespace internal {
 struct DriverRegistrar {
-  DriverRegistrar(DeviceKind kind, DriverFactory factory);
+  DriverRegistrar(DeviceKind kind, DriverFactory factory, DeviceEnumerator enumerator);
 };
 }  // namespace internal
 
@@ -207,8 +223,10 @@ struct DriverRegistrar {
 
 #define RAL_DRIVER_CONCAT_INNER_(a, b) a##b
 #define RAL_DRIVER_CONCAT_(a, b) RAL_DRIVER_CONCAT_INNER_(a, b)
-#define RAL_REGISTER_DRIVER(kind, factory)                                                \
+// A driver registers its factory and its device enumerator together, at static
+// initialization, in one line beside its implementation.
+#define RAL_REGISTER_DRIVER(kind, factory, enumerator)                                    \
   static const ::ral::internal::DriverRegistrar RAL_DRIVER_CONCAT_(ral_driver_registrar_, \
-                                                                   __COUNTER__)(kind, factory)
+                                                                   __COUNTER__)(kind, factory, enumerator)
 
 #endif  // RAL_DRIVER_H_
