@@ -180,6 +180,12 @@ def OutlineKernelsPass : Pass<"disc-ral-outline-kernels", "::mlir::ModuleOp"> {
     (gpu_kernels.h) targeting one `#nvvm.target` / `#rocdl.target` per architecture of
     `gpu-arch`, holding one kernel: grid-stride over the iterations, buffers as pointer
     parameters, scalars and dynamic layouts as value parameters. The same errors apply.
+
+    Before a loop becomes a device kernel (vulkan, cuda, hsa), its parallel dimensions are
+    gathered into the one the grid strides over (grid_parallelism.h): a body of several
+    parallel loops becomes one kernel each, nested parallel loops merge, a parallel loop under
+    scf.for loops moves out of them where its writes are element-wise, and the dimensions
+    collapse into one. Without that a loop over a batch of one ran on one GPU thread.
   }];
   let options = [
     Option<"grain", "grain", "int64_t", /*default=*/"16384",

@@ -18,6 +18,7 @@
 // the thread count.
 #include "compiler_passes/dialect/dialect.h"
 #include "compiler_passes/conversion/gpu/gpu_kernels.h"
+#include "compiler_passes/conversion/grid_parallelism.h"
 #include "compiler_passes/transforms/loop_analysis.h"
 #include "compiler_passes/passes.h"
 #include "compiler_passes/conversion/spirv/spirv_kernels.h"
@@ -212,10 +213,12 @@ class OutlineKernelsPass : public impl::OutlineKernelsPassBase<OutlineKernelsPas
   // after that (it would race with the queued kernels, and device memory need not be mapped),
   // except for single elements through the runtime (hostElementAccesses).
   LogicalResult outlineDevice(func::FuncOp f, SymbolTable& symbols) {
-    SmallVector<scf::ParallelOp> loops;
+    SmallVector<scf::ParallelOp> outermost;
     f.walk([&](scf::ParallelOp p) {
-      if (!p->getParentOfType<scf::ParallelOp>()) loops.push_back(p);
+      if (!p->getParentOfType<scf::ParallelOp>()) outermost.push_back(p);
     });
+    SmallVector<scf::ParallelOp> loops;
+    for (scf::ParallelOp loop : outermost) loops.append(exposeGridParallelism(loop));
     for (scf::ParallelOp loop : loops) {
       const std::string name = "ral_kernel_" + std::to_string(next_++);
       LogicalResult done =

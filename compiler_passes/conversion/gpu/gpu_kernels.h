@@ -4,7 +4,8 @@
 // targets are one #nvvm.target or #rocdl.target per architecture of --gpu-arch, holding one
 // kernel `gpu.func @ral_kernel_N` of kGpuBlockSize threads per block. Thread t of the grid runs
 // iterations t, t + grid * block, ... of the loop (grid-stride, so a grid capped at
-// kGpuMaxGroups blocks covers any trip count); inner loops run sequentially in it.
+// kGpuMaxGroups blocks covers any trip count); inner loops run sequentially in it
+// (the outline pass first gives the grid every parallel dimension it can: grid_parallelism.h).
 //
 // Kernel parameters (what the launch passes, in order; each by value):
 //   - per captured memref: its aligned pointer (a global-memory `!llvm.ptr<1>`, 8 bytes);

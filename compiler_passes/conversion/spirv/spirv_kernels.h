@@ -3,7 +3,8 @@
 // An outermost parallel loop becomes a `spirv.module @ral_kernel_N` (marked disc_ral.kernel)
 // with one GLCompute entry point of kSpirvWorkgroupSize invocations. Invocation g of the grid
 // runs iterations g, g + grid * size, ... of the loop (grid-stride, so a grid capped at the
-// portable 65535 workgroups covers any trip count); inner loops run sequentially in it.
+// portable 65535 workgroups covers any trip count); inner loops run sequentially in it
+// (the outline pass first gives the grid every parallel dimension it can: grid_parallelism.h).
 //
 // Interface (what the Vulkan driver derives from the module, drivers/vulkan/vulkan_executable.h):
 //   - binding k of set 0: captured memref k, as a runtime array of its element type from the

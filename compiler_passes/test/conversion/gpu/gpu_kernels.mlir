@@ -1,6 +1,6 @@
 // disc-ral-outline-kernels{device=cuda|hsa}: an outermost parallel loop becomes a gpu.module with
 // one #nvvm.target / #rocdl.target per architecture (buffers as global pointers, scalars and
-// dynamic strides as values, a grid-stride loop, inner loops sequential) and a launch of
+// dynamic strides as values, a grid-stride loop over the nested parallel loops' iterations) and a launch of
 // 256-thread blocks; disc-ral-lower-gpu-kernels inlines every math op (no libdevice __nv_*, no
 // ROCm __ocml_* call) and lowers to NVVM / ROCDL; disc-ral-serialize-gpu-kernels stores PTX or
 // HSACO per architecture on the module attribute.
@@ -13,6 +13,11 @@
 // OUTLINE: module attributes {gpu.container_module}
 // OUTLINE-LABEL: func.func @act
 // OUTLINE-SAME: (%[[CTX:.*]]: !disc_ral.context, %[[X:.*]]: memref<?x?xf32, strided<[?, 1], offset: ?>>, %[[Y:.*]]: memref<?x?xf32>, %[[N:.*]]: index, %[[M:.*]]: index)
+// The nested loops are one grid dimension of n * m iterations (grid_parallelism.h).
+// OUTLINE: %[[N0:.*]] = arith.maxsi %[[N]], %{{.*}} : index
+// OUTLINE: %[[M0:.*]] = arith.maxsi %[[M]], %{{.*}} : index
+// OUTLINE: %[[NM:.*]] = arith.muli %[[N0]], %[[M0]] : index
+// OUTLINE: arith.subi %[[NM]]
 // OUTLINE: %[[TRIPS:.*]] = arith.maxsi
 // OUTLINE: %[[C256:.*]] = arith.constant 256 : index
 // OUTLINE: %[[WANT:.*]] = arith.ceildivsi %[[TRIPS]], %[[C256]] : index
@@ -29,7 +34,11 @@
 // OUTLINE: gpu.block_id x
 // OUTLINE: gpu.thread_id x
 // OUTLINE: scf.for
-// OUTLINE: scf.for
+// OUTLINE-NEXT: arith.muli
+// OUTLINE-NEXT: arith.addi
+// OUTLINE-NEXT: %[[J:.*]] = arith.remui %{{.*}}, %{{.*}} : index
+// OUTLINE-NEXT: %[[I:.*]] = arith.divui %{{.*}}, %{{.*}} : index
+// OUTLINE-NOT: scf.for
 // OUTLINE: llvm.getelementptr %[[P0]][%{{.*}}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, f32
 // OUTLINE: llvm.load
 // OUTLINE: math.exp

@@ -1,0 +1,39 @@
+// Device kernels (SPIR-V, CUDA, HSA) run one loop iteration per GPU thread, over the outermost
+// loop only; what is nested inside runs sequentially in the thread. The loops the fusion pass
+// makes keep the batch as their own outermost loop (host kernels split over it), so at batch 1 a
+// device kernel ran a whole 112x112x64 pool on one thread. This step gives the grid every
+// parallel dimension it can take before a loop is outlined:
+//
+//   - fission: a loop whose body is parallel loops (and pure arithmetic) becomes one loop per
+//     inner loop, each launched as its own kernel (legal for scf.parallel: its iterations may
+//     already run in any order, so no iteration depends on another's inner loops);
+//   - merging: scf.parallel (i) { pure; scf.parallel (j) { S } } becomes scf.parallel (i, j)
+//     when j's bounds do not depend on i;
+//   - interchange: scf.parallel (i) { scf.for k { scf.parallel (c) { S } } } becomes
+//     scf.parallel (i, c) { scf.for k { S } } (a reduction window walked per output element)
+//     when S's writes are element-wise in c: every buffer S writes is accessed in S only at one
+//     index list, which holds each of c's induction variables, and no buffer S reads may alias
+//     it. Otherwise the loops stay as they are;
+//   - collapse: the multi-dimensional loop becomes a one-dimensional loop over the product of
+//     the trip counts, each dimension's index recovered by division and remainder (unsigned,
+//     by constants where the bounds are).
+//
+// The host CPU path does not use this: host kernels split rows over workgroups themselves.
+#ifndef RAL_COMPILER_PASSES_CONVERSION_GRID_PARALLELISM_H_
+#define RAL_COMPILER_PASSES_CONVERSION_GRID_PARALLELISM_H_
+
+#include "llvm/ADT/SmallVector.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+namespace mlir {
+namespace disc_ral {
+
+// Rewrites the outermost parallel loop `loop` as above and returns the loops that replace it, in
+// program order (just `loop` when nothing applied; every returned loop has one dimension unless
+// it carries reductions, which are left as they are).
+SmallVector<scf::ParallelOp> exposeGridParallelism(scf::ParallelOp loop);
+
+}  // namespace disc_ral
+}  // namespace mlir
+
+#endif  // RAL_COMPILER_PASSES_CONVERSION_GRID_PARALLELISM_H_
