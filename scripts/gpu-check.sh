@@ -375,6 +375,22 @@ step_onnx_cuda() {
   [ "$DRY_RUN" = 1 ] || NOTE=$(tail -1 "$CURRENT_LOG")
 }
 
+# Torchvision CNNs compiled with --device=cuda, run by ral-run on the GPU against eager PyTorch
+# in float64, then timed at batch 1: every layer of a real model on the device.
+gpu_models() {
+  local device=$1 dir=$BUILD_DIR/gpu-check-models/$1
+  x /usr/bin/python3 scripts/gpu_check_models.py --device "$device" \
+    --ral-compile "$BUILD_DIR/compiler_passes/ral-compile" --pack-dir "$dir" ||
+    { NOTE="packing failed (python3-torchvision and python3-onnx installed?)"; return 1; }
+  local run=$BUILD_DIR/plugins/standalone/ral-run
+  case $run in /*) ;; *) run=$ROOT/$run ;; esac
+  x env RAL_RUN="$run" bash "$dir/run.sh" || { NOTE="a model failed; see the log"; return 1; }
+  [ "$DRY_RUN" = 1 ] || NOTE="$(tail -1 "$CURRENT_LOG"); $(tail -2 "$CURRENT_LOG" | head -1)"
+}
+
+step_models_cuda() { need_nvidia || return 77; gpu_models cuda; }
+step_models_hsa() { need_amd || return 77; gpu_models hsa; }
+
 # Why /usr/bin/python3's torch cannot run CUDA here, or nothing when it can.
 torch_cuda_missing() {
   /usr/bin/python3 - <<'EOF' 2>/dev/null || echo "/usr/bin/python3 cannot import torch"
@@ -548,6 +564,7 @@ main() {
   run_step cuda_ral_run step_cuda_ral_run "ral-run --device=cuda on a test module"
   run_step cuda_ptx_e2e step_cuda_ptx_e2e "examples: ral-compile --device=cuda, ral-run on the GPU"
   run_step onnx_cuda step_onnx_cuda "ONNX model tests on cuda"
+  run_step models_cuda step_models_cuda "torchvision CNNs: ral-compile --device=cuda, ral-run on the GPU"
   run_step torch_cuda step_torch_cuda "ral_torch with CUDA tensors (pytest)"
   run_step bench_cuda step_bench_cuda "cuda_benchmark (launch, ral_gemm vs cuBLAS, semaphores)"
   run_step vulkan_gpu_cts step_vulkan_gpu_cts "driver conformance suite, Vulkan on the GPU"
@@ -555,6 +572,7 @@ main() {
   run_step hsa_runtime step_hsa_runtime "HSA driver on the real runtime, ral-run --device=hsa"
   run_step hsa_kernels step_hsa_kernels "kernel conformance suite on the HSA device"
   run_step hsa_e2e step_hsa_e2e "examples: ral-compile --device=hsa, ral-run on the GPU"
+  run_step models_hsa step_models_hsa "torchvision CNNs: ral-compile --device=hsa, ral-run on the GPU"
   run_step bench_hsa step_bench_hsa "HSA benchmarks"
   if [ "$DRY_RUN" = 1 ]; then exit 0; fi
   summary

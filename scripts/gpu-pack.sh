@@ -53,6 +53,12 @@ if [ -d /usr/share/libonnx-testdata/data/node ] && /usr/bin/python3 -c "import o
   /usr/bin/python3 scripts/gpu_check_onnx.py --device cuda \
     --ral-compile "$BUILD/compiler_passes/ral-compile" --pack-dir "$OUT/onnx" | tail -1
 fi
+# Torchvision CNNs compiled for CUDA with inputs and eager PyTorch's float64 outputs (every layer
+# of a real model on the device; about 25 MB more in a .tar.xz).
+if /usr/bin/python3 -c "import torch, torchvision, onnx" 2> /dev/null; then
+  /usr/bin/python3 scripts/gpu_check_models.py --device cuda \
+    --ral-compile "$BUILD/compiler_passes/ral-compile" --pack-dir "$OUT/models" | tail -1
+fi
 
 cat > "$OUT/run.sh" <<'RUN'
 #!/usr/bin/env bash
@@ -81,8 +87,8 @@ step() {  # step NAME SECONDS_LIMIT COMMAND...: runs it, logs it, records PASS/F
 }
 note() {  # what a step's log says in one line: gtest totals, e2e total, benchmark targets
   local log="$LOGS/$1.log"
-  grep -hE "^\[  PASSED  \]|^\[  FAILED  \] [0-9]+|^\[  SKIPPED \] [0-9]+ tests|matched their references|^onnx on " \
-    "$log" 2>/dev/null | sed 's/, listed below://' | tr '\n' ' ' | cut -c1-150
+  grep -hE "^\[  PASSED  \]|^\[  FAILED  \] [0-9]+|^\[  SKIPPED \] [0-9]+ tests|matched their references|^onnx on |^models on |^batch 1 on " \
+    "$log" 2>/dev/null | sed 's/, listed below://' | tr '\n' ' ' | cut -c1-220
   if grep -qE " (met|MISSED)$" "$log" 2>/dev/null; then
     echo "targets: $(grep -cE " met$" "$log") met, $(grep -cE " MISSED$" "$log") missed"
   fi
@@ -93,6 +99,7 @@ step cuda_timeline 300 bin/ral_cuda_timeline_test
 step cuda_kernels 300 bin/ral_kernel_cts '--gtest_filter=*/cuda:KernelNames.*'
 step cuda_ptx_e2e 600 env RAL_RUN="$HERE/bin/ral-run" bash e2e/run.sh
 [ -d onnx ] && step onnx_cuda 300 env RAL_RUN="$HERE/bin/ral-run" bash onnx/run.sh
+[ -d models ] && step models_cuda 300 env RAL_RUN="$HERE/bin/ral-run" bash models/run.sh
 [ -x bin/cuda_benchmark ] && step bench_cuda 300 bin/cuda_benchmark --benchmark_min_time=0.05
 printf '%s\n' "step             result  time  note" "${RESULTS[@]}" | tee "$LOGS/summary.txt"
 ! grep -q " FAIL " "$LOGS/summary.txt"
