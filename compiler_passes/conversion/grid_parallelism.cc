@@ -1,6 +1,7 @@
 // Parallel dimensions for device kernels' grids (grid_parallelism.h has the rules).
 #include "compiler_passes/conversion/grid_parallelism.h"
 
+#include "compiler_passes/dialect/dialect.h"
 #include "compiler_passes/transforms/loop_analysis.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -162,6 +163,229 @@ SmallVector<scf::ParallelOp> fission(scf::ParallelOp loop) {
   return parts;
 }
 
+// ---- Split reductions ----------------------------------------------------------------------
+// scf.parallel (i) { scf.for r1 { ... scf.for rm { B[idx] = B[idx] (+) f(...) } } } with few
+// parallel iterations and many reduction steps (a mean over 112x112 positions per channel) runs
+// as two kernels: K parts of r1's range each fold their slice into a partial (from the
+// operation's identity), then one fold per element adds the K partials to B[idx] in order.
+
+constexpr int64_t kSplitMinSteps = 512;        // reduction steps per element worth splitting
+constexpr int64_t kSplitMaxParallel = 8192;    // parallel iterations (static part) below which
+constexpr int64_t kSplitTargetThreads = 16384;  // partial sums wanted in all
+
+struct SplitReduction {
+  SmallVector<scf::ForOp> fors;  // outermost first
+  memref::LoadOp load;           // B[idx]
+  memref::StoreOp store;         // B[idx] = combine
+  Operation* combine;            // op(load, value) or op(value, load)
+  int64_t parts = 0;
+};
+
+// The combining op's identity, or null when `op` is not a reduction this split handles.
+TypedAttr identityOf(Operation* op) {
+  auto type = dyn_cast<FloatType>(op->getResult(0).getType());
+  if (!type) return nullptr;
+  const llvm::fltSemantics& sem = type.getFloatSemantics();
+  if (isa<arith::AddFOp>(op)) return FloatAttr::get(type, llvm::APFloat::getZero(sem));
+  if (isa<arith::MaximumFOp, arith::MaxNumFOp>(op))
+    return FloatAttr::get(type, llvm::APFloat::getInf(sem, /*Negative=*/true));
+  if (isa<arith::MinimumFOp, arith::MinNumFOp>(op))
+    return FloatAttr::get(type, llvm::APFloat::getInf(sem, /*Negative=*/false));
+  return nullptr;
+}
+
+std::optional<int64_t> constantIndex(Value v) {
+  if (auto c = v.getDefiningOp<arith::ConstantIndexOp>()) return c.value();
+  return std::nullopt;
+}
+
+std::optional<SplitReduction> splitReductionOf(scf::ParallelOp loop) {
+  SplitReduction r;
+  Operation* op = soleNonPureOp(*loop.getBody());
+  int64_t steps = 1;
+  while (auto f = dyn_cast_or_null<scf::ForOp>(op)) {
+    if (!f.getInitArgs().empty()) return std::nullopt;
+    for (Value v : {f.getLowerBound(), f.getUpperBound(), f.getStep()})
+      if (!loop.isDefinedOutsideOfLoop(v) || !constantIndex(v)) return std::nullopt;
+    const int64_t step = *constantIndex(f.getStep());
+    if (step <= 0) return std::nullopt;
+    const int64_t trips =
+        std::max<int64_t>(0, llvm::divideCeil(*constantIndex(f.getUpperBound()) -
+                                                  *constantIndex(f.getLowerBound()),
+                                              step));
+    steps *= trips;
+    r.fors.push_back(f);
+    Block* body = f.getBody();
+    op = soleNonPureOp(*body);
+    if (!isa_and_nonnull<scf::ForOp>(op)) break;
+  }
+  if (r.fors.empty() || steps < kSplitMinSteps) return std::nullopt;
+  // The innermost body: loads, pure leaves, one store.
+  for (Operation& o : r.fors.back().getBody()->without_terminator()) {
+    if (auto store = dyn_cast<memref::StoreOp>(&o)) {
+      if (r.store) return std::nullopt;
+      r.store = store;
+    } else if (!isa<memref::LoadOp>(&o) && !isPureLeaf(o)) {
+      return std::nullopt;
+    }
+  }
+  if (!r.store) return std::nullopt;
+  r.combine = r.store.getValueToStore().getDefiningOp();
+  if (!r.combine || r.combine->getNumOperands() != 2 || !identityOf(r.combine)) return std::nullopt;
+  for (Value operand : r.combine->getOperands()) {
+    auto load = operand.getDefiningOp<memref::LoadOp>();
+    if (load && load.getMemref() == r.store.getMemref() &&
+        llvm::equal(load.getIndices(), r.store.getIndices()))
+      r.load = load;
+  }
+  if (!r.load || !r.load->hasOneUse() || r.combine->getOperand(0) == r.combine->getOperand(1))
+    return std::nullopt;
+  // B[idx] is the same element all through the reduction, and nothing else reads B.
+  Operation* outer_for = r.fors.front();
+  for (Value i : r.store.getIndices())
+    if (outer_for->isAncestor(i.getParentBlock()->getParentOp())) return std::nullopt;
+  Value b = r.store.getMemref();
+  for (Operation& o : r.fors.back().getBody()->without_terminator())
+    if (auto load = dyn_cast<memref::LoadOp>(&o))
+      if (load != r.load && mayAlias(load.getMemref(), b)) return std::nullopt;
+  // Few parallel iterations: the split gives the grid K times more.
+  int64_t parallel = 1;
+  for (unsigned d = 0; d < loop.getNumLoops(); ++d) {
+    if (constantIndex(loop.getLowerBound()[d]) != 0 || constantIndex(loop.getStep()[d]) != 1)
+      return std::nullopt;
+    if (std::optional<int64_t> n = constantIndex(loop.getUpperBound()[d])) parallel *= *n;
+  }
+  if (parallel > kSplitMaxParallel) return std::nullopt;
+  scf::ForOp first = r.fors.front();
+  const int64_t first_trips = llvm::divideCeil(
+      *constantIndex(first.getUpperBound()) - *constantIndex(first.getLowerBound()),
+      *constantIndex(first.getStep()));
+  r.parts = std::min<int64_t>(first_trips, llvm::divideCeil(kSplitTargetThreads, parallel));
+  if (r.parts < 2) return std::nullopt;
+  return r;
+}
+
+// Clones the for chain from `level` on with an accumulator: returns the chain's folded value.
+Value cloneFolding(OpBuilder& b, SplitReduction r, size_t level, Value acc,
+                   IRMapping& mapping, Value lb, Value ub) {
+  scf::ForOp f = r.fors[level];
+  auto copy = b.create<scf::ForOp>(f.getLoc(), lb, ub, mapping.lookupOrDefault(f.getStep()),
+                                   ValueRange{acc});
+  mapping.map(f.getInductionVar(), copy.getInductionVar());
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(copy.getBody());
+  Value inner = copy.getRegionIterArgs()[0];
+  Value result;
+  if (level + 1 < r.fors.size()) {
+    scf::ForOp next = r.fors[level + 1];
+    for (Operation& o : f.getBody()->without_terminator())
+      if (&o != next.getOperation()) b.clone(o, mapping);
+    result = cloneFolding(b, r, level + 1, inner, mapping,
+                          mapping.lookupOrDefault(next.getLowerBound()),
+                          mapping.lookupOrDefault(next.getUpperBound()));
+  } else {
+    mapping.map(r.load.getResult(), inner);
+    for (Operation& o : f.getBody()->without_terminator())
+      if (&o != r.load.getOperation() && &o != r.store.getOperation()) b.clone(o, mapping);
+    result = mapping.lookup(r.combine->getResult(0));
+  }
+  b.create<scf::YieldOp>(f.getLoc(), result);
+  return copy.getResult(0);
+}
+
+// The two loops that replace `loop` (see above), with the partials' buffer made before them and
+// released after them.
+SmallVector<scf::ParallelOp> splitReduction(scf::ParallelOp loop, Value ctx,
+                                            SplitReduction r) {
+  Location loc = loop.getLoc();
+  OpBuilder b(loop);
+  const unsigned dims = loop.getNumLoops();
+  auto elem = r.store.getValueToStore().getType();
+  // partials[k, i0, ..., in-1]
+  SmallVector<int64_t> shape{r.parts};
+  SmallVector<Value> dynamic;
+  for (unsigned d = 0; d < dims; ++d) {
+    std::optional<int64_t> n = constantIndex(loop.getUpperBound()[d]);
+    shape.push_back(n ? *n : ShapedType::kDynamic);
+    if (!n) dynamic.push_back(loop.getUpperBound()[d]);
+  }
+  auto type = MemRefType::get(shape, elem);
+  Value partials = b.create<AllocOp>(loc, type, ctx, dynamic, IntegerAttr());
+
+  Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
+  Value one = b.create<arith::ConstantIndexOp>(loc, 1);
+  Value parts = b.create<arith::ConstantIndexOp>(loc, r.parts);
+  scf::ForOp first = r.fors.front();
+  const int64_t lb = *constantIndex(first.getLowerBound());
+  const int64_t ub = *constantIndex(first.getUpperBound());
+  const int64_t step = *constantIndex(first.getStep());
+  const int64_t chunk = llvm::divideCeil(llvm::divideCeil(ub - lb, step), r.parts) * step;
+
+  // Phase 1: part k folds its slice of the first loop into partials[k, i...].
+  // The part is the outermost dimension, so neighbouring threads take neighbouring elements
+  // (channels, in a channels-last mean) and their loads coalesce.
+  SmallVector<Value> lbs{zero}, ubs{parts}, steps{one};
+  lbs.append(loop.getLowerBound().begin(), loop.getLowerBound().end());
+  ubs.append(loop.getUpperBound().begin(), loop.getUpperBound().end());
+  steps.append(loop.getStep().begin(), loop.getStep().end());
+  auto phase1 = b.create<scf::ParallelOp>(loc, lbs, ubs, steps);
+  {
+    IRMapping mapping;
+    for (unsigned d = 0; d < dims; ++d)
+      mapping.map(loop.getInductionVars()[d], phase1.getInductionVars()[d + 1]);
+    OpBuilder pb = OpBuilder::atBlockTerminator(phase1.getBody());
+    for (Operation& o : loop.getBody()->without_terminator())
+      if (&o != first.getOperation()) pb.clone(o, mapping);
+    Value k = phase1.getInductionVars()[0];
+    Value from = pb.create<arith::AddIOp>(
+        loc, pb.create<arith::ConstantIndexOp>(loc, lb),
+        pb.create<arith::MulIOp>(loc, k, pb.create<arith::ConstantIndexOp>(loc, chunk)));
+    Value to = pb.create<arith::MinSIOp>(
+        loc, pb.create<arith::AddIOp>(loc, from, pb.create<arith::ConstantIndexOp>(loc, chunk)),
+        pb.create<arith::ConstantIndexOp>(loc, ub));
+    Value identity = pb.create<arith::ConstantOp>(loc, identityOf(r.combine));
+    Value folded = cloneFolding(pb, r, 0, identity, mapping, from, to);
+    SmallVector<Value> at(phase1.getInductionVars());
+    pb.create<memref::StoreOp>(loc, folded, partials, at);
+  }
+  // Phase 2: B[idx] folds the parts in order.
+  auto phase2 = b.create<scf::ParallelOp>(loc, loop.getLowerBound(), loop.getUpperBound(),
+                                          loop.getStep());
+  {
+    IRMapping mapping;
+    for (unsigned d = 0; d < dims; ++d)
+      mapping.map(loop.getInductionVars()[d], phase2.getInductionVars()[d]);
+    OpBuilder pb = OpBuilder::atBlockTerminator(phase2.getBody());
+    for (Operation& o : loop.getBody()->without_terminator())
+      if (&o != first.getOperation()) pb.clone(o, mapping);
+    Value target = r.store.getMemref();
+    SmallVector<Value> idx;
+    for (Value i : r.store.getIndices()) idx.push_back(mapping.lookupOrDefault(i));
+    Value start = pb.create<memref::LoadOp>(loc, target, idx);
+    auto fold = pb.create<scf::ForOp>(loc, zero, parts, one, ValueRange{start});
+    {
+      OpBuilder fb = OpBuilder::atBlockBegin(fold.getBody());
+      SmallVector<Value> at{fold.getInductionVar()};
+      for (unsigned d = 0; d < dims; ++d) at.push_back(phase2.getInductionVars()[d]);
+      Value part = fb.create<memref::LoadOp>(loc, partials, at);
+      Value acc = fold.getRegionIterArgs()[0];
+      // The same operand order as the original combine: acc takes the place of B[idx].
+      const bool acc_first = r.combine->getOperand(0) == r.load.getResult();
+      OperationState state(loc, r.combine->getName());
+      state.addOperands(acc_first ? ValueRange{acc, part} : ValueRange{part, acc});
+      state.addTypes(elem);
+      state.addAttributes(r.combine->getAttrs());
+      Value combined = fb.create(state)->getResult(0);
+      fb.create<scf::YieldOp>(loc, combined);
+    }
+    pb.create<memref::StoreOp>(loc, fold.getResult(0), target, idx);
+  }
+  b.setInsertionPointAfter(loop);
+  b.create<DeallocOp>(loc, ctx, partials);
+  loop.erase();
+  return {phase1, phase2};
+}
+
 // scf.parallel (i0, ..., ik) -> scf.parallel (t) over the product of the trip counts.
 scf::ParallelOp collapse(scf::ParallelOp loop) {
   if (loop.getNumLoops() < 2) return loop;
@@ -204,7 +428,7 @@ scf::ParallelOp collapse(scf::ParallelOp loop) {
 
 }  // namespace
 
-SmallVector<scf::ParallelOp> exposeGridParallelism(scf::ParallelOp loop) {
+SmallVector<scf::ParallelOp> exposeGridParallelism(scf::ParallelOp loop, Value ctx) {
   SmallVector<scf::ParallelOp> result;
   for (scf::ParallelOp part : fission(loop)) {
     if (part.getNumReductions() != 0) {
@@ -212,6 +436,11 @@ SmallVector<scf::ParallelOp> exposeGridParallelism(scf::ParallelOp loop) {
       continue;
     }
     while (scf::ParallelOp inner = hoistableInner(part)) part = absorb(part, inner);
+    if (std::optional<SplitReduction> split = splitReductionOf(part)) {
+      for (scf::ParallelOp phase : splitReduction(part, ctx, *split))
+        result.push_back(collapse(phase));
+      continue;
+    }
     result.push_back(collapse(part));
   }
   return result;

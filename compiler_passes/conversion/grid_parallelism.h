@@ -14,6 +14,14 @@
 //     when S's writes are element-wise in c: every buffer S writes is accessed in S only at one
 //     index list, which holds each of c's induction variables, and no buffer S reads may alias
 //     it. Otherwise the loops stay as they are;
+//   - split reduction: scf.parallel (i) { scf.for r1 { ... { B[idx] = B[idx] (+) f } } } with
+//     few parallel iterations (at most 8192 known at compile time) and at least 512 steps per
+//     element, where (+) is addf, maximumf, minimumf, maxnumf or minnumf, idx does not change
+//     inside the scf.for loops and nothing else there may read B: K parts of r1's range fold
+//     their slice from the identity into a partials buffer (disc_ral.alloc, released after the
+//     second kernel), then each element folds its K partials into B[idx] in order. A mean over
+//     112x112 positions per channel ran 12544 dependent additions on each of 32 threads. The
+//     sum's association changes (as a library's reduction's does), not what is summed;
 //   - collapse: the multi-dimensional loop becomes a one-dimensional loop over the product of
 //     the trip counts, each dimension's index recovered by division and remainder (unsigned,
 //     by constants where the bounds are).
@@ -31,7 +39,8 @@ namespace disc_ral {
 // Rewrites the outermost parallel loop `loop` as above and returns the loops that replace it, in
 // program order (just `loop` when nothing applied; every returned loop has one dimension unless
 // it carries reductions, which are left as they are).
-SmallVector<scf::ParallelOp> exposeGridParallelism(scf::ParallelOp loop);
+// `ctx` is the function's execution context (a split reduction allocates its partials).
+SmallVector<scf::ParallelOp> exposeGridParallelism(scf::ParallelOp loop, Value ctx);
 
 }  // namespace disc_ral
 }  // namespace mlir

@@ -1,7 +1,8 @@
 // Device kernels take every parallel dimension they legally can (grid_parallelism.h): nested
 // parallel loops merge, a body of several parallel loops becomes one kernel each, a parallel loop
-// under scf.for loops moves out when its writes are element-wise, and the dimensions collapse
-// into the one the grid strides over. What is not provably legal stays sequential in a thread.
+// under scf.for loops moves out when its writes are element-wise, a long reduction per element
+// splits into partial folds, and the dimensions collapse into the one the grid strides over.
+// What is not provably legal stays sequential in a thread.
 // RUN: ral-opt %s -disc-ral-outline-kernels="device=cuda gpu-arch=sm_90" | FileCheck %s
 // RUN: ral-opt %s -disc-ral-outline-kernels="device=vulkan" | FileCheck %s --check-prefix=SPIRV
 
@@ -138,6 +139,38 @@ func.func @may_alias(%ctx: !disc_ral.context, %x: memref<?x8xf32>, %y: memref<?x
   return
 }
 
+
+// A mean's sum over 64x64 positions for 8 channels: 8 threads of 4096 additions each would be
+// the grid. Split: 64 parts fold one row each into partials[part, n, c] (kernel 6, the part
+// outermost so neighbouring threads read neighbouring channels), then each element adds its
+// 64 partials to its sum in order (kernel 7); the partials are released after both.
+// CHECK-LABEL: func.func @channel_mean
+// CHECK: %[[P:.*]] = disc_ral.alloc %{{.*}}(%{{.*}}) : memref<64x?x8xf32>
+// CHECK: disc_ral.launch %{{.*}}, @ral_kernel_6
+// CHECK: disc_ral.launch %{{.*}}, @ral_kernel_7
+// CHECK: disc_ral.dealloc %{{.*}}, %[[P]] : memref<64x?x8xf32>
+func.func @channel_mean(%ctx: !disc_ral.context, %x: memref<?x64x64x8xf32>, %n: index) -> memref<?x8xf32> {
+  %s = memref.alloc(%n) : memref<?x8xf32>
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c64 = arith.constant 64 : index
+  scf.parallel (%b) = (%c0) to (%n) step (%c1) {
+    scf.for %h = %c0 to %c64 step %c1 {
+      scf.for %w = %c0 to %c64 step %c1 {
+        scf.parallel (%c) = (%c0) to (%c8) step (%c1) {
+          %v = memref.load %x[%b, %h, %w, %c] : memref<?x64x64x8xf32>
+          %a = memref.load %s[%b, %c] : memref<?x8xf32>
+          %r = arith.addf %a, %v : f32
+          memref.store %r, %s[%b, %c] : memref<?x8xf32>
+          scf.reduce
+        }
+      }
+    }
+    scf.reduce
+  }
+  return %s : memref<?x8xf32>
+}
 // The kernels follow the functions.
 // CHECK-LABEL: gpu.func @ral_kernel_2
 // CHECK: scf.for
@@ -164,4 +197,19 @@ func.func @may_alias(%ctx: !disc_ral.context, %x: memref<?x8xf32>, %y: memref<?x
 // CHECK-NOT: arith.remui
 // CHECK: scf.for
 // CHECK: scf.for
+// CHECK: gpu.return
+// CHECK-LABEL: gpu.func @ral_kernel_6
+// CHECK: scf.for
+// CHECK: arith.remui %{{.*}}, %c8{{.*}} : index
+// CHECK: %[[ROWS:.*]] = scf.for %{{.*}} iter_args(%[[ACC:.*]] = %cst) -> (f32)
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c64{{.*}} iter_args(%{{.*}} = %[[ACC]]) -> (f32)
+// CHECK: arith.addf
+// CHECK: llvm.store %[[ROWS]]
+// CHECK: gpu.return
+// CHECK-LABEL: gpu.func @ral_kernel_7
+// CHECK: %[[START:.*]] = llvm.load
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c64{{.*}} iter_args(%{{.*}} = %[[START]]) -> (f32)
+// CHECK: llvm.load
+// CHECK: arith.addf
+// CHECK: llvm.store
 // CHECK: gpu.return
