@@ -1,6 +1,7 @@
 // Parallel dimensions for device kernels' grids (grid_parallelism.h has the rules).
 #include "compiler_passes/conversion/grid_parallelism.h"
 
+#include "compiler_passes/conversion/kernel_common.h"
 #include "compiler_passes/dialect/dialect.h"
 #include "compiler_passes/transforms/loop_analysis.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -396,10 +397,7 @@ scf::ParallelOp collapse(scf::ParallelOp loop) {
   SmallVector<Value> trips;
   Value total;
   for (unsigned d = 0; d < loop.getNumLoops(); ++d) {
-    Value span =
-        b.createOrFold<arith::SubIOp>(loc, loop.getUpperBound()[d], loop.getLowerBound()[d]);
-    Value n = b.createOrFold<arith::CeilDivSIOp>(loc, span, loop.getStep()[d]);
-    n = b.createOrFold<arith::MaxSIOp>(loc, n, zero);
+    Value n = tripCount(b, loop, d);
     trips.push_back(n);
     total = total ? b.createOrFold<arith::MulIOp>(loc, total, n) : n;
   }

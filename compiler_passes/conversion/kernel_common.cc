@@ -54,12 +54,14 @@ LogicalResult checkKernelBody(scf::ParallelOp loop, llvm::StringRef kernel_kind)
   return failure(walk.wasInterrupted());
 }
 
-Value tripCount(OpBuilder& b, scf::ParallelOp loop) {
+Value tripCount(OpBuilder& b, scf::ParallelOp loop, unsigned d, IRMapping* map) {
   Location loc = loop.getLoc();
+  auto get = [&](Value v) { return map ? map->lookupOrDefault(v) : v; };
   Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
-  Value span = b.create<arith::SubIOp>(loc, loop.getUpperBound()[0], loop.getLowerBound()[0]);
-  return b.create<arith::MaxSIOp>(loc, b.create<arith::CeilDivSIOp>(loc, span, loop.getStep()[0]),
-                                  zero);
+  Value span =
+      b.createOrFold<arith::SubIOp>(loc, get(loop.getUpperBound()[d]), get(loop.getLowerBound()[d]));
+  Value trips = b.createOrFold<arith::CeilDivSIOp>(loc, span, get(loop.getStep()[d]));
+  return b.createOrFold<arith::MaxSIOp>(loc, trips, zero);
 }
 
 bool isConstantValue(Value v) {

@@ -124,8 +124,10 @@ void rewriteBufferAccesses(Value placeholder, MemRefType type,
                            llvm::function_ref<Value(OpBuilder&, Value)> load,
                            llvm::function_ref<void(OpBuilder&, Value, Value)> store);
 
-// max(ceil((upper - lower) / step), 0) of the one-dimensional `loop`, built at `b`.
-Value tripCount(OpBuilder& b, scf::ParallelOp loop);
+// max(ceil((upper - lower) / step), 0) of dimension `d` of `loop`, built at `b` (folded where
+// the bounds are constants, so a kernel that divides by it divides by a constant); `map`, when
+// given, maps the bounds first (a loop being cloned).
+Value tripCount(OpBuilder& b, scf::ParallelOp loop, unsigned d = 0, IRMapping* map = nullptr);
 
 // Rewrites the scf.parallel loops nested in `root` as scf.for nests (one invocation runs them).
 // A nested parallel reduction is an error naming `kernel_kind` ("SPIR-V", "GPU").

@@ -19,6 +19,7 @@
 #include "compiler_passes/dialect/dialect.h"
 #include "compiler_passes/conversion/gpu/gpu_kernels.h"
 #include "compiler_passes/conversion/grid_parallelism.h"
+#include "compiler_passes/conversion/kernel_common.h"
 #include "compiler_passes/transforms/loop_analysis.h"
 #include "compiler_passes/passes.h"
 #include "compiler_passes/conversion/spirv/spirv_kernels.h"
@@ -78,14 +79,6 @@ bool canOutline(scf::ParallelOp loop) {
 
 Value ceilDiv(OpBuilder& b, Location loc, Value x, Value y) {
   return b.create<arith::CeilDivSIOp>(loc, x, y);
-}
-
-// Trip count of dimension `d` of `p` (0 when its range is empty).
-Value tripCount(OpBuilder& b, Location loc, scf::ParallelOp p, unsigned d, IRMapping* map) {
-  auto get = [&](Value v) { return map ? map->lookupOrDefault(v) : v; };
-  Value span = b.create<arith::SubIOp>(loc, get(p.getUpperBound()[d]), get(p.getLowerBound()[d]));
-  Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
-  return b.create<arith::MaxSIOp>(loc, ceilDiv(b, loc, span, get(p.getStep()[d])), zero);
 }
 
 // The inner loops one row of `loop` can be split across: its body's top-level scf.parallel ops,
@@ -368,7 +361,7 @@ class OutlineKernelsPass : public impl::OutlineKernelsPassBase<OutlineKernelsPas
         continue;
       }
       // This part's slice of the inner loop's first dimension.
-      Value slice = ceilDiv(b, loc, tripCount(b, loc, inner, 0, &mapping), parts);
+      Value slice = ceilDiv(b, loc, tripCount(b, inner, 0, &mapping), parts);
       Value inner_step = mapping.lookupOrDefault(inner.getStep()[0]);
       Value width = b.create<arith::MulIOp>(loc, slice, inner_step);
       Value from = b.create<arith::AddIOp>(loc, mapping.lookupOrDefault(inner.getLowerBound()[0]),
@@ -385,9 +378,7 @@ class OutlineKernelsPass : public impl::OutlineKernelsPassBase<OutlineKernelsPas
     // The launch.
     b.setInsertionPoint(loop);
     Value one = b.create<arith::ConstantIndexOp>(loc, 1);
-    Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
-    Value span = b.create<arith::SubIOp>(loc, loop.getUpperBound()[0], loop.getLowerBound()[0]);
-    Value trips = b.create<arith::MaxSIOp>(loc, ceilDiv(b, loc, span, loop.getStep()[0]), zero);
+    Value trips = tripCount(b, loop);
     Value work = estimateWork(b, loc, *loop.getBody(), loop);
     Value grain_v = b.create<arith::ConstantIndexOp>(loc, grain);
     Value per_group = b.create<arith::MaxSIOp>(loc, ceilDiv(b, loc, grain_v, work), one);
@@ -400,7 +391,7 @@ class OutlineKernelsPass : public impl::OutlineKernelsPassBase<OutlineKernelsPas
     if (!split.empty()) {
       Value longest = one;
       for (scf::ParallelOp inner : split)
-        longest = b.create<arith::MaxSIOp>(loc, longest, tripCount(b, loc, inner, 0, nullptr));
+        longest = b.create<arith::MaxSIOp>(loc, longest, tripCount(b, inner));
       longest = b.create<arith::MinSIOp>(loc, longest,
                                          b.create<arith::ConstantIndexOp>(loc, kMaxRowParts));
       row_parts = b.create<arith::MinSIOp>(loc, ceilDiv(b, loc, work, grain_v), longest);

@@ -17,8 +17,7 @@
 // OUTLINE: %[[N0:.*]] = arith.maxsi %[[N]], %{{.*}} : index
 // OUTLINE: %[[M0:.*]] = arith.maxsi %[[M]], %{{.*}} : index
 // OUTLINE: %[[NM:.*]] = arith.muli %[[N0]], %[[M0]] : index
-// OUTLINE: arith.subi %[[NM]]
-// OUTLINE: %[[TRIPS:.*]] = arith.maxsi
+// OUTLINE: %[[TRIPS:.*]] = arith.maxsi %[[NM]], %{{.*}} : index
 // OUTLINE: %[[C256:.*]] = arith.constant 256 : index
 // OUTLINE: %[[WANT:.*]] = arith.ceildivsi %[[TRIPS]], %[[C256]] : index
 // OUTLINE: %[[GRID:.*]] = arith.minsi %[[WANT]], %{{.*}} : index
