@@ -237,6 +237,21 @@ DenseElementsAttr linearBias(DenseElementsAttr data, int64_t columns, int64_t ra
   return data.reshape(RankedTensorType::get({columns}, data.getElementType()));
 }
 
+FailureOr<LinearRows> linearRows(NodeContext& n, Value a, int64_t k, int64_t cols) {
+  OpBuilder& b = n.b();
+  Location loc = n.loc();
+  const int64_t rank = cast<RankedTensorType>(a.getType()).getRank();
+  if (failed(checkSameDim(n, dimOf(b, loc, a, rank - 1), b.getIndexAttr(k), "contraction dims")))
+    return failure();
+  LinearRows r;
+  SmallVector<OpFoldResult> lead = dimsOf(b, loc, a);
+  lead.pop_back();
+  r.out_dims = lead;
+  r.out_dims.push_back(b.getIndexAttr(cols));
+  r.rows = product(b, loc, lead);
+  return r;
+}
+
 // a [..., K] times a constant w ([K, N], or [N, K] when `nk`) plus an optional bias [N], as a 1x1
 // channels-last disc_ral.conv over a's rows: ral_conv keeps such weights packed for the
 // Context's life and applies the node's planned epilogue (bias Add, residual Add, activation)
@@ -270,13 +285,10 @@ FailureOr<bool> libraryLinear(NodeContext& n, Value a, DenseElementsAttr w, bool
       return false;
     filter = transposeConstant(w, {1, 0}).reshape(filter_type);
   }
-  if (failed(checkSameDim(n, dimOf(b, loc, a, rank - 1), b.getIndexAttr(k), "contraction dims")))
-    return failure();
-  SmallVector<OpFoldResult> lead = dimsOf(b, loc, a);
-  lead.pop_back();
-  SmallVector<OpFoldResult> out_dims(lead);
-  out_dims.push_back(b.getIndexAttr(cols));
-  OpFoldResult rows = product(b, loc, lead);
+  FailureOr<LinearRows> shape = linearRows(n, a, k, cols);
+  if (failed(shape)) return failure();
+  SmallVector<OpFoldResult> out_dims = shape->out_dims;
+  OpFoldResult rows = shape->rows;
   SmallVector<OpFoldResult> conv_dims = {b.getIndexAttr(1), rows, b.getIndexAttr(cols)};
 
   // The planned epilogue, when its values allow (a bias Add of one value per column, after a

@@ -44,6 +44,14 @@ FailureOr<EpilogueValues> epilogueValues(NodeContext& n, const ConvEpilogue& e, 
 void applyEpilogue(NodeContext& n, ConvEpilogue& e, const EpilogueValues& ev, ConvOp conv,
                    Value result);
 
+// a [..., K] as the rows of a 1x1 convolution (after checking its last dim is `k`): the
+// result's dims [..., cols] and the number of rows (the product of a's leading dims).
+struct LinearRows {
+  SmallVector<OpFoldResult> out_dims;
+  OpFoldResult rows;
+};
+FailureOr<LinearRows> linearRows(NodeContext& n, Value a, int64_t k, int64_t cols);
+
 // A bias of `columns` values for a [..., columns] result of rank `rank`, as [columns], or null.
 DenseElementsAttr linearBias(DenseElementsAttr data, int64_t columns, int64_t rank);
 

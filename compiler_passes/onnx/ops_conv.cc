@@ -315,13 +315,10 @@ FailureOr<bool> quantizedLinear(NodeContext& n, ConvEpilogue& e) {
   if (!filter) return false;
   if (!d->w.isSplat()) filter = filter.reshape(filter_type);
   Value a = n.materialize(*d->xq);
-  if (failed(checkSameDim(n, dimOf(b, loc, a, rank - 1), b.getIndexAttr(k), "contraction dims")))
-    return failure();
-  SmallVector<OpFoldResult> lead = dimsOf(b, loc, a);
-  lead.pop_back();
-  SmallVector<OpFoldResult> out_dims(lead);
-  out_dims.push_back(b.getIndexAttr(cols));
-  OpFoldResult rows = product(b, loc, lead);
+  FailureOr<LinearRows> shape = linearRows(n, a, k, cols);
+  if (failed(shape)) return failure();
+  SmallVector<OpFoldResult> out_dims = shape->out_dims;
+  OpFoldResult rows = shape->rows;
   Type f32 = b.getF32Type();
   Value init = emptyTensor(b, loc, {b.getIndexAttr(1), rows, b.getIndexAttr(cols)},
                            q->int8_result ? b.getIntegerType(8) : f32);
