@@ -239,7 +239,8 @@ std::optional<SplitReduction> splitReductionOf(scf::ParallelOp loop) {
         llvm::equal(load.getIndices(), r.store.getIndices()))
       r.load = load;
   }
-  if (!r.load || !r.load->hasOneUse() || r.combine->getOperand(0) == r.combine->getOperand(1))
+  if (!r.load || !r.load->hasOneUse() || !r.combine->getResult(0).hasOneUse() ||
+      r.combine->getOperand(0) == r.combine->getOperand(1))
     return std::nullopt;
   // B[idx] is the same element all through the reduction, and nothing else reads B.
   Operation* outer_for = r.fors.front();
