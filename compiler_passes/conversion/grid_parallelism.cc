@@ -1,6 +1,8 @@
 // Parallel dimensions for device kernels' grids (grid_parallelism.h has the rules).
 #include "compiler_passes/conversion/grid_parallelism.h"
 
+#include <limits>
+
 #include "compiler_passes/conversion/kernel_common.h"
 #include "compiler_passes/dialect/dialect.h"
 #include "compiler_passes/transforms/loop_analysis.h"
@@ -200,6 +202,13 @@ std::optional<int64_t> constantIndex(Value v) {
   return std::nullopt;
 }
 
+// Iterations of a loop from lb to ub by step > 0 (0 when empty).
+int64_t tripsOf(int64_t lb, int64_t ub, int64_t step) {
+  if (ub <= lb) return 0;
+  const uint64_t span = static_cast<uint64_t>(ub) - static_cast<uint64_t>(lb);
+  return static_cast<int64_t>((span - 1) / static_cast<uint64_t>(step) + 1);
+}
+
 std::optional<SplitReduction> splitReductionOf(scf::ParallelOp loop) {
   SplitReduction r;
   Operation* op = soleNonPureOp(*loop.getBody());
@@ -211,10 +220,11 @@ std::optional<SplitReduction> splitReductionOf(scf::ParallelOp loop) {
     const int64_t step = *constantIndex(f.getStep());
     if (step <= 0) return std::nullopt;
     const int64_t trips =
-        std::max<int64_t>(0, llvm::divideCeil(*constantIndex(f.getUpperBound()) -
-                                                  *constantIndex(f.getLowerBound()),
-                                              step));
-    steps *= trips;
+        tripsOf(*constantIndex(f.getLowerBound()), *constantIndex(f.getUpperBound()), step);
+    // Only whether there are enough steps matters: saturate rather than overflow.
+    steps = trips != 0 && steps > std::numeric_limits<int64_t>::max() / trips
+                ? std::numeric_limits<int64_t>::max()
+                : steps * trips;
     r.fors.push_back(f);
     Block* body = f.getBody();
     op = soleNonPureOp(*body);
@@ -255,13 +265,16 @@ std::optional<SplitReduction> splitReductionOf(scf::ParallelOp loop) {
   for (unsigned d = 0; d < loop.getNumLoops(); ++d) {
     if (constantIndex(loop.getLowerBound()[d]) != 0 || constantIndex(loop.getStep()[d]) != 1)
       return std::nullopt;
-    if (std::optional<int64_t> n = constantIndex(loop.getUpperBound()[d])) parallel *= *n;
+    if (std::optional<int64_t> n = constantIndex(loop.getUpperBound()[d])) {
+      if (*n <= 0 || *n > kSplitMaxParallel) return std::nullopt;  // empty, or enough threads
+      parallel *= *n;
+      if (parallel > kSplitMaxParallel) return std::nullopt;
+    }
   }
-  if (parallel > kSplitMaxParallel) return std::nullopt;
   scf::ForOp first = r.fors.front();
-  const int64_t first_trips = llvm::divideCeil(
-      *constantIndex(first.getUpperBound()) - *constantIndex(first.getLowerBound()),
-      *constantIndex(first.getStep()));
+  const int64_t first_trips =
+      tripsOf(*constantIndex(first.getLowerBound()), *constantIndex(first.getUpperBound()),
+              *constantIndex(first.getStep()));
   r.parts = std::min<int64_t>(first_trips, llvm::divideCeil(kSplitTargetThreads, parallel));
   if (r.parts < 2) return std::nullopt;
   return r;
@@ -321,7 +334,7 @@ SmallVector<scf::ParallelOp> splitReduction(scf::ParallelOp loop, Value ctx,
   const int64_t lb = *constantIndex(first.getLowerBound());
   const int64_t ub = *constantIndex(first.getUpperBound());
   const int64_t step = *constantIndex(first.getStep());
-  const int64_t chunk = llvm::divideCeil(llvm::divideCeil(ub - lb, step), r.parts) * step;
+  const int64_t chunk = llvm::divideCeil(tripsOf(lb, ub, step), r.parts) * step;
 
   // Phase 1: part k folds its slice of the first loop into partials[k, i...].
   // The part is the outermost dimension, so neighbouring threads take neighbouring elements
