@@ -45,9 +45,15 @@ bool boundsDefinedOutside(scf::ParallelOp inner, scf::ParallelOp outer) {
   return true;
 }
 
+// Whether `v` is computed inside `op` (a view made per iteration of a loop, say).
+bool definedInside(Value v, Operation* op) {
+  return op->isAncestor(v.getParentBlock()->getParentOp());
+}
+
 // Whether every buffer `p` writes is written and read in `p` only element-wise in p's
-// induction variables (see the header), so p may move outside loops around it.
-bool writesElementwise(scf::ParallelOp p) {
+// induction variables (see the header) and is the same buffer in every iteration of `around`
+// (the outermost loop p would move out of), so p may move outside the loops around it.
+bool writesElementwise(scf::ParallelOp p, Operation* around) {
   std::optional<SmallVector<MemoryAccess>> accesses = collectAccesses(p);
   if (!accesses) return false;
   auto indicesOf = [](Operation* op) -> ValueRange {
@@ -56,6 +62,7 @@ bool writesElementwise(scf::ParallelOp p) {
   };
   for (const MemoryAccess& w : *accesses) {
     if (!w.write) continue;
+    if (definedInside(w.memref, around)) return false;
     auto type = cast<MemRefType>(w.memref.getType());
     SmallVector<int64_t> strides;
     int64_t offset;
@@ -81,16 +88,15 @@ bool writesElementwise(scf::ParallelOp p) {
 // ops and one loop. Null when there is none.
 scf::ParallelOp hoistableInner(scf::ParallelOp loop) {
   Operation* op = soleNonPureOp(*loop.getBody());
-  bool through_for = false;
+  Operation* first_for = dyn_cast_or_null<scf::ForOp>(op);
   while (auto f = dyn_cast_or_null<scf::ForOp>(op)) {
     if (!f.getInitArgs().empty()) return nullptr;
     op = soleNonPureOp(*f.getBody());
-    through_for = true;
   }
   if (!op || !isPlainParallel(op)) return nullptr;
   auto inner = cast<scf::ParallelOp>(op);
   if (!boundsDefinedOutside(inner, loop)) return nullptr;
-  if (through_for && !writesElementwise(inner)) return nullptr;
+  if (first_for && !writesElementwise(inner, first_for)) return nullptr;
   return inner;
 }
 
@@ -255,8 +261,9 @@ std::optional<SplitReduction> splitReductionOf(scf::ParallelOp loop) {
   // B[idx] is the same element all through the reduction, and nothing else reads B.
   Operation* outer_for = r.fors.front();
   for (Value i : r.store.getIndices())
-    if (outer_for->isAncestor(i.getParentBlock()->getParentOp())) return std::nullopt;
+    if (definedInside(i, outer_for)) return std::nullopt;
   Value b = r.store.getMemref();
+  if (definedInside(b, outer_for)) return std::nullopt;
   for (Operation& o : r.fors.back().getBody()->without_terminator())
     if (auto load = dyn_cast<memref::LoadOp>(&o))
       if (load != r.load && mayAlias(load.getMemref(), b)) return std::nullopt;
@@ -373,7 +380,7 @@ SmallVector<scf::ParallelOp> splitReduction(scf::ParallelOp loop, Value ctx,
     OpBuilder pb = OpBuilder::atBlockTerminator(phase2.getBody());
     for (Operation& o : loop.getBody()->without_terminator())
       if (&o != first.getOperation()) pb.clone(o, mapping);
-    Value target = r.store.getMemref();
+    Value target = mapping.lookupOrDefault(r.store.getMemref());
     SmallVector<Value> idx;
     for (Value i : r.store.getIndices()) idx.push_back(mapping.lookupOrDefault(i));
     Value start = pb.create<memref::LoadOp>(loc, target, idx);
