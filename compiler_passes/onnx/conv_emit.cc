@@ -252,6 +252,21 @@ FailureOr<LinearRows> linearRows(NodeContext& n, Value a, int64_t k, int64_t col
   return r;
 }
 
+ConvOp rowsConvolution(OpBuilder& b, Location loc, Value a, OpFoldResult rows, int64_t k,
+                       DenseElementsAttr filter, Value bias, Value init) {
+  Window window;
+  window.strides = {1};
+  window.dilations = {1};
+  window.pad_begin = {0};
+  window.pad_end = {0};
+  Value x = reshape(b, loc, a, {b.getIndexAttr(1), rows, b.getIndexAttr(k)});
+  Value y = libraryConvolution(b, loc, x, b.create<arith::ConstantOp>(loc, filter), bias, init,
+                               window, 1, /*transposed=*/false);
+  auto conv = y.getDefiningOp<ConvOp>();
+  conv.setChannelsLast(true);
+  return conv;
+}
+
 // a [..., K] times a constant w ([K, N], or [N, K] when `nk`) plus an optional bias [N], as a 1x1
 // channels-last disc_ral.conv over a's rows: ral_conv keeps such weights packed for the
 // Context's life and applies the node's planned epilogue (bias Add, residual Add, activation)
@@ -311,18 +326,9 @@ FailureOr<bool> libraryLinear(NodeContext& n, Value a, DenseElementsAttr w, bool
   }
   Value init = ev && ev->residual ? reshape(b, loc, ev->residual, conv_dims)
                                              : emptyTensor(b, loc, conv_dims, f32);
-  Window window;
-  window.strides = {1};
-  window.dilations = {1};
-  window.pad_begin = {0};
-  window.pad_end = {0};
-  Value x = reshape(b, loc, a, {b.getIndexAttr(1), rows, b.getIndexAttr(k)});
   Value bias_value = fused_bias ? b.create<arith::ConstantOp>(loc, fused_bias) : Value();
-  Value y = libraryConvolution(b, loc, x, b.create<arith::ConstantOp>(loc, filter), bias_value,
-                               init, window, 1, /*transposed=*/false);
-  auto conv = y.getDefiningOp<ConvOp>();
-  conv.setChannelsLast(true);
-  Value result = reshape(b, loc, y, out_dims);
+  ConvOp conv = rowsConvolution(b, loc, a, rows, k, filter, bias_value, init);
+  Value result = reshape(b, loc, conv.getResult()[0], out_dims);
   if (!ev) {
     n.setOutput(0, result);
     return true;

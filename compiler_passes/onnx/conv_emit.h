@@ -52,6 +52,12 @@ struct LinearRows {
 };
 FailureOr<LinearRows> linearRows(NodeContext& n, Value a, int64_t k, int64_t cols);
 
+// a [..., K] convolved as [1, rows, K] with the constant `filter` [N, K, 1] and `bias` (null:
+// none) into `init` [1, rows, N]: a 1x1 channels-last disc_ral.conv, returned to be configured
+// further (epilogue, quantization).
+ConvOp rowsConvolution(OpBuilder& b, Location loc, Value a, OpFoldResult rows, int64_t k,
+                       DenseElementsAttr filter, Value bias, Value init);
+
 // A bias of `columns` values for a [..., columns] result of rank `rank`, as [columns], or null.
 DenseElementsAttr linearBias(DenseElementsAttr data, int64_t columns, int64_t rank);
 

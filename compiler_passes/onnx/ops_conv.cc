@@ -325,18 +325,9 @@ FailureOr<bool> quantizedLinear(NodeContext& n, ConvEpilogue& e) {
   Value bias_value = b.create<arith::ConstantOp>(
       loc, DenseElementsAttr::get(RankedTensorType::get({static_cast<int64_t>(q->bias.size())}, f32),
                                   ArrayRef<float>(q->bias)));
-  Window window;
-  window.strides = {1};
-  window.dilations = {1};
-  window.pad_begin = {0};
-  window.pad_end = {0};
-  Value x = reshape(b, loc, a, {b.getIndexAttr(1), rows, b.getIndexAttr(k)});
-  Value y = libraryConvolution(b, loc, x, b.create<arith::ConstantOp>(loc, filter), bias_value,
-                               init, window, 1, /*transposed=*/false);
-  auto conv = y.getDefiningOp<ConvOp>();
-  conv.setChannelsLast(true);
+  ConvOp conv = rowsConvolution(b, loc, a, rows, k, filter, bias_value, init);
   setQuantization(conv, *q);
-  defineQuantized(n, e, *q, reshape(b, loc, y, out_dims), plain);
+  defineQuantized(n, e, *q, reshape(b, loc, conv.getResult()[0], out_dims), plain);
   return true;
 }
 
