@@ -103,8 +103,7 @@ def main():
             return 1
         reference = model.double()
         for batch in (1, 3):
-            x = deterministic_input((batch, 3, 224, 224))[:, :, :, ::-1].copy() if batch > 1 \
-                else x1
+            x = deterministic_input((batch, 3, 224, 224))
             with torch.no_grad():
                 y = reference(torch.from_numpy(x).double()).numpy().astype(np.float32)
             np.save(os.path.join(args.pack_dir, f"{name}.x{batch}.npy"), x)

@@ -8,6 +8,7 @@
 #include "compiler_passes/transforms/loop_analysis.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -203,11 +204,6 @@ TypedAttr identityOf(Operation* op) {
   return nullptr;
 }
 
-std::optional<int64_t> constantIndex(Value v) {
-  if (auto c = v.getDefiningOp<arith::ConstantIndexOp>()) return c.value();
-  return std::nullopt;
-}
-
 // Iterations of a loop from lb to ub by step > 0 (0 when empty).
 int64_t tripsOf(int64_t lb, int64_t ub, int64_t step) {
   if (ub <= lb) return 0;
@@ -222,11 +218,11 @@ std::optional<SplitReduction> splitReductionOf(scf::ParallelOp loop) {
   while (auto f = dyn_cast_or_null<scf::ForOp>(op)) {
     if (!f.getInitArgs().empty()) return std::nullopt;
     for (Value v : {f.getLowerBound(), f.getUpperBound(), f.getStep()})
-      if (!loop.isDefinedOutsideOfLoop(v) || !constantIndex(v)) return std::nullopt;
-    const int64_t step = *constantIndex(f.getStep());
+      if (!loop.isDefinedOutsideOfLoop(v) || !getConstantIntValue(v)) return std::nullopt;
+    const int64_t step = *getConstantIntValue(f.getStep());
     if (step <= 0) return std::nullopt;
     const int64_t trips =
-        tripsOf(*constantIndex(f.getLowerBound()), *constantIndex(f.getUpperBound()), step);
+        tripsOf(*getConstantIntValue(f.getLowerBound()), *getConstantIntValue(f.getUpperBound()), step);
     // Only whether there are enough steps matters: saturate rather than overflow.
     steps = trips != 0 && steps > std::numeric_limits<int64_t>::max() / trips
                 ? std::numeric_limits<int64_t>::max()
@@ -270,9 +266,9 @@ std::optional<SplitReduction> splitReductionOf(scf::ParallelOp loop) {
   // Few parallel iterations: the split gives the grid K times more.
   int64_t parallel = 1;
   for (unsigned d = 0; d < loop.getNumLoops(); ++d) {
-    if (constantIndex(loop.getLowerBound()[d]) != 0 || constantIndex(loop.getStep()[d]) != 1)
+    if (getConstantIntValue(loop.getLowerBound()[d]) != 0 || getConstantIntValue(loop.getStep()[d]) != 1)
       return std::nullopt;
-    if (std::optional<int64_t> n = constantIndex(loop.getUpperBound()[d])) {
+    if (std::optional<int64_t> n = getConstantIntValue(loop.getUpperBound()[d])) {
       if (*n <= 0 || *n > kSplitMaxParallel) return std::nullopt;  // empty, or enough threads
       parallel *= *n;
       if (parallel > kSplitMaxParallel) return std::nullopt;
@@ -280,8 +276,8 @@ std::optional<SplitReduction> splitReductionOf(scf::ParallelOp loop) {
   }
   scf::ForOp first = r.fors.front();
   const int64_t first_trips =
-      tripsOf(*constantIndex(first.getLowerBound()), *constantIndex(first.getUpperBound()),
-              *constantIndex(first.getStep()));
+      tripsOf(*getConstantIntValue(first.getLowerBound()), *getConstantIntValue(first.getUpperBound()),
+              *getConstantIntValue(first.getStep()));
   r.parts = std::min<int64_t>(first_trips, llvm::divideCeil(kSplitTargetThreads, parallel));
   if (r.parts < 2) return std::nullopt;
   return r;
@@ -327,7 +323,7 @@ SmallVector<scf::ParallelOp> splitReduction(scf::ParallelOp loop, Value ctx,
   SmallVector<int64_t> shape{r.parts};
   SmallVector<Value> dynamic;
   for (unsigned d = 0; d < dims; ++d) {
-    std::optional<int64_t> n = constantIndex(loop.getUpperBound()[d]);
+    std::optional<int64_t> n = getConstantIntValue(loop.getUpperBound()[d]);
     shape.push_back(n ? *n : ShapedType::kDynamic);
     if (!n) dynamic.push_back(loop.getUpperBound()[d]);
   }
@@ -338,9 +334,9 @@ SmallVector<scf::ParallelOp> splitReduction(scf::ParallelOp loop, Value ctx,
   Value one = b.create<arith::ConstantIndexOp>(loc, 1);
   Value parts = b.create<arith::ConstantIndexOp>(loc, r.parts);
   scf::ForOp first = r.fors.front();
-  const int64_t lb = *constantIndex(first.getLowerBound());
-  const int64_t ub = *constantIndex(first.getUpperBound());
-  const int64_t step = *constantIndex(first.getStep());
+  const int64_t lb = *getConstantIntValue(first.getLowerBound());
+  const int64_t ub = *getConstantIntValue(first.getUpperBound());
+  const int64_t step = *getConstantIntValue(first.getStep());
   const int64_t chunk = llvm::divideCeil(tripsOf(lb, ub, step), r.parts) * step;
 
   // Phase 1: part k folds its slice of the first loop into partials[k, i...].
