@@ -132,8 +132,7 @@ scf::ParallelOp absorb(scf::ParallelOp loop, scf::ParallelOp inner) {
   };
   auto merged = b.create<scf::ParallelOp>(
       loop.getLoc(), concat(loop.getLowerBound(), inner.getLowerBound()),
-      concat(loop.getUpperBound(), inner.getUpperBound()),
-      concat(loop.getStep(), inner.getStep()));
+      concat(loop.getUpperBound(), inner.getUpperBound()), concat(loop.getStep(), inner.getStep()));
   IRMapping mapping;
   const unsigned outer_dims = loop.getNumLoops();
   for (unsigned d = 0; d < outer_dims; ++d)
@@ -160,8 +159,8 @@ SmallVector<scf::ParallelOp> fission(scf::ParallelOp loop) {
   OpBuilder b(loop);
   SmallVector<scf::ParallelOp> parts;
   for (scf::ParallelOp inner : inners) {
-    auto part = b.create<scf::ParallelOp>(loop.getLoc(), loop.getLowerBound(),
-                                          loop.getUpperBound(), loop.getStep());
+    auto part = b.create<scf::ParallelOp>(loop.getLoc(), loop.getLowerBound(), loop.getUpperBound(),
+                                          loop.getStep());
     IRMapping mapping;
     mapping.map(loop.getInductionVars(), part.getInductionVars());
     OpBuilder pb = OpBuilder::atBlockTerminator(part.getBody());
@@ -179,8 +178,8 @@ SmallVector<scf::ParallelOp> fission(scf::ParallelOp loop) {
 // as two kernels: K parts of r1's range each fold their slice into a partial (from the
 // operation's identity), then one fold per element adds the K partials to B[idx] in order.
 
-constexpr int64_t kSplitMinSteps = 512;        // reduction steps per element worth splitting
-constexpr int64_t kSplitMaxParallel = 8192;    // parallel iterations (static part) below which
+constexpr int64_t kSplitMinSteps = 512;         // reduction steps per element worth splitting
+constexpr int64_t kSplitMaxParallel = 8192;     // parallel iterations (static part) below which
 constexpr int64_t kSplitTargetThreads = 16384;  // partial sums wanted in all
 
 struct SplitReduction {
@@ -221,8 +220,8 @@ std::optional<SplitReduction> splitReductionOf(scf::ParallelOp loop) {
       if (!loop.isDefinedOutsideOfLoop(v) || !getConstantIntValue(v)) return std::nullopt;
     const int64_t step = *getConstantIntValue(f.getStep());
     if (step <= 0) return std::nullopt;
-    const int64_t trips =
-        tripsOf(*getConstantIntValue(f.getLowerBound()), *getConstantIntValue(f.getUpperBound()), step);
+    const int64_t trips = tripsOf(*getConstantIntValue(f.getLowerBound()),
+                                  *getConstantIntValue(f.getUpperBound()), step);
     // Only whether there are enough steps matters: saturate rather than overflow.
     steps = trips != 0 && steps > std::numeric_limits<int64_t>::max() / trips
                 ? std::numeric_limits<int64_t>::max()
@@ -266,7 +265,8 @@ std::optional<SplitReduction> splitReductionOf(scf::ParallelOp loop) {
   // Few parallel iterations: the split gives the grid K times more.
   int64_t parallel = 1;
   for (unsigned d = 0; d < loop.getNumLoops(); ++d) {
-    if (getConstantIntValue(loop.getLowerBound()[d]) != 0 || getConstantIntValue(loop.getStep()[d]) != 1)
+    if (getConstantIntValue(loop.getLowerBound()[d]) != 0 ||
+        getConstantIntValue(loop.getStep()[d]) != 1)
       return std::nullopt;
     if (std::optional<int64_t> n = getConstantIntValue(loop.getUpperBound()[d])) {
       if (*n <= 0 || *n > kSplitMaxParallel) return std::nullopt;  // empty, or enough threads
@@ -276,16 +276,16 @@ std::optional<SplitReduction> splitReductionOf(scf::ParallelOp loop) {
   }
   scf::ForOp first = r.fors.front();
   const int64_t first_trips =
-      tripsOf(*getConstantIntValue(first.getLowerBound()), *getConstantIntValue(first.getUpperBound()),
-              *getConstantIntValue(first.getStep()));
+      tripsOf(*getConstantIntValue(first.getLowerBound()),
+              *getConstantIntValue(first.getUpperBound()), *getConstantIntValue(first.getStep()));
   r.parts = std::min<int64_t>(first_trips, llvm::divideCeil(kSplitTargetThreads, parallel));
   if (r.parts < 2) return std::nullopt;
   return r;
 }
 
 // Clones the for chain from `level` on with an accumulator: returns the chain's folded value.
-Value cloneFolding(OpBuilder& b, SplitReduction r, size_t level, Value acc,
-                   IRMapping& mapping, Value lb, Value ub) {
+Value cloneFolding(OpBuilder& b, SplitReduction r, size_t level, Value acc, IRMapping& mapping,
+                   Value lb, Value ub) {
   scf::ForOp f = r.fors[level];
   auto copy = b.create<scf::ForOp>(f.getLoc(), lb, ub, mapping.lookupOrDefault(f.getStep()),
                                    ValueRange{acc});
@@ -298,9 +298,9 @@ Value cloneFolding(OpBuilder& b, SplitReduction r, size_t level, Value acc,
     scf::ForOp next = r.fors[level + 1];
     for (Operation& o : f.getBody()->without_terminator())
       if (&o != next.getOperation()) b.clone(o, mapping);
-    result = cloneFolding(b, r, level + 1, inner, mapping,
-                          mapping.lookupOrDefault(next.getLowerBound()),
-                          mapping.lookupOrDefault(next.getUpperBound()));
+    result =
+        cloneFolding(b, r, level + 1, inner, mapping, mapping.lookupOrDefault(next.getLowerBound()),
+                     mapping.lookupOrDefault(next.getUpperBound()));
   } else {
     mapping.map(r.load.getResult(), inner);
     for (Operation& o : f.getBody()->without_terminator())
@@ -313,8 +313,7 @@ Value cloneFolding(OpBuilder& b, SplitReduction r, size_t level, Value acc,
 
 // The two loops that replace `loop` (see above), with the partials' buffer made before them and
 // released after them.
-SmallVector<scf::ParallelOp> splitReduction(scf::ParallelOp loop, Value ctx,
-                                            SplitReduction r) {
+SmallVector<scf::ParallelOp> splitReduction(scf::ParallelOp loop, Value ctx, SplitReduction r) {
   Location loc = loop.getLoc();
   OpBuilder b(loop);
   const unsigned dims = loop.getNumLoops();
@@ -367,8 +366,8 @@ SmallVector<scf::ParallelOp> splitReduction(scf::ParallelOp loop, Value ctx,
     pb.create<memref::StoreOp>(loc, folded, partials, at);
   }
   // Phase 2: B[idx] folds the parts in order.
-  auto phase2 = b.create<scf::ParallelOp>(loc, loop.getLowerBound(), loop.getUpperBound(),
-                                          loop.getStep());
+  auto phase2 =
+      b.create<scf::ParallelOp>(loc, loop.getLowerBound(), loop.getUpperBound(), loop.getStep());
   {
     IRMapping mapping;
     for (unsigned d = 0; d < dims; ++d)

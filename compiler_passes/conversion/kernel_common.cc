@@ -58,8 +58,8 @@ Value tripCount(OpBuilder& b, scf::ParallelOp loop, unsigned d, IRMapping* map) 
   Location loc = loop.getLoc();
   auto get = [&](Value v) { return map ? map->lookupOrDefault(v) : v; };
   Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
-  Value span =
-      b.createOrFold<arith::SubIOp>(loc, get(loop.getUpperBound()[d]), get(loop.getLowerBound()[d]));
+  Value span = b.createOrFold<arith::SubIOp>(loc, get(loop.getUpperBound()[d]),
+                                             get(loop.getLowerBound()[d]));
   Value trips = b.createOrFold<arith::CeilDivSIOp>(loc, span, get(loop.getStep()[d]));
   return b.createOrFold<arith::MaxSIOp>(loc, trips, zero);
 }

@@ -211,7 +211,8 @@ class OutlineKernelsPass : public impl::OutlineKernelsPassBase<OutlineKernelsPas
       if (!p->getParentOfType<scf::ParallelOp>()) outermost.push_back(p);
     });
     SmallVector<scf::ParallelOp> loops;
-    for (scf::ParallelOp loop : outermost) loops.append(exposeGridParallelism(loop, f.getArgument(0)));
+    for (scf::ParallelOp loop : outermost)
+      loops.append(exposeGridParallelism(loop, f.getArgument(0)));
     for (scf::ParallelOp loop : loops) {
       const std::string name = "ral_kernel_" + std::to_string(next_++);
       LogicalResult done =

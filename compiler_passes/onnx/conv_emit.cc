@@ -2,11 +2,14 @@
 // convolution (disc_ral.conv, ral_conv at run time), a quantized convolution's parameters, the
 // fused epilogue's values (BatchNormalization folded into the filter and bias) and linear layers
 // by constant weights as 1x1 library convolutions.
+#include "compiler_passes/onnx/conv_emit.h"
+
 #include <cmath>
 #include <cstring>
 #include <map>
 #include <optional>
 #include <vector>
+
 #include "compiler_passes/dialect/dialect.h"
 #include "compiler_passes/onnx/builders.h"
 #include "compiler_passes/onnx/checked_int.h"
@@ -18,7 +21,6 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "compiler_passes/onnx/conv_emit.h"
 
 namespace mlir {
 namespace disc_ral {
@@ -102,8 +104,7 @@ Value libraryConvolution(OpBuilder& b, Location loc, Value x, Value filter, Valu
       b.getNamedAttr("pad_end", b.getDenseI64ArrayAttr(w.pad_end)),
       b.getNamedAttr("groups", b.getI64IntegerAttr(group))};
   if (transposed) attrs.push_back(b.getNamedAttr("transposed", b.getUnitAttr()));
-  return b
-      .create<ConvOp>(loc, TypeRange{init.getType()}, ValueRange{x, filter, bias, init}, attrs)
+  return b.create<ConvOp>(loc, TypeRange{init.getType()}, ValueRange{x, filter, bias, init}, attrs)
       .getResult()[0];
 }
 
@@ -132,8 +133,7 @@ LogicalResult foldBatchNorm(NodeContext& n, const ConvEpilogue& e, EpilogueValue
   std::vector<double> p[4];
   for (int i = 0; i < 4; ++i) {
     Tensor* t = n.named(e.batch_norm[i]);
-    if (!t || !t->data || !t->data.getElementType().isF32() ||
-        t->data.getNumElements() != filters)
+    if (!t || !t->data || !t->data.getElementType().isF32() || t->data.getNumElements() != filters)
       return failure();
     for (float f : t->data.getValues<float>()) p[i].push_back(f);
   }
@@ -190,8 +190,8 @@ FailureOr<EpilogueValues> epilogueValues(NodeContext& n, const ConvEpilogue& e, 
   if (e.activation == "clip") {
     v.alpha = e.attr_min;
     v.beta = e.attr_max;
-    for (auto [name, bound] : {std::make_pair(&e.clip_min, &v.alpha),
-                               std::make_pair(&e.clip_max, &v.beta)}) {
+    for (auto [name, bound] :
+         {std::make_pair(&e.clip_min, &v.alpha), std::make_pair(&e.clip_max, &v.beta)}) {
       if (name->empty()) {
         continue;  // unbounded on that side
       }
@@ -325,7 +325,7 @@ FailureOr<bool> libraryLinear(NodeContext& n, Value a, DenseElementsAttr w, bool
     if (!ev) fused_bias = bias;
   }
   Value init = ev && ev->residual ? reshape(b, loc, ev->residual, conv_dims)
-                                             : emptyTensor(b, loc, conv_dims, f32);
+                                  : emptyTensor(b, loc, conv_dims, f32);
   Value bias_value = fused_bias ? b.create<arith::ConstantOp>(loc, fused_bias) : Value();
   ConvOp conv = rowsConvolution(b, loc, a, rows, k, filter, bias_value, init);
   Value result = reshape(b, loc, conv.getResult()[0], out_dims);
