@@ -263,6 +263,7 @@ def main():
 
     import torch
     args.work = args.work or tempfile.mkdtemp(prefix="ral-onnx-models-")
+    os.makedirs(args.work, exist_ok=True)
     ral_compile = os.path.join(args.build, "compiler_passes", "ral-compile")
     features = {}
     for name in args.models:

@@ -70,11 +70,16 @@ def LowerToLibraryCallsPass : Pass<"disc-ral-lower-to-library-calls", "::mlir::M
     library a module cannot link against. `cf.assert` becomes `disc_ral.signal_error` under an
     `scf.if`: a failed assertion fails the execution with its message (MLIR's own lowering
     would abort the host process). A `memref.alloca` with dynamic sizes is an error: a stack
-    allocation sized at run time could overflow the host's stack.
+    allocation sized at run time could overflow the host's stack. On the cpu, a pointwise
+    expansion, depthwise convolution and pointwise projection (`disc_ral.conv`, two or three of
+    them) whose intermediate buffers nothing else reads become one `ral_conv_block` dispatch:
+    the intermediates never reach memory whole.
   }];
   let options = [
     Option<"device", "device", "std::string", /*default=*/"\"cpu\"",
            "Device of the library calls and allocations">,
+    Option<"fuseConvBlocks", "fuse-conv-blocks", "bool", /*default=*/"true",
+           "On the cpu, run depthwise-separable chains of disc_ral.conv as one ral_conv_block">,
   ];
   let dependentDialects = [
     "::mlir::disc_ral::DiscRalDialect", "::mlir::arith::ArithDialect",

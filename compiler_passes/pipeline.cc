@@ -67,6 +67,7 @@ void buildCompilePipeline(OpPassManager& pm, const PipelineOptions& options) {
   pm.addPass(createInjectExecutionContextPass(inject));
   LowerToLibraryCallsPassOptions library;
   library.device = options.device;
+  library.fuseConvBlocks = options.conv_blocks;
   pm.addPass(createLowerToLibraryCallsPass(library));
   ModuleConstantsPassOptions constants;
   // Device kernels read constants from device memory only: every constant goes to the module.
@@ -126,6 +127,10 @@ struct PipelineCLOptions : public PassPipelineOptions<PipelineCLOptions> {
   Option<bool> kernels{*this, "kernels",
                        llvm::cl::desc("Outline parallel loops into kernels launched through RAL"),
                        llvm::cl::init(true)};
+  Option<bool> conv_blocks{
+      *this, "conv-blocks",
+      llvm::cl::desc("cpu: depthwise-separable conv chains as one ral_conv_block call"),
+      llvm::cl::init(true)};
   Option<int64_t> constant_min_bytes{
       *this, "constant-min-bytes",
       llvm::cl::desc("Smallest constant moved to the module's constants section"),
@@ -153,6 +158,7 @@ void registerPasses() {
         options.by_name = cl.by_name;
         options.inline_f32_math = cl.inline_f32_math;
         options.kernels = cl.kernels;
+        options.conv_blocks = cl.conv_blocks;
         options.constant_min_bytes = cl.constant_min_bytes;
         buildCompilePipeline(pm, options);
       });

@@ -3,6 +3,7 @@
 #include "ral/registration.h"
 
 #ifdef RAL_ENABLE_DNNL
+RAL_DECLARE_REGISTRATION_ANCHOR(kernels_conv_block_cpu);
 RAL_DECLARE_REGISTRATION_ANCHOR(kernels_conv_cpu);
 RAL_DECLARE_REGISTRATION_ANCHOR(kernels_qconv_cpu);
 #endif
@@ -17,6 +18,7 @@ namespace ral {
 
 Status registerCpuKernels() {
 #ifdef RAL_ENABLE_DNNL
+  RAL_KEEP_LINKED(kernels_conv_block_cpu);
   RAL_KEEP_LINKED(kernels_conv_cpu);
   RAL_KEEP_LINKED(kernels_qconv_cpu);
 #endif

@@ -32,6 +32,8 @@ struct CompileRequest {
   bool kernels = true;
   // ONNX f32 convolutions as ral_conv library calls (kernels/conv/conv.h); cpu only.
   bool library_conv = true;
+  // Depthwise-separable chains of those as one ral_conv_block call each (conv_block.h); cpu.
+  bool conv_blocks = true;
   int64_t constant_min_bytes = 256;
   std::string entry = "main";
   std::string module_name;  // empty: the input file's stem

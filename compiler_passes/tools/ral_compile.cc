@@ -72,6 +72,13 @@ cl::opt<bool> library_conv(
              "it; cuDNN on cuda; default true), and on the cpu also MatMul and Gemm by constant "
              "weights (1x1 convolutions over the rows); false: im2col and GEMM"),
     cl::init(true), cl::cat(category));
+cl::opt<bool> conv_blocks(
+    "conv-blocks",
+    cl::desc("cpu: run each pointwise expansion, depthwise convolution and pointwise projection "
+             "that follow one another (MobileNet's and EfficientNet's blocks) as one "
+             "ral_conv_block call that keeps the expanded activations in the cache (default "
+             "true); false: one ral_conv call per convolution"),
+    cl::init(true), cl::cat(category));
 // Integer options are taken as text and parsed with the C API's range checks
 // (parseIntegerOption): LLVM's own parsers print their errors themselves.
 cl::opt<std::string> constant_min_bytes(
@@ -206,6 +213,7 @@ int main(int argc, char** argv) {
   request.inline_f32_math = inline_f32_math;
   request.kernels = kernels;
   request.library_conv = library_conv;
+  request.conv_blocks = conv_blocks;
   request.entry = entry;
   request.module_name = module_name;
   request.emit = emit;

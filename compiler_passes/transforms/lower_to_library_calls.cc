@@ -9,6 +9,9 @@
 //                                                     beta), config a constant global laid out
 //                                                     as kernels/conv/conv.h says
 //   disc_ral.topk       (memrefs, every device)    -> "ral_topk"(x, values, indices, k, largest)
+//   a depthwise-separable chain of disc_ral.conv (conv_block_chains.h; device cpu, unless
+//   fuse-conv-blocks=false) -> "ral_conv_block"(x, w1, b1, w2, b2, w3, b3, y, config,
+//                                                bounds), the intermediate buffers dropped
 // and memref.alloc / memref.dealloc become disc_ral.alloc / disc_ral.dealloc, so buffers come
 // from the host context (an output buffer is handed to the host without a copy). memref.copy
 // between strided buffers becomes linalg.copy: MLIR lowers it to a call of `memrefCopy` from its
@@ -19,8 +22,9 @@
 // The kernels compute c = a·b while linalg accumulates (c += a·b). When c was just zero-filled the
 // fill is dropped; otherwise the product goes to a temporary that is added to c.
 #include "compiler_passes/dialect/dialect.h"
-#include "compiler_passes/passes.h"
 #include "compiler_passes/dialect/type_codes.h"
+#include "compiler_passes/passes.h"
+#include "compiler_passes/transforms/conv_block_chains.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -110,6 +114,11 @@ class LowerToLibraryCallsPass : public impl::LowerToLibraryCallsPassBase<LowerTo
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
+
+    // Convolution chains first: their stages must not become separate calls.
+    if (device == "cpu" && fuseConvBlocks)
+      for (ConvBlockChain& chain : findConvBlockChains(module))
+        if (failed(lowerConvBlock(chain, symbols))) return signalPassFailure();
 
     // Library calls first: the matmul fallback allocates a temporary the second walk converts.
     SmallVector<Operation*> calls;
@@ -278,14 +287,7 @@ class LowerToLibraryCallsPass : public impl::LowerToLibraryCallsPassBase<LowerTo
       return op.emitOpError("ral_conv takes f32 only");
     Value ctx = contextOf(op);
     if (!ctx) return missingContext(op);
-    // A filter read from a constant global (a module constant later) never changes while the
-    // module is loaded: the kernel may keep its reordered copy.
-    Value filter_root = rootBuffer(op.getFilter());
-    bool constant_filter = false;
-    if (auto get = filter_root.getDefiningOp<memref::GetGlobalOp>()) {
-      auto global = symbols.lookup<memref::GlobalOp>(get.getName());
-      constant_filter = global && global.getConstant();
-    }
+    const bool constant_filter = isConstantFilter(op.getFilter(), symbols);
     const int64_t flags = (op.getResidual() ? 1 : 0) | (constant_filter ? 2 : 0) |
                           (op.getChannelsLast() ? 4 : 0) | (op.getTransposed() ? 8 : 0);
     SmallVector<int64_t> config = {static_cast<int64_t>(op.getStrides().size()),
@@ -325,6 +327,72 @@ class LowerToLibraryCallsPass : public impl::LowerToLibraryCallsPassBase<LowerTo
                                                        config),
                                           alpha, beta});
     op->erase();
+    return success();
+  }
+
+  // A filter read from a constant global (a module constant later) never changes while the
+  // module is loaded: the kernel may keep its prepared copy.
+  static bool isConstantFilter(Value filter, SymbolTable& symbols) {
+    if (auto get = rootBuffer(filter).getDefiningOp<memref::GetGlobalOp>()) {
+      auto global = symbols.lookup<memref::GlobalOp>(get.getName());
+      return global && global.getConstant();
+    }
+    return false;
+  }
+
+  // A chain -> ral_conv_block (kernels/conv/conv_block.h), where its last stage was; an absent
+  // stage's filter and bias are empty constants.
+  LogicalResult lowerConvBlock(ConvBlockChain& chain, SymbolTable& symbols) {
+    ConvOp dw = chain.depthwise, first = chain.first(), last = chain.last();
+    Value ctx = contextOf(last);
+    if (!ctx) return missingContext(last);
+    Location loc = last.getLoc();
+    OpBuilder builder(last);
+    auto f32 = builder.getF32Type();
+    const int64_t channels = cast<MemRefType>(first.getInput().getType()).getDimSize(3);
+    auto empty = [&](ArrayRef<int64_t> shape) {
+      return hostConstant(
+          builder, symbols, loc, "ral_conv_block_none",
+          DenseElementsAttr::get(RankedTensorType::get(shape, f32), ArrayRef<float>{}));
+    };
+    int64_t flags = last.getResidual() ? 1 : 0;
+    SmallVector<int64_t> config = {0};
+    SmallVector<float> bounds;
+    SmallVector<Value> operands = {first.getInput()};
+    int stage = 0;
+    for (ConvOp op : {chain.expand, dw, chain.project}) {
+      ++stage;
+      if (op) {
+        operands.push_back(op.getFilter());
+        operands.push_back(op.getBias());
+        if (isConstantFilter(op.getFilter(), symbols)) flags |= int64_t{1} << stage;
+      } else {
+        // [0, C, 1, 1]: no expansion of x's C channels; [0, E, 1, 1]: no projection of E.
+        const int64_t in =
+            stage == 1 ? channels : cast<MemRefType>(dw.getFilter().getType()).getDimSize(0);
+        operands.push_back(empty({0, in, 1, 1}));
+        operands.push_back(empty({0}));
+      }
+      config.push_back(op ? ConvOp::activationCode(op.getActivation()) : 0);
+      bounds.push_back(op ? op.getAlpha().convertToFloat() : 0.0f);
+      bounds.push_back(op ? op.getBeta().convertToFloat() : 0.0f);
+    }
+    config[0] = flags;
+    for (ArrayRef<int64_t> part : {dw.getStrides(), dw.getPadBegin(), dw.getPadEnd()})
+      config.append(part.begin(), part.end());
+    operands.push_back(last.getInit());
+    operands.push_back(configBuffer(builder, symbols, loc, "ral_conv_block_config", config));
+    operands.push_back(hostConstant(
+        builder, symbols, loc, "ral_conv_block_bounds",
+        DenseElementsAttr::get(RankedTensorType::get({6}, f32), ArrayRef<float>(bounds))));
+    builder.create<DispatchOp>(loc, TypeRange{}, ctx, "ral_conv_block", device, operands);
+    for (ConvOp op : {chain.expand, dw, chain.project})
+      if (op) op->erase();
+    // Deallocations first: they use the allocations.
+    for (Operation* op : chain.intermediates)
+      if (isa<memref::DeallocOp, DeallocOp>(op)) op->erase();
+    for (Operation* op : chain.intermediates)
+      if (!isa<memref::DeallocOp, DeallocOp>(op)) op->erase();
     return success();
   }
 

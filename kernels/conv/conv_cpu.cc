@@ -24,6 +24,8 @@
 //
 // oneDNN reports errors by throwing dnnl::error; every call into it is inside a try block here,
 // and a failure becomes a status naming the configuration.
+#include "kernels/conv/conv_cpu.h"
+
 #include <algorithm>
 #include <array>
 #include <climits>
@@ -578,6 +580,12 @@ constexpr char kDevice[] = "cpu";
 RAL_KERNEL_CONV_RANKS(RAL_REGISTER_CONV)
 
 }  // namespace
+
+Status convCpu(ExecutionContext* ctx, const ConvConfig& c, const MemRef<float, 4>& x,
+               const MemRef<float, 4>& w, const MemRef<float, 1>& bias, const MemRef<float, 4>& y) {
+  return Impl::conv<4>(ctx, c, x, w, bias, y);
+}
+
 }  // namespace ral::kernels::cpu
 
 RAL_REGISTRATION_ANCHOR(kernels_conv_cpu);

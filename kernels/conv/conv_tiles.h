@@ -51,6 +51,27 @@ struct Problem {
 void runAvx512(const Problem& p, int64_t block_begin, int64_t block_end, int panel_begin,
                int panel_end);
 
+// One output row of a depthwise convolution (ral_conv_block, conv_block_cpu.cc) over input rows
+// already padded: column j of input row i (0 <= i < kh) starts at rows[i] + j * in_pixel, every
+// pixel holding vectorsOf(channels) full vectors (zeros past `channels` and in the padding).
+// y[o * y_pixel + e] = act(sum_ij rows[i][(o * stride + j) * in_pixel + e] * taps[(i * kw + j) *
+// tap_row + e] + bias[e] (+ y[...] when residual)) for o < out_width, e < channels; taps and bias
+// hold tap_row = 16 * vectorsOf(channels) floats per tap (zeros past channels).
+struct DepthwiseRow {
+  static constexpr int kMaxRows = 16;
+  const float* rows[kMaxRows] = {};
+  int kh = 0, kw = 0;
+  int64_t stride = 1, in_pixel = 0, out_width = 0, channels = 0, tap_row = 0;
+  const float* taps = nullptr;
+  const float* bias = nullptr;
+  float* y = nullptr;
+  int64_t y_pixel = 0;
+  int activation = 0;  // ConvActivation, not GELU
+  float lo = 0, hi = 0;
+  bool residual = false;
+};
+void depthwiseRowAvx512(const DepthwiseRow& d);
+
 }  // namespace tiles
 }  // namespace ral::kernels::cpu
 

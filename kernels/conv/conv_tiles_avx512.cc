@@ -60,13 +60,14 @@ __attribute__((always_inline)) inline __m512 sigmoid512(__m512 v) {
 
 // The activations of conv.h (GELU excepted). NaN propagates, as in PyTorch and ONNX: max/min
 // return their second operand when one is NaN, so v goes second.
-__attribute__((always_inline)) inline __m512 activate(__m512 v, const Problem& p) {
+__attribute__((always_inline)) inline __m512 activate(__m512 v, int activation, float lo,
+                                                      float hi) {
   const __m512 zero = _mm512_setzero_ps();
-  switch (p.activation) {
+  switch (activation) {
     case 1:  // relu
       return _mm512_max_ps(zero, v);
     case 2:  // clip
-      return _mm512_min_ps(_mm512_set1_ps(p.hi), _mm512_max_ps(_mm512_set1_ps(p.lo), v));
+      return _mm512_min_ps(_mm512_set1_ps(hi), _mm512_max_ps(_mm512_set1_ps(lo), v));
     case 3:  // sigmoid
       return sigmoid512(v);
     case 4:  // silu
@@ -112,7 +113,7 @@ void tile(const Problem& p, const float* x, const float* w, float* y, const floa
       __m512 s = acc[r][v];
       if (bias) s = _mm512_add_ps(s, _mm512_maskz_loadu_ps(m, bias + kVector * v));
       if (p.residual) s = _mm512_add_ps(s, _mm512_maskz_loadu_ps(m, out));
-      _mm512_mask_storeu_ps(out, m, activate(s, p));
+      _mm512_mask_storeu_ps(out, m, activate(s, p.activation, p.lo, p.hi));
     }
   }
 }
@@ -148,7 +149,89 @@ TileFn tileFor(int nv, int rows) {
   }
 }
 
+// P pixels from `o` on, channel vectors [v0, v0 + G) of one depthwise output row; the vector
+// vectorsOf(channels) - 1, when among them, is stored under `last`. The taps of each window
+// position are loaded once for the P pixels.
+template <int G, int P>
+void depthwiseTile(const DepthwiseRow& d, int64_t o, int64_t v0, __mmask16 last) {
+  __m512 acc[P][G];
+  const int64_t nv = vectorsOf(d.channels);
+#pragma GCC unroll 4
+  for (int g = 0; g < G; ++g) {
+    const __m512 b = _mm512_loadu_ps(d.bias + kVector * (v0 + g));
+#pragma GCC unroll 4
+    for (int px = 0; px < P; ++px) acc[px][g] = b;
+  }
+  const int64_t step = d.stride * d.in_pixel;
+  for (int i = 0; i < d.kh; ++i) {
+    const float* row = d.rows[i] + o * step + kVector * v0;
+    const float* taps = d.taps + static_cast<int64_t>(i) * d.kw * d.tap_row + kVector * v0;
+    for (int j = 0; j < d.kw; ++j) {
+      __m512 t[G];
+#pragma GCC unroll 4
+      for (int g = 0; g < G; ++g) t[g] = _mm512_loadu_ps(taps + j * d.tap_row + kVector * g);
+      const float* in = row + j * d.in_pixel;
+#pragma GCC unroll 4
+      for (int px = 0; px < P; ++px)
+#pragma GCC unroll 4
+        for (int g = 0; g < G; ++g)
+          acc[px][g] =
+              _mm512_fmadd_ps(_mm512_loadu_ps(in + px * step + kVector * g), t[g], acc[px][g]);
+    }
+  }
+#pragma GCC unroll 4
+  for (int px = 0; px < P; ++px) {
+#pragma GCC unroll 4
+    for (int g = 0; g < G; ++g) {
+      const __mmask16 m = v0 + g == nv - 1 ? last : __mmask16(0xffff);
+      float* out = d.y + (o + px) * d.y_pixel + kVector * (v0 + g);
+      __m512 s = acc[px][g];
+      if (d.residual) s = _mm512_add_ps(s, _mm512_maskz_loadu_ps(m, out));
+      _mm512_mask_storeu_ps(out, m, activate(s, d.activation, d.lo, d.hi));
+    }
+  }
+}
+
+using DepthwiseFn = void (*)(const DepthwiseRow&, int64_t, int64_t, __mmask16);
+
+template <int G, int... Ps>
+constexpr DepthwiseFn depthwiseFor(int pixels, std::integer_sequence<int, Ps...>) {
+  constexpr DepthwiseFn fns[] = {depthwiseTile<G, Ps + 1>...};
+  return fns[pixels - 1];
+}
+
+constexpr int kDepthwiseVectors = 4, kDepthwisePixels = 4;  // 16 accumulators, 4 taps
+
+DepthwiseFn depthwiseFor(int vectors, int pixels) {
+  using Pixels = std::make_integer_sequence<int, kDepthwisePixels>;
+  switch (vectors) {
+    case 1:
+      return depthwiseFor<1>(pixels, Pixels());
+    case 2:
+      return depthwiseFor<2>(pixels, Pixels());
+    case 3:
+      return depthwiseFor<3>(pixels, Pixels());
+    default:
+      return depthwiseFor<4>(pixels, Pixels());
+  }
+}
+
 }  // namespace
+
+void depthwiseRowAvx512(const DepthwiseRow& d) {
+  const int64_t nv = vectorsOf(d.channels);
+  const int64_t tail = d.channels - kVector * (nv - 1);
+  const __mmask16 last = tail >= kVector ? __mmask16(0xffff) : __mmask16((1u << tail) - 1);
+  // Channel groups outermost: a group's taps stay in L1 across the row.
+  for (int64_t v0 = 0; v0 < nv; v0 += kDepthwiseVectors) {
+    const int g = static_cast<int>(nv - v0 < kDepthwiseVectors ? nv - v0 : kDepthwiseVectors);
+    for (int64_t o = 0; o < d.out_width; o += kDepthwisePixels) {
+      const int p =
+          static_cast<int>(d.out_width - o < kDepthwisePixels ? d.out_width - o : kDepthwisePixels);
+      depthwiseFor(g, p)(d, o, v0, last);
+    }
+  }
+}
 
 void runAvx512(const Problem& p, int64_t block_begin, int64_t block_end, int panel_begin,
                int panel_end) {

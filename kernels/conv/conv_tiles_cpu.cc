@@ -2,6 +2,7 @@
 // the work over the CPU driver's threads (conv_tiles_cpu.h has the contract).
 #include "kernels/conv/conv_tiles_cpu.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -93,58 +94,107 @@ bool nonOverlapping(const MemRef<float, R>& y) {
   return true;
 }
 
-// A pointwise filter [F, C, 1...] (any strides) packed into the panels' layout, zeros past F.
+// A filter to prepare: its address, kind, sizes and strides (a pointwise [F, C, 1...]: f, c and
+// their strides; a depthwise [E, 1, KH, KW]: e, kh, kw and theirs).
+enum class FilterKind { kPointwisePanels, kDepthwiseTaps };
 struct Filter {
   const float* data;
-  int64_t f, c, f_stride, c_stride;
+  FilterKind kind;
+  int64_t size[3], stride[3];
   bool operator==(const Filter& o) const {
-    return data == o.data && f == o.f && c == o.c && f_stride == o.f_stride &&
-           c_stride == o.c_stride;
+    return data == o.data && kind == o.kind && std::equal(size, size + 3, o.size) &&
+           std::equal(stride, stride + 3, o.stride);
   }
 };
 struct FilterHash {
   size_t operator()(const Filter& k) const {
-    uint64_t h = reinterpret_cast<uintptr_t>(k.data);
-    for (int64_t v : {k.f, k.c, k.f_stride, k.c_stride})
-      h = (h ^ static_cast<uint64_t>(v)) * 1099511628211ull;
+    uint64_t h = reinterpret_cast<uintptr_t>(k.data) ^ static_cast<uint64_t>(k.kind);
+    for (int i = 0; i < 3; ++i)
+      for (int64_t v : {k.size[i], k.stride[i]})
+        h = (h ^ static_cast<uint64_t>(v)) * 1099511628211ull;
     return static_cast<size_t>(h);
   }
 };
 
-void pack(const Filter& w, float* out) {
-  for (int64_t q = 0; q < tiles::panelCount(w.f); ++q) {
-    const int64_t width = tiles::kVector * tiles::panelVectors(w.f, q), f0 = tiles::panelFirst(q);
-    float* o = out + f0 * w.c;
-    for (int64_t k = 0; k < w.c; ++k)
+int64_t preparedFloats(const Filter& w) {
+  if (w.kind == FilterKind::kPointwisePanels) return tiles::packedFloats(w.size[0], w.size[1]);
+  return w.size[1] * w.size[2] * tiles::vectorsOf(w.size[0]) * tiles::kVector;
+}
+
+void prepare(const Filter& w, float* out) {
+  if (w.kind == FilterKind::kDepthwiseTaps) {
+    const int64_t e = w.size[0], kw = w.size[2], taps = w.size[1] * kw;
+    const int64_t row = tiles::vectorsOf(e) * tiles::kVector;
+    for (int64_t t = 0; t < taps; ++t)
+      for (int64_t j = 0; j < row; ++j)
+        out[t * row + j] =
+            j < e ? w.data[j * w.stride[0] + (t / kw) * w.stride[1] + (t % kw) * w.stride[2]]
+                  : 0.0f;
+    return;
+  }
+  const int64_t f = w.size[0], c = w.size[1];
+  for (int64_t q = 0; q < tiles::panelCount(f); ++q) {
+    const int64_t width = tiles::kVector * tiles::panelVectors(f, q), f0 = tiles::panelFirst(q);
+    float* o = out + f0 * c;
+    for (int64_t k = 0; k < c; ++k)
       for (int64_t j = 0; j < width; ++j)
-        o[k * width + j] = f0 + j < w.f ? w.data[(f0 + j) * w.f_stride + k * w.c_stride] : 0.0f;
+        o[k * width + j] = f0 + j < f ? w.data[(f0 + j) * w.stride[0] + k * w.stride[1]] : 0.0f;
   }
 }
 
-// The packed filters of constant weights (conv.h's constant_filter flag), per Context, by the
-// weights' address, shape and strides. Bounded like the oneDNN entries: full, it is emptied;
-// filters in use stay alive through their shared_ptr.
-class PackedFilters {
+// The prepared copies of constant filters, per Context. Bounded like the oneDNN entries: full,
+// it is emptied; filters in use stay alive through their shared_ptr.
+class PreparedFilters {
  public:
   static constexpr size_t kMaxEntries = 4096;
-  using Packed = std::shared_ptr<const std::vector<float>>;
 
-  Packed findOrPack(const Filter& w) {
+  PreparedFilter findOrPrepare(const Filter& w) {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = entries_.find(w);
     if (it != entries_.end()) return it->second;
     if (entries_.size() >= kMaxEntries) entries_.clear();
-    auto packed = std::make_shared<std::vector<float>>(tiles::packedFloats(w.f, w.c));
-    pack(w, packed->data());
-    return entries_.emplace(w, std::move(packed)).first->second;
+    auto prepared = std::make_shared<std::vector<float>>(preparedFloats(w));
+    prepare(w, prepared->data());
+    return entries_.emplace(w, std::move(prepared)).first->second;
   }
 
  private:
   std::mutex mutex_;
-  std::unordered_map<Filter, Packed, FilterHash> entries_;
+  std::unordered_map<Filter, PreparedFilter, FilterHash> entries_;
 };
 
-// The bias as dense floats (copied into `scratch` when strided); null without one.
+StatusOr<const float*> preparedFilter(const KernelEnv& env, const Filter& w, bool constant,
+                                      PreparedFilter* keep, Scratch* scratch) {
+  if (constant) {
+    RAL_ASSIGN_OR_RETURN(PreparedFilters * cache,
+                         env.context->getOrCreate<PreparedFilters>(
+                             uint64_t{0}, [] { return std::make_unique<PreparedFilters>(); }));
+    *keep = cache->findOrPrepare(w);
+    return static_cast<const float*>((*keep)->data());
+  }
+  RAL_RETURN_IF_ERROR(scratch->allocate(env.driver, preparedFloats(w) * sizeof(float)));
+  prepare(w, scratch->as<float>());
+  return static_cast<const float*>(scratch->as<float>());
+}
+
+}  // namespace
+
+StatusOr<const float*> pointwisePanels(const KernelEnv& env, const float* w, int64_t f, int64_t c,
+                                       int64_t f_stride, int64_t c_stride, bool constant,
+                                       PreparedFilter* keep, Scratch* scratch) {
+  const Filter filter{w, FilterKind::kPointwisePanels, {f, c, 0}, {f_stride, c_stride, 0}};
+  return preparedFilter(env, filter, constant, keep, scratch);
+}
+
+StatusOr<const float*> depthwiseTaps(const KernelEnv& env, const MemRef<float, 4>& w, bool constant,
+                                     PreparedFilter* keep, Scratch* scratch) {
+  const Filter filter{w.data(),
+                      FilterKind::kDepthwiseTaps,
+                      {w.sizes[0], w.sizes[2], w.sizes[3]},
+                      {w.strides[0], w.strides[2], w.strides[3]}};
+  return preparedFilter(env, filter, constant, keep, scratch);
+}
+
 StatusOr<const float*> denseBias(const KernelEnv& env, const MemRef<float, 1>& bias,
                                  Scratch* scratch) {
   if (bias.sizes[0] == 0) return static_cast<const float*>(nullptr);
@@ -154,11 +204,6 @@ StatusOr<const float*> denseBias(const KernelEnv& env, const MemRef<float, 1>& b
   for (int64_t i = 0; i < bias.sizes[0]; ++i) b[i] = bias.data()[i * bias.strides[0]];
   return static_cast<const float*>(b);
 }
-
-}  // namespace
-
-// The largest filter the tiles take: 1 MiB of floats.
-constexpr int64_t kMaxTileFilterFloats = int64_t{1} << 18;
 
 bool convTilesAvailable() {
   static const bool available = [] {
@@ -191,24 +236,11 @@ Status tryPointwiseConv(const KernelEnv& env, const ConvConfig& c, const MemRef<
   if (in_channels * out_channels > kMaxTileFilterFloats) return Status();
   const PixelDims dims = pixelDims(x, y);
 
-  // The filter, packed: once per Context for constant weights, else into scratch.
-  const Filter filter{w.data(), out_channels, in_channels, w.strides[0], w.strides[1]};
-  PackedFilters::Packed kept;
+  PreparedFilter kept;
   Scratch packed_scratch, bias_scratch;
-  const float* packed = nullptr;
-  if (c.constantFilter()) {
-    RAL_ASSIGN_OR_RETURN(PackedFilters * cache,
-                         env.context->getOrCreate<PackedFilters>(uint64_t{0}, [] {
-                           return std::make_unique<PackedFilters>();
-                         }));
-    kept = cache->findOrPack(filter);
-    packed = kept->data();
-  } else {
-    RAL_RETURN_IF_ERROR(packed_scratch.allocate(
-        env.driver, tiles::packedFloats(out_channels, in_channels) * sizeof(float)));
-    pack(filter, packed_scratch.as<float>());
-    packed = packed_scratch.as<float>();
-  }
+  RAL_ASSIGN_OR_RETURN(const float* packed,
+                       pointwisePanels(env, w.data(), out_channels, in_channels, w.strides[0],
+                                       w.strides[1], c.constantFilter(), &kept, &packed_scratch));
   RAL_ASSIGN_OR_RETURN(const float* dense_bias, denseBias(env, bias, &bias_scratch));
 
   tiles::Problem problem;

@@ -17,14 +17,20 @@
 #define RAL_KERNELS_CONV_CONV_TILES_CPU_H_
 
 #include <cstdint>
+#include <memory>
+#include <vector>
 
 #include "kernels/common/devices.h"
+#include "kernels/common/kernel_util.h"
 #include "kernels/conv/conv.h"
 #include "kernels/conv/conv_tiles.h"
 #include "ral/api.h"
 #include "ral/memref.h"
 
 namespace ral::kernels::cpu {
+
+// The largest filter the tiles take: 1 MiB of floats (see tryPointwiseConv).
+inline constexpr int64_t kMaxTileFilterFloats = int64_t{1} << 18;
 
 // Whether this host runs the kernel (AVX-512 present and usable, and not switched off).
 bool convTilesAvailable();
@@ -36,6 +42,23 @@ template <int R>
 Status tryPointwiseConv(const KernelEnv& env, const ConvConfig& c, const MemRef<float, R>& x,
                         const MemRef<float, R>& w, const MemRef<float, 1>& bias,
                         const MemRef<float, R>& y, bool alias, bool* handled);
+
+// Filters prepared for the tiles. A constant filter (conv.h's constant_filter) is prepared once
+// per Context, kept in its resource cache by address, shape and strides, and `keep` holds it
+// alive while the call uses it; any other is prepared into `scratch` on every call.
+using PreparedFilter = std::shared_ptr<const std::vector<float>>;
+// w [F, C, 1...] as the tiles' panels (conv_tiles.h).
+StatusOr<const float*> pointwisePanels(const KernelEnv& env, const float* w, int64_t f, int64_t c,
+                                       int64_t f_stride, int64_t c_stride, bool constant,
+                                       PreparedFilter* keep, Scratch* scratch);
+// A depthwise filter w [E, 1, KH, KW] as DepthwiseRow's taps: [KH * KW][16 * vectorsOf(E)],
+// zeros past E.
+StatusOr<const float*> depthwiseTaps(const KernelEnv& env, const MemRef<float, 4>& w, bool constant,
+                                     PreparedFilter* keep, Scratch* scratch);
+
+// The bias as dense floats (copied into `scratch` when strided); null without one.
+StatusOr<const float*> denseBias(const KernelEnv& env, const MemRef<float, 1>& bias,
+                                 Scratch* scratch);
 
 }  // namespace ral::kernels::cpu
 

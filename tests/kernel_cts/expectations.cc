@@ -24,6 +24,9 @@ const ::ral::testing::ExpectedFailureEntry kExpectedFailures[] = {
     {"QConv", "MatchesIntegerArithmetic", "vulkan", "ral_qconv is a CPU kernel only"},
     {"QConv", "MatchesIntegerArithmetic", "cuda", "ral_qconv is a CPU kernel only"},
     {"QConv", "MatchesIntegerArithmetic", "hsa", "ral_qconv is a CPU kernel only"},
+    {"ConvBlock", "MatchesFloat64Arithmetic", "vulkan", "ral_conv_block is a CPU kernel only"},
+    {"ConvBlock", "MatchesFloat64Arithmetic", "cuda", "ral_conv_block is a CPU kernel only"},
+    {"ConvBlock", "MatchesFloat64Arithmetic", "hsa", "ral_conv_block is a CPU kernel only"},
     {nullptr, nullptr, nullptr, nullptr},  // (terminator; entries go above)
 };
 

@@ -293,3 +293,71 @@ def test_pools_and_loops_over_a_batch_of_one_split_across_threads(tmp_path):
         return r, r.mean(dim=(2, 3), keepdim=True), torch.sigmoid(ap) * c1
 
     run_both(tmp_path, m, reference, (8, 40, 37), batches=(1, 3, 0), outputs=3)
+
+
+def test_depthwise_separable_blocks_are_one_call(tmp_path):
+    """MobileNet-V2's inverted residuals (expansion, depthwise, projection: a stride-2 block,
+    then a stride-1 block with its residual Add) and EfficientNet's expansion + depthwise whose
+    output the graph also reads: on the CPU each chain is one ral_conv_block call
+    (--conv-blocks, the default), checked against torch in float64 on rows narrower and wider
+    than the kernel's row batches, and against --conv-blocks=false."""
+    we1, be1 = conv_params(24, 4, (1, 1))
+    wd1, bd1 = conv_params(24, 24, (3, 3), groups=24)
+    wp1, bp1 = conv_params(8, 24, (1, 1))
+    we2, be2 = conv_params(48, 8, (1, 1))
+    wd2, bd2 = conv_params(48, 48, (3, 3), groups=48)
+    wp2, bp2 = conv_params(8, 48, (1, 1))
+    we3, be3 = conv_params(32, 8, (1, 1))
+    wd3, bd3 = conv_params(32, 32, (5, 5), groups=32)
+
+    def clip(src, dst):
+        return helper.make_node("Clip", [src, "zero", "six"], [dst])
+    nodes = [helper.make_node("Conv", ["x", "we1", "be1"], ["e1"]), clip("e1", "r1"),
+             helper.make_node("Conv", ["r1", "wd1", "bd1"], ["d1"], group=24, strides=[2, 2],
+                              pads=[1, 1, 1, 1]), clip("d1", "s1"),
+             helper.make_node("Conv", ["s1", "wp1", "bp1"], ["p1"]),
+             helper.make_node("Conv", ["p1", "we2", "be2"], ["e2"]), clip("e2", "r2"),
+             helper.make_node("Conv", ["r2", "wd2", "bd2"], ["d2"], group=48, pads=[1, 1, 1, 1]),
+             clip("d2", "s2"),
+             helper.make_node("Conv", ["s2", "wp2", "bp2"], ["q2"]),
+             helper.make_node("Add", ["p1", "q2"], ["y"]),
+             helper.make_node("Conv", ["y", "we3", "be3"], ["e3"]),
+             helper.make_node("Sigmoid", ["e3"], ["g3"]), helper.make_node("Mul", ["e3", "g3"],
+                                                                           ["t3"]),
+             helper.make_node("Conv", ["t3", "wd3", "bd3"], ["d3"], group=32, pads=[2, 2, 2, 2]),
+             helper.make_node("Sigmoid", ["d3"], ["g4"]), helper.make_node("Mul", ["d3", "g4"],
+                                                                           ["z"]),
+             helper.make_node("ReduceMean", ["z"], ["m"], axes=[2, 3], keepdims=1),
+             helper.make_node("Mul", ["z", "m"], ["out"])]
+    inits = [const(n, v) for n, v in [("we1", we1), ("be1", be1), ("wd1", wd1), ("bd1", bd1),
+                                     ("wp1", wp1), ("bp1", bp1), ("we2", we2), ("be2", be2),
+                                     ("wd2", wd2), ("bd2", bd2), ("wp2", wp2), ("bp2", bp2),
+                                     ("we3", we3), ("be3", be3), ("wd3", wd3), ("bd3", bd3),
+                                     ("zero", 0.0), ("six", 6.0)]]
+
+    def reference(x):
+        def conv(v, w, b, **kw):
+            return tf.conv2d(v, torch.from_numpy(w).double(), torch.from_numpy(b).double(), **kw)
+        r1 = conv(x, we1, be1).clamp(0, 6)
+        s1 = conv(r1, wd1, bd1, stride=2, padding=1, groups=24).clamp(0, 6)
+        p1 = conv(s1, wp1, bp1)
+        r2 = conv(p1, we2, be2).clamp(0, 6)
+        s2 = conv(r2, wd2, bd2, padding=1, groups=48).clamp(0, 6)
+        y = p1 + conv(s2, wp2, bp2)
+        e3 = conv(y, we3, be3)
+        t3 = e3 * torch.sigmoid(e3)
+        d3 = conv(t3, wd3, bd3, padding=2, groups=32)
+        z = d3 * torch.sigmoid(d3)
+        return z * z.mean(dim=(2, 3), keepdim=True)
+
+    for hw in ((9, 11), (6, 101)):  # narrow rows (batched), rows of 48+ pixels
+        m = model(nodes, [helper.make_tensor_value_info("x", F, ["N", 4, *hw])],
+                  [helper.make_tensor_value_info("out", F, None)], inits, opset=13)
+        llvm = compile_to(tmp_path, m, "llvm", "--emit=mlir").read_text()
+        assert llvm.count('"ral_conv_block___cpu___') == 1  # one callee, called three times
+        run_both(tmp_path, m, reference, (4, *hw), batches=(0, 1, 3))
+        separate = ral_torch.load(str(compile_to(tmp_path, m, "separate",
+                                                 "--conv-blocks=false")))
+        x = torch.from_numpy(RNG.standard_normal((2, 4, *hw)).astype(np.float32))
+        np.testing.assert_allclose(separate(x).double().numpy(), reference(x.double()).numpy(),
+                                   rtol=2e-4, atol=2e-4)
