@@ -295,12 +295,14 @@ def test_pools_and_loops_over_a_batch_of_one_split_across_threads(tmp_path):
     run_both(tmp_path, m, reference, (8, 40, 37), batches=(1, 3, 0), outputs=3)
 
 
-def test_depthwise_separable_blocks_are_one_call(tmp_path):
+def test_depthwise_separable_blocks_are_one_call(tmp_path, monkeypatch):
     """MobileNet-V2's inverted residuals (expansion, depthwise, projection: a stride-2 block,
     then a stride-1 block with its residual Add) and EfficientNet's expansion + depthwise whose
     output the graph also reads: on the CPU each chain is one ral_conv_block call
     (--conv-blocks, the default), checked against torch in float64 on rows narrower and wider
     than the kernel's row batches, and against --conv-blocks=false."""
+    # Blocks this small would run stage by stage (their expansions fit in L2): ask for fusion.
+    monkeypatch.setenv("RAL_CONV_BLOCK", "fused")
     we1, be1 = conv_params(24, 4, (1, 1))
     wd1, bd1 = conv_params(24, 24, (3, 3), groups=24)
     wp1, bp1 = conv_params(8, 24, (1, 1))
