@@ -1,11 +1,11 @@
 // Finding the chains ral_conv_block runs (conv_block_chains.h).
 #include "compiler_passes/transforms/conv_block_chains.h"
 
+#include "compiler_passes/transforms/loop_analysis.h"
 #include "llvm/ADT/DenseSet.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace mlir {
 namespace disc_ral {
@@ -13,19 +13,6 @@ namespace {
 
 // The depthwise window's rows the kernel keeps (kernels/conv/conv_tiles.h's kMaxRows).
 constexpr int64_t kMaxKernelRows = 16;
-
-Value viewedBuffer(Value v) {
-  while (Operation* def = v.getDefiningOp()) {
-    if (auto view = dyn_cast<ViewLikeOpInterface>(def)) {
-      v = view.getViewSource();
-    } else if (auto cast = dyn_cast<memref::CastOp>(def)) {
-      v = cast.getSource();
-    } else {
-      break;
-    }
-  }
-  return v;
-}
 
 // An f32 2-D convolution on channels-last buffers whose activation the kernel computes.
 bool isPlain(ConvOp op) {
@@ -88,10 +75,10 @@ bool nothingInterferes(const ConvBlockChain& chain) {
   llvm::SmallDenseSet<Value, 8> read;
   for (ConvOp stage : {c.expand, c.depthwise, c.project}) {
     if (!stage) continue;
-    read.insert(viewedBuffer(stage.getFilter()));
-    read.insert(viewedBuffer(stage.getBias()));
+    read.insert(viewRoot(stage.getFilter()));
+    read.insert(viewRoot(stage.getBias()));
   }
-  read.insert(viewedBuffer(c.first().getInput()));
+  read.insert(viewRoot(c.first().getInput()));
   for (Operation* op = c.first()->getNextNode(); op && op != c.last().getOperation();
        op = op->getNextNode()) {
     if (own.contains(op)) continue;
@@ -102,9 +89,8 @@ bool nothingInterferes(const ConvBlockChain& chain) {
       Value value = effect.getValue();
       if (!value) return false;
       // A write into a fresh allocation cannot reach what the chain reads.
-      Value root = viewedBuffer(value);
-      Operation* def = root.getDefiningOp();
-      if (read.contains(root) || !def || !isa<memref::AllocOp, AllocOp>(def)) return false;
+      Value root = viewRoot(value);
+      if (read.contains(root) || !isFreshAllocation(root)) return false;
     }
   }
   return true;

@@ -10,9 +10,13 @@ namespace disc_ral {
 
 Value viewRoot(Value memref) {
   while (Operation* def = memref.getDefiningOp()) {
-    auto view = dyn_cast<ViewLikeOpInterface>(def);
-    if (!view) break;
-    memref = view.getViewSource();
+    if (auto view = dyn_cast<ViewLikeOpInterface>(def)) {
+      memref = view.getViewSource();
+    } else if (auto cast = dyn_cast<memref::CastOp>(def)) {
+      memref = cast.getSource();
+    } else {
+      break;
+    }
   }
   return memref;
 }

@@ -22,7 +22,7 @@ struct MemoryAccess {
   bool write;
 };
 
-// The buffer a view is a view of (the value itself when it is not a view).
+// The buffer a view (or a memref.cast) is a view of (the value itself when it is not a view).
 Value viewRoot(Value memref);
 // Whether `memref` is itself the result of an allocation (not a view of one).
 bool isFreshAllocation(Value memref);

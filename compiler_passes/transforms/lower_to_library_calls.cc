@@ -25,6 +25,7 @@
 #include "compiler_passes/dialect/type_codes.h"
 #include "compiler_passes/passes.h"
 #include "compiler_passes/transforms/conv_block_chains.h"
+#include "compiler_passes/transforms/loop_analysis.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -63,20 +64,6 @@ LogicalResult missingContext(Operation* op) {
                             "not reachable from the entry get no context)";
 }
 
-// The buffer a memref value views (through subviews, casts, reshapes).
-Value rootBuffer(Value v) {
-  while (Operation* def = v.getDefiningOp()) {
-    if (auto view = dyn_cast<ViewLikeOpInterface>(def)) {
-      v = view.getViewSource();
-    } else if (auto cast = dyn_cast<memref::CastOp>(def)) {
-      v = cast.getSource();
-    } else {
-      break;
-    }
-  }
-  return v;
-}
-
 // memref.copy of such buffers lowers to one llvm.memcpy.
 bool isContiguous(Value v) {
   auto type = dyn_cast<MemRefType>(v.getType());
@@ -89,7 +76,7 @@ bool isKernelElement(Type t) { return t.isF16() || t.isBF16() || t.isF32() || t.
 // that could read or write the buffer. Only for buffers allocated here, which nothing else
 // aliases.
 linalg::FillOp findZeroFill(Operation* op, Value out) {
-  Value root = rootBuffer(out);
+  Value root = viewRoot(out);
   Operation* def = root.getDefiningOp();
   if (!def || !isa<memref::AllocOp, AllocOp>(def)) return nullptr;
   for (Operation* prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
@@ -100,7 +87,7 @@ linalg::FillOp findZeroFill(Operation* op, Value out) {
         return fill;
     }
     for (Value operand : prev->getOperands())
-      if (isa<MemRefType>(operand.getType()) && rootBuffer(operand) == root) return nullptr;
+      if (isa<MemRefType>(operand.getType()) && viewRoot(operand) == root) return nullptr;
     // Regions of non-linalg ops could touch the buffer through captured values.
     if (prev->getNumRegions() > 0 && !isa<linalg::LinalgOp>(prev)) return nullptr;
   }
@@ -233,8 +220,8 @@ class LowerToLibraryCallsPass : public impl::LowerToLibraryCallsPassBase<LowerTo
     // Vulkan's GEMM is f32 only; other types become generated kernels there.
     if (device == "vulkan" && !element.isF32()) return success();
     // The kernels assume the output does not alias an input.
-    Value root = rootBuffer(c);
-    if (rootBuffer(a) == root || rootBuffer(b) == root) return success();
+    Value root = viewRoot(c);
+    if (viewRoot(a) == root || viewRoot(b) == root) return success();
     Value ctx = contextOf(op);
     if (!ctx) return missingContext(op);
 
@@ -333,7 +320,7 @@ class LowerToLibraryCallsPass : public impl::LowerToLibraryCallsPassBase<LowerTo
   // A filter read from a constant global (a module constant later) never changes while the
   // module is loaded: the kernel may keep its prepared copy.
   static bool isConstantFilter(Value filter, SymbolTable& symbols) {
-    if (auto get = rootBuffer(filter).getDefiningOp<memref::GetGlobalOp>()) {
+    if (auto get = viewRoot(filter).getDefiningOp<memref::GetGlobalOp>()) {
       auto global = symbols.lookup<memref::GlobalOp>(get.getName());
       return global && global.getConstant();
     }
