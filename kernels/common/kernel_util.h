@@ -84,6 +84,28 @@ bool overlaps(const MemRef<A, NA>& a, const MemRef<B, NB>& b) {
   return a0 < a1 && b0 < b1 && a0 < b1 && b0 < a1;
 }
 
+// No two elements of m share memory: its strides, ordered, each step past the span of the dims
+// inside it (size-1 dims aside). A zero or negative stride counts as overlapping.
+template <typename T, int N>
+bool nonOverlapping(const MemRef<T, N>& m) {
+  int64_t stride[N], size[N];
+  int n = 0;
+  for (int d = 0; d < N; ++d) {
+    if (m.sizes[d] == 1) continue;
+    if (m.strides[d] <= 0) return false;
+    int i = n++;
+    for (; i > 0 && stride[i - 1] > m.strides[d]; --i) {
+      stride[i] = stride[i - 1];
+      size[i] = size[i - 1];
+    }
+    stride[i] = m.strides[d];
+    size[i] = m.sizes[d];
+  }
+  for (int i = 1; i < n; ++i)
+    if (stride[i] < stride[i - 1] * size[i - 1]) return false;
+  return true;
+}
+
 // Memory from the driver, returned on scope exit (kernels never call malloc for data-sized
 // scratch, so a host's own allocator serves them too).
 class Scratch {

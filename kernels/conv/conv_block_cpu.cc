@@ -209,17 +209,6 @@ Status runStages(ExecutionContext* ctx, const KernelEnv& env, const ConvBlock& b
   return Status();
 }
 
-// Rows of y that never share memory, channels contiguous.
-bool separateElements(const MemRef<float, 4>& y) {
-  int64_t span = 1;
-  for (int d = 3; d >= 0; --d) {
-    if (y.sizes[d] == 1) continue;
-    if (y.strides[d] < span) return false;
-    span = y.strides[d] * y.sizes[d];
-  }
-  return true;
-}
-
 // RAL_CONV_BLOCK: "fused" runs the fused kernel wherever it can, "stages" never; unset (auto),
 // the fused kernel runs where the expanded activations would not stay in L2 anyway. Read on
 // every call (tests switch it).
@@ -227,8 +216,9 @@ enum class Mode { kAuto, kFused, kStages };
 Mode modeFromEnvironment() {
   const char* v = std::getenv("RAL_CONV_BLOCK");
   if (v == nullptr) return Mode::kAuto;
-  const std::string mode(v);
-  return mode == "fused" ? Mode::kFused : mode == "stages" ? Mode::kStages : Mode::kAuto;
+  return std::strcmp(v, "fused") == 0    ? Mode::kFused
+         : std::strcmp(v, "stages") == 0 ? Mode::kStages
+                                         : Mode::kAuto;
 }
 
 int64_t l2Bytes() {
@@ -257,7 +247,7 @@ bool fusible(const ConvBlock& b, const MemRef<float, 4>& x, const MemRef<float, 
   if (b.c * b.e > kMaxTileFilterFloats || b.e * b.f > kMaxTileFilterFloats ||
       b.kh > tiles::DepthwiseRow::kMaxRows)
     return false;
-  if ((b.c > 1 && x.strides[3] != 1) || (b.f > 1 && y.strides[3] != 1) || !separateElements(y))
+  if ((b.c > 1 && x.strides[3] != 1) || (b.f > 1 && y.strides[3] != 1) || !nonOverlapping(y))
     return false;
   // y over x is taken (runFused reads x before it writes over it, or copies it).
   return !overlaps(y, w1) && !overlaps(y, b1) && !overlaps(y, w2) && !overlaps(y, b2) &&

@@ -72,28 +72,6 @@ PixelDims pixelDims(const MemRef<float, R>& x, const MemRef<float, R>& y) {
   return p;
 }
 
-// No two elements of y share memory: its strides, ordered, each step past the span of the
-// dims inside it (size-1 dims aside).
-template <int R>
-bool nonOverlapping(const MemRef<float, R>& y) {
-  int64_t stride[R], size[R];
-  int n = 0;
-  for (int d = 0; d < R; ++d) {
-    if (y.sizes[d] == 1) continue;
-    if (y.strides[d] <= 0) return false;
-    int i = n++;
-    for (; i > 0 && stride[i - 1] > y.strides[d]; --i) {
-      stride[i] = stride[i - 1];
-      size[i] = size[i - 1];
-    }
-    stride[i] = y.strides[d];
-    size[i] = y.sizes[d];
-  }
-  for (int i = 1; i < n; ++i)
-    if (stride[i] < stride[i - 1] * size[i - 1]) return false;
-  return true;
-}
-
 // A filter to prepare: its address, kind, sizes and strides (a pointwise [F, C, 1...]: f, c and
 // their strides; a depthwise [E, 1, KH, KW]: e, kh, kw and theirs).
 enum class FilterKind { kPointwisePanels, kDepthwiseTaps };
