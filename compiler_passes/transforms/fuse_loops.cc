@@ -39,19 +39,47 @@ LogicalResult linalgToParallelLoops(func::FuncOp f) {
   return success();
 }
 
+// The size of dimension `d` of `memref` as an SSA value from where the buffer was made: an
+// allocation's size operand or a reshape's output shape, through reshapes that keep the
+// dimension; null when it is not known that way.
+Value knownDimSize(OpBuilder& b, Location loc, Value memref, int64_t d) {
+  auto type = dyn_cast<MemRefType>(memref.getType());
+  if (!type || d < 0 || d >= type.getRank()) return nullptr;
+  if (!type.isDynamicDim(d)) return b.create<arith::ConstantIndexOp>(loc, type.getDimSize(d));
+  Operation* def = memref.getDefiningOp();
+  if (auto alloc = dyn_cast_or_null<AllocOp>(def))
+    return alloc.getDynamicSizes()[type.getDynamicDimIndex(d)];
+  if (auto expand = dyn_cast_or_null<memref::ExpandShapeOp>(def)) {
+    // A dimension the reshape keeps alone has its source's size (an allocation's size operand
+    // is then preferred to whatever value the reshape was given); output_shape holds one value
+    // per dynamic result dimension, in order.
+    for (auto [source_dim, group] : llvm::enumerate(expand.getReassociationIndices())) {
+      if (group.size() == 1 && group.front() == d) {
+        if (Value v = knownDimSize(b, loc, expand.getSrc(), source_dim)) return v;
+      }
+    }
+    return expand.getOutputShape()[type.getDynamicDimIndex(d)];
+  }
+  if (auto collapse = dyn_cast_or_null<memref::CollapseShapeOp>(def)) {
+    ReassociationIndices group = collapse.getReassociationIndices()[d];
+    if (group.size() != 1) return nullptr;
+    return knownDimSize(b, loc, collapse.getSrc(), group.front());
+  }
+  if (auto cast = dyn_cast_or_null<memref::CastOp>(def))
+    return knownDimSize(b, loc, cast.getSource(), d);
+  return nullptr;
+}
+
 // memref.dim of a disc_ral.alloc is its size operand (upstream folds this only for
-// memref.alloc): loops over buffers allocated with the same sizes then get the same bounds.
+// memref.alloc), and of a reshape of one the size it was reshaped to: loops over buffers made
+// with the same sizes, directly or through views, then get the same bounds.
 void foldDimsOfAllocations(func::FuncOp f) {
   f.walk([](memref::DimOp dim) {
-    auto alloc = dim.getSource().getDefiningOp<AllocOp>();
     std::optional<int64_t> d = getConstantIntValue(dim.getIndex());
-    if (!alloc || !d || *d < 0 || *d >= alloc.getType().getRank()) return;
+    if (!d || isa_and_nonnull<memref::AllocOp>(dim.getSource().getDefiningOp())) return;
     OpBuilder b(dim);
-    Value size =
-        alloc.getType().isDynamicDim(*d)
-            ? alloc.getDynamicSizes()[alloc.getType().getDynamicDimIndex(*d)]
-            : b.create<arith::ConstantIndexOp>(dim.getLoc(), alloc.getType().getDimSize(*d))
-                  .getResult();
+    Value size = knownDimSize(b, dim.getLoc(), dim.getSource(), *d);
+    if (!size) return;
     dim.replaceAllUsesWith(size);
     dim.erase();
   });
@@ -109,7 +137,8 @@ bool canFuse(scf::ParallelOp a, scf::ParallelOp b) {
   for (const MemoryAccess& x : *accesses_a)
     for (const MemoryAccess& y : *accesses_b) {
       if (!(x.write || y.write) || !mayAlias(x.memref, y.memref)) continue;
-      if (x.memref != y.memref || !isFreshAllocation(x.memref)) return false;
+      Value root = rowPreservingAllocation(x.memref);
+      if (!root || root != rowPreservingAllocation(y.memref)) return false;
       if (!indexedByRow(x, iv_a) || !indexedByRow(y, iv_b)) return false;
     }
   return true;
@@ -125,6 +154,21 @@ void fuseInto(scf::ParallelOp a, scf::ParallelOp b) {
   b.erase();
 }
 
+// `if (cond) { signal_error }` with nothing else inside: a shape check the importer placed
+// between two loops.
+bool isErrorCheck(Operation* op) {
+  auto check = dyn_cast<scf::IfOp>(op);
+  if (!check || check.getNumResults() != 0 || !check.getElseRegion().empty()) return false;
+  for (Operation& inner : check.getThenRegion().front()) {
+    if (!isa<SignalErrorOp, scf::YieldOp>(inner) && !isMemoryEffectFree(&inner)) return false;
+  }
+  return true;
+}
+
+bool signalsErrors(Operation* op) {
+  return op->walk([](SignalErrorOp) { return WalkResult::interrupt(); }).wasInterrupted();
+}
+
 void fuseSiblings(Block& block) {
   for (auto it = block.begin(); it != block.end(); ++it) {
     auto first = dyn_cast<scf::ParallelOp>(&*it);
@@ -134,8 +178,14 @@ void fuseSiblings(Block& block) {
       Operation* next = first->getNextNode();
       SmallVector<Operation*> between;
       // Allocations (of the buffers the next loop fills) move up too: only their lifetime grows.
-      while (next && !isa<scf::ParallelOp>(next) && next->getNumRegions() == 0 &&
-             (isMemoryEffectFree(next) || isa<AllocOp, memref::AllocOp>(next))) {
+      // So do shape checks when the first loop cannot fail itself: a failing check ends the
+      // execution, which then only skips a loop that writes fresh buffers nobody reads, and
+      // the error reported stays the first one.
+      const bool first_may_fail = signalsErrors(first);
+      while (next && !isa<scf::ParallelOp>(next) &&
+             ((next->getNumRegions() == 0 &&
+               (isMemoryEffectFree(next) || isa<AllocOp, memref::AllocOp>(next))) ||
+              (!first_may_fail && isErrorCheck(next)))) {
         between.push_back(next);
         next = next->getNextNode();
       }
@@ -150,15 +200,15 @@ void fuseSiblings(Block& block) {
 }
 
 // Keeps a reduction's accumulator in a register: inside `loop`, the one load and the one store
-// of fresh buffer element m[idx] (idx invariant) become an iter_arg. Returns the loop that
-// replaces `loop`, or null when there was nothing to promote.
+// of element m[idx] (idx invariant) of a fresh buffer, or of a view of one, become an iter_arg.
+// Returns the loop that replaces `loop`, or null when there was nothing to promote.
 scf::ForOp promoteAccumulator(scf::ForOp loop) {
   auto accesses = collectAccesses(loop);
   if (!accesses) return nullptr;
   Block* body = loop.getBody();
   for (Operation& op : *body) {
     auto load = dyn_cast<memref::LoadOp>(&op);
-    if (!load || !isFreshAllocation(load.getMemRef())) continue;
+    if (!load || !isFreshAllocation(viewRoot(load.getMemRef()))) continue;
     if (llvm::any_of(load.getIndices(), [&](Value v) { return !loop.isDefinedOutsideOfLoop(v); }))
       continue;
     Value m = load.getMemRef();

@@ -26,6 +26,27 @@ bool isFreshAllocation(Value memref) {
   return def && isa<memref::AllocOp, memref::AllocaOp, AllocOp>(def);
 }
 
+Value rowPreservingAllocation(Value memref) {
+  // A reshape keeps rows when its first reassociation group is dimension 0 alone.
+  auto keepsFirstDim = [](ArrayRef<ReassociationIndices> groups) {
+    return !groups.empty() && groups.front().size() == 1 && groups.front().front() == 0;
+  };
+  while (Operation* def = memref.getDefiningOp()) {
+    if (auto expand = dyn_cast<memref::ExpandShapeOp>(def)) {
+      if (!keepsFirstDim(expand.getReassociationIndices())) return nullptr;
+      memref = expand.getSrc();
+    } else if (auto collapse = dyn_cast<memref::CollapseShapeOp>(def)) {
+      if (!keepsFirstDim(collapse.getReassociationIndices())) return nullptr;
+      memref = collapse.getSrc();
+    } else if (auto cast = dyn_cast<memref::CastOp>(def)) {
+      memref = cast.getSource();
+    } else {
+      break;
+    }
+  }
+  return isFreshAllocation(memref) ? memref : nullptr;
+}
+
 bool mayAlias(Value a, Value b) {
   Value ra = viewRoot(a), rb = viewRoot(b);
   if (ra == rb) return true;

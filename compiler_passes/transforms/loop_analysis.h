@@ -26,6 +26,9 @@ struct MemoryAccess {
 Value viewRoot(Value memref);
 // Whether `memref` is itself the result of an allocation (not a view of one).
 bool isFreshAllocation(Value memref);
+// The fresh allocation `memref` is, or is a reshape or cast of with its first dimension kept as
+// it is (row i of the view is row i of the allocation); null for anything else.
+Value rowPreservingAllocation(Value memref);
 bool mayAlias(Value a, Value b);
 // Every load and store inside `op`'s regions; nullopt when some op there touches memory in
 // another way (a call, a copy, an op without known effects), which the callers treat as unsafe.
