@@ -7,9 +7,9 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <string>
 #include <unordered_map>
-#include <vector>
 
 #include "kernels/common/parallel.h"
 
@@ -131,8 +131,11 @@ class PreparedFilters {
     auto it = entries_.find(w);
     if (it != entries_.end()) return it->second;
     if (entries_.size() >= kMaxEntries) entries_.clear();
-    auto prepared = std::make_shared<std::vector<float>>(preparedFloats(w));
-    prepare(w, prepared->data());
+    constexpr std::align_val_t kAlign{64};
+    std::shared_ptr<float> prepared(
+        static_cast<float*>(::operator new(preparedFloats(w) * sizeof(float), kAlign)),
+        [](float* p) { ::operator delete(p, kAlign); });
+    prepare(w, prepared.get());
     return entries_.emplace(w, std::move(prepared)).first->second;
   }
 
@@ -148,7 +151,7 @@ StatusOr<const float*> preparedFilter(const KernelEnv& env, const Filter& w, boo
                          env.context->getOrCreate<PreparedFilters>(
                              uint64_t{0}, [] { return std::make_unique<PreparedFilters>(); }));
     *keep = cache->findOrPrepare(w);
-    return static_cast<const float*>((*keep)->data());
+    return keep->get();
   }
   RAL_RETURN_IF_ERROR(scratch->allocate(env.driver, preparedFloats(w) * sizeof(float)));
   prepare(w, scratch->as<float>());

@@ -18,7 +18,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <vector>
 
 #include "kernels/common/devices.h"
 #include "kernels/common/kernel_util.h"
@@ -45,8 +44,9 @@ Status tryPointwiseConv(const KernelEnv& env, const ConvConfig& c, const MemRef<
 
 // Filters prepared for the tiles. A constant filter (conv.h's constant_filter) is prepared once
 // per Context, kept in its resource cache by address, shape and strides, and `keep` holds it
-// alive while the call uses it; any other is prepared into `scratch` on every call.
-using PreparedFilter = std::shared_ptr<const std::vector<float>>;
+// alive while the call uses it; any other is prepared into `scratch` on every call. Either is
+// 64-byte aligned: the tiles' vector loads of packed weights never straddle cache lines.
+using PreparedFilter = std::shared_ptr<const float>;
 // w [F, C, 1...] as the tiles' panels (conv_tiles.h).
 StatusOr<const float*> pointwisePanels(const KernelEnv& env, const float* w, int64_t f, int64_t c,
                                        int64_t f_stride, int64_t c_stride, bool constant,
