@@ -73,13 +73,19 @@ def LowerToLibraryCallsPass : Pass<"disc-ral-lower-to-library-calls", "::mlir::M
     allocation sized at run time could overflow the host's stack. On the cpu, a pointwise
     expansion, depthwise convolution and pointwise projection (`disc_ral.conv`, two or three of
     them) whose intermediate buffers nothing else reads become one `ral_conv_block` dispatch:
-    the intermediates never reach memory whole.
+    the intermediates never reach memory whole; and a `disc_ral.conv` whose input is a product
+    of data and one value per image and channel (a `linalg.generic` multiply, the
+    squeeze-and-excitation of EfficientNet) that nothing else reads becomes one
+    `ral_conv_scaled` dispatch of the data and the scale: the product is never stored.
   }];
   let options = [
     Option<"device", "device", "std::string", /*default=*/"\"cpu\"",
            "Device of the library calls and allocations">,
     Option<"fuseConvBlocks", "fuse-conv-blocks", "bool", /*default=*/"true",
            "On the cpu, run depthwise-separable chains of disc_ral.conv as one ral_conv_block">,
+    Option<"fuseConvScales", "fuse-conv-scales", "bool", /*default=*/"true",
+           "On the cpu, run a disc_ral.conv whose input is a per-image, per-channel broadcast "
+           "multiply used nowhere else as one ral_conv_scaled">,
   ];
   let dependentDialects = [
     "::mlir::disc_ral::DiscRalDialect", "::mlir::arith::ArithDialect",
@@ -141,14 +147,25 @@ def FuseLoopsPass : Pass<"disc-ral-fuse-loops", "::mlir::ModuleOp"> {
     `scf.for`). Each multi-dimensional `scf.parallel` is split into an outer loop over its first
     dimension holding a loop over the others, and consecutive outer loops with the same bounds
     are fused when that is provably safe: every buffer one of them writes and the other touches
-    is a fresh allocation indexed in its first dimension by the outer induction variable in
-    both, so iteration i of the fused loop reads exactly what iteration i wrote (a softmax
-    becomes one loop over rows). Side-effect-free ops between two loops move above the first.
+    is a fresh allocation (or a reshape of one that keeps its first dimension) indexed in its
+    first dimension by the outer induction variable in both, so iteration i of the fused loop
+    reads exactly what iteration i wrote (a softmax becomes one loop over rows). Side-effect-free
+    ops between two loops move above the first, and so do shape checks (`scf.if` holding only
+    `disc_ral.signal_error`) when the first loop cannot fail itself: a failing check then skips
+    a loop whose results nobody reads, and the first error is still the one reported. A size
+    taken with `memref.dim` from an allocation or a reshape of one becomes the size it was made
+    with, so loops over such views get the same bounds.
     Finally a reduction's accumulator (a load and store of one fresh buffer element around an
     `scf.for` body) is kept in a register (`iter_args`) and its combining op marked
     `reassoc`, so LLVM vectorizes the reduction; results then differ from a sequential sum only
-    by rounding.
+    by rounding. On the cpu the accumulator may also be an element of a view of such a buffer;
+    for a device it then stays in memory, the form in which disc-ral-outline-kernels splits a
+    long reduction over the grid.
   }];
+  let options = [
+    Option<"device", "device", "std::string", /*default=*/"\"cpu\"",
+           "Device the loops will run on: cpu, or a GPU (vulkan, cuda, hsa)">,
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
   ];

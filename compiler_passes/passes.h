@@ -63,6 +63,7 @@ struct PipelineOptions {
   std::string inline_f32_math = "exp,expm1,log,log1p,tanh,erf";
   bool kernels = true;               // outline parallel loops into kernels
   bool conv_blocks = true;           // cpu: conv chains as ral_conv_block (lower-to-library-calls)
+  bool conv_scales = true;           // cpu: conv(x * s) as ral_conv_scaled (lower-to-library-calls)
   int64_t constant_min_bytes = 256;  // smaller constants stay in the host library
 };
 // Tensor programs to buffers, RAL passes, linalg -> loops, scf -> cf, and everything -> LLVM.

@@ -68,6 +68,7 @@ void buildCompilePipeline(OpPassManager& pm, const PipelineOptions& options) {
   LowerToLibraryCallsPassOptions library;
   library.device = options.device;
   library.fuseConvBlocks = options.conv_blocks;
+  library.fuseConvScales = options.conv_scales;
   pm.addPass(createLowerToLibraryCallsPass(library));
   ModuleConstantsPassOptions constants;
   // Device kernels read constants from device memory only: every constant goes to the module.
@@ -80,9 +81,11 @@ void buildCompilePipeline(OpPassManager& pm, const PipelineOptions& options) {
   math.libmCalls = options.device != "cuda" && options.device != "hsa";
   pm.addPass(createLowerMathPass(math));
   if (options.kernels) {
-    pm.addPass(createFuseLoopsPass());
-    OutlineKernelsPassOptions outline;
     const bool gpu = options.device == "cuda" || options.device == "hsa";
+    FuseLoopsPassOptions fuse;
+    fuse.device = options.device == "vulkan" || gpu ? options.device : "cpu";
+    pm.addPass(createFuseLoopsPass(fuse));
+    OutlineKernelsPassOptions outline;
     outline.device = options.device == "vulkan" || gpu ? options.device : "cpu";
     outline.gpuArchs = options.gpu_archs;
     pm.addPass(createOutlineKernelsPass(outline));
@@ -131,6 +134,11 @@ struct PipelineCLOptions : public PassPipelineOptions<PipelineCLOptions> {
       *this, "conv-blocks",
       llvm::cl::desc("cpu: depthwise-separable conv chains as one ral_conv_block call"),
       llvm::cl::init(true)};
+  Option<bool> conv_scales{
+      *this, "conv-scales",
+      llvm::cl::desc("cpu: a conv of a per-image, per-channel scaled input as one "
+                     "ral_conv_scaled call"),
+      llvm::cl::init(true)};
   Option<int64_t> constant_min_bytes{
       *this, "constant-min-bytes",
       llvm::cl::desc("Smallest constant moved to the module's constants section"),
@@ -159,6 +167,7 @@ void registerPasses() {
         options.inline_f32_math = cl.inline_f32_math;
         options.kernels = cl.kernels;
         options.conv_blocks = cl.conv_blocks;
+        options.conv_scales = cl.conv_scales;
         options.constant_min_bytes = cl.constant_min_bytes;
         buildCompilePipeline(pm, options);
       });

@@ -5,6 +5,7 @@
 #ifdef RAL_ENABLE_DNNL
 RAL_DECLARE_REGISTRATION_ANCHOR(kernels_conv_block_cpu);
 RAL_DECLARE_REGISTRATION_ANCHOR(kernels_conv_cpu);
+RAL_DECLARE_REGISTRATION_ANCHOR(kernels_conv_scaled_cpu);
 RAL_DECLARE_REGISTRATION_ANCHOR(kernels_qconv_cpu);
 #endif
 RAL_DECLARE_REGISTRATION_ANCHOR(kernels_gemm_cpu);
@@ -20,6 +21,7 @@ Status registerCpuKernels() {
 #ifdef RAL_ENABLE_DNNL
   RAL_KEEP_LINKED(kernels_conv_block_cpu);
   RAL_KEEP_LINKED(kernels_conv_cpu);
+  RAL_KEEP_LINKED(kernels_conv_scaled_cpu);
   RAL_KEEP_LINKED(kernels_qconv_cpu);
 #endif
   RAL_KEEP_LINKED(kernels_gemm_cpu);

@@ -400,6 +400,7 @@ int compile(const CompileRequest& r, llvm::raw_ostream& os) {
   options.by_name = r.by_name;
   options.kernels = r.kernels;
   options.conv_blocks = r.conv_blocks;
+  options.conv_scales = r.conv_scales;
   options.constant_min_bytes = r.constant_min_bytes;
   // Computed in f32, the inline forms beat libm on every target measured (even SSE2-only
   // `generic`: exp 1.9x, log 1.2x; README), and a device has no erf of its own.

@@ -34,6 +34,8 @@ struct CompileRequest {
   bool library_conv = true;
   // Depthwise-separable chains of those as one ral_conv_block call each (conv_block.h); cpu.
   bool conv_blocks = true;
+  // A convolution of a per-image, per-channel scaled input as one ral_conv_scaled call; cpu.
+  bool conv_scales = true;
   int64_t constant_min_bytes = 256;
   std::string entry = "main";
   std::string module_name;  // empty: the input file's stem

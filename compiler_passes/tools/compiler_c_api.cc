@@ -51,6 +51,8 @@ bool applyFlag(llvm::StringRef flag, CompileRequest* r, std::string* error) {
     ok = parseBool(value, &r->library_conv);
   else if (name == "conv-blocks")
     ok = parseBool(value, &r->conv_blocks);
+  else if (name == "conv-scales")
+    ok = parseBool(value, &r->conv_scales);
   else if (name == "constant-min-bytes")
     return integer(&r->constant_min_bytes);
   else if (name == "entry")

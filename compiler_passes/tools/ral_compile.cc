@@ -79,6 +79,13 @@ cl::opt<bool> conv_blocks(
              "ral_conv_block call that keeps the expanded activations in the cache (default "
              "true); false: one ral_conv call per convolution"),
     cl::init(true), cl::cat(category));
+cl::opt<bool> conv_scales(
+    "conv-scales",
+    cl::desc("cpu: run a convolution whose input is multiplied by one value per image and "
+             "channel (the squeeze-and-excitation of EfficientNet's blocks) as one "
+             "ral_conv_scaled call that scales the input as it reads it (default true); false: "
+             "the multiply as a loop, then ral_conv"),
+    cl::init(true), cl::cat(category));
 // Integer options are taken as text and parsed with the C API's range checks
 // (parseIntegerOption): LLVM's own parsers print their errors themselves.
 cl::opt<std::string> constant_min_bytes(
@@ -214,6 +221,7 @@ int main(int argc, char** argv) {
   request.kernels = kernels;
   request.library_conv = library_conv;
   request.conv_blocks = conv_blocks;
+  request.conv_scales = conv_scales;
   request.entry = entry;
   request.module_name = module_name;
   request.emit = emit;

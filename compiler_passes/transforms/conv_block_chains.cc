@@ -2,7 +2,6 @@
 #include "compiler_passes/transforms/conv_block_chains.h"
 
 #include "compiler_passes/transforms/loop_analysis.h"
-#include "llvm/ADT/DenseSet.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -72,28 +71,14 @@ bool nothingInterferes(const ConvBlockChain& chain) {
   if (c.expand) own.insert(c.expand.getOperation());
   if (c.project) own.insert(c.project.getOperation());
   for (Operation* op : chain.intermediates) own.insert(op);
-  llvm::SmallDenseSet<Value, 8> read;
+  llvm::SmallPtrSet<Value, 8> read;
   for (ConvOp stage : {c.expand, c.depthwise, c.project}) {
     if (!stage) continue;
     read.insert(viewRoot(stage.getFilter()));
     read.insert(viewRoot(stage.getBias()));
   }
   read.insert(viewRoot(c.first().getInput()));
-  for (Operation* op = c.first()->getNextNode(); op && op != c.last().getOperation();
-       op = op->getNextNode()) {
-    if (own.contains(op)) continue;
-    std::optional<SmallVector<MemoryEffects::EffectInstance>> effects = getEffectsRecursively(op);
-    if (!effects) return false;
-    for (const MemoryEffects::EffectInstance& effect : *effects) {
-      if (!isa<MemoryEffects::Write, MemoryEffects::Free>(effect.getEffect())) continue;
-      Value value = effect.getValue();
-      if (!value) return false;
-      // A write into a fresh allocation cannot reach what the chain reads.
-      Value root = viewRoot(value);
-      if (read.contains(root) || !isFreshAllocation(root)) return false;
-    }
-  }
-  return true;
+  return nothingWritesBetween(c.first(), c.last(), read, own);
 }
 
 }  // namespace

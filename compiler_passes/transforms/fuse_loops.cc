@@ -179,8 +179,8 @@ void fuseSiblings(Block& block) {
       SmallVector<Operation*> between;
       // Allocations (of the buffers the next loop fills) move up too: only their lifetime grows.
       // So do shape checks when the first loop cannot fail itself: a failing check ends the
-      // execution, which then only skips a loop that writes fresh buffers nobody reads, and
-      // the error reported stays the first one.
+      // execution, which then only skips a loop whose results fail with it, and the error
+      // reported stays the first one.
       const bool first_may_fail = signalsErrors(first);
       while (next && !isa<scf::ParallelOp>(next) &&
              ((next->getNumRegions() == 0 &&
@@ -200,15 +200,16 @@ void fuseSiblings(Block& block) {
 }
 
 // Keeps a reduction's accumulator in a register: inside `loop`, the one load and the one store
-// of element m[idx] (idx invariant) of a fresh buffer, or of a view of one, become an iter_arg.
-// Returns the loop that replaces `loop`, or null when there was nothing to promote.
-scf::ForOp promoteAccumulator(scf::ForOp loop) {
+// of element m[idx] (idx invariant) of a fresh buffer, or of a view of one when `views`, become
+// an iter_arg. Returns the loop that replaces `loop`, or null when there was nothing to promote.
+scf::ForOp promoteAccumulator(scf::ForOp loop, bool views) {
   auto accesses = collectAccesses(loop);
   if (!accesses) return nullptr;
   Block* body = loop.getBody();
   for (Operation& op : *body) {
     auto load = dyn_cast<memref::LoadOp>(&op);
-    if (!load || !isFreshAllocation(viewRoot(load.getMemRef()))) continue;
+    if (!load || !isFreshAllocation(views ? viewRoot(load.getMemRef()) : load.getMemRef()))
+      continue;
     if (llvm::any_of(load.getIndices(), [&](Value v) { return !loop.isDefinedOutsideOfLoop(v); }))
       continue;
     Value m = load.getMemRef();
@@ -259,7 +260,7 @@ scf::ForOp promoteAccumulator(scf::ForOp loop) {
   return nullptr;
 }
 
-void promoteAccumulators(func::FuncOp f) {
+void promoteAccumulators(func::FuncOp f, bool views) {
   // Innermost loops first: an outer loop's accumulator appears once the inner one is promoted.
   // A promotion only adds a load and a store around the loop, in its parent: the loops before it
   // in post order (inside it, or earlier siblings) see no change, so one pass over the loops
@@ -267,7 +268,7 @@ void promoteAccumulators(func::FuncOp f) {
   SmallVector<scf::ForOp> loops;
   f.walk<WalkOrder::PostOrder>([&](scf::ForOp loop) { loops.push_back(loop); });
   for (scf::ForOp loop : loops)
-    while (scf::ForOp promoted = promoteAccumulator(loop)) loop = promoted;
+    while (scf::ForOp promoted = promoteAccumulator(loop, views)) loop = promoted;
 }
 
 // Loads of a fresh buffer at indices fixed in a loop, which nothing in the loop may write, move
@@ -300,6 +301,7 @@ void hoistInvariantLoads(func::FuncOp f) {
 
 class FuseLoopsPass : public impl::FuseLoopsPassBase<FuseLoopsPass> {
  public:
+  using FuseLoopsPassBase::FuseLoopsPassBase;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     for (func::FuncOp f : module.getOps<func::FuncOp>()) {
@@ -321,7 +323,9 @@ class FuseLoopsPass : public impl::FuseLoopsPassBase<FuseLoopsPass> {
         if (!p->getParentOfType<scf::ParallelOp>()) blocks.insert(p->getBlock());
       });
       for (Block* block : blocks) fuseSiblings(*block);
-      promoteAccumulators(f);
+      // A device splits long reductions whose accumulator is in memory (grid_parallelism.h);
+      // those through views keep that form there.
+      promoteAccumulators(f, device == "cpu");
       hoistInvariantLoads(f);
     }
   }

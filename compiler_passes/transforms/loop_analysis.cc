@@ -81,6 +81,24 @@ std::optional<SmallVector<MemoryAccess>> collectAccesses(Operation* root) {
   return accesses;
 }
 
+bool nothingWritesBetween(Operation* from, Operation* to, const llvm::SmallPtrSetImpl<Value>& roots,
+                          const llvm::SmallPtrSetImpl<Operation*>& skip) {
+  for (Operation* op = from->getNextNode(); op && op != to; op = op->getNextNode()) {
+    if (skip.contains(op)) continue;
+    std::optional<SmallVector<MemoryEffects::EffectInstance>> effects = getEffectsRecursively(op);
+    if (!effects) return false;
+    for (const MemoryEffects::EffectInstance& effect : *effects) {
+      if (!isa<MemoryEffects::Write, MemoryEffects::Free>(effect.getEffect())) continue;
+      Value value = effect.getValue();
+      if (!value) return false;
+      // A write into a fresh allocation cannot reach what the caller reads.
+      Value root = viewRoot(value);
+      if (roots.contains(root) || !isFreshAllocation(root)) return false;
+    }
+  }
+  return true;
+}
+
 bool indexedByRow(const MemoryAccess& access, Value iv) {
   if (auto load = dyn_cast<memref::LoadOp>(access.op))
     return !load.getIndices().empty() && load.getIndices()[0] == iv;

@@ -9,6 +9,7 @@
 
 #include <optional>
 
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/SmallVector.h"
 #include "mlir/IR/Operation.h"
 #include "mlir/IR/Value.h"
@@ -33,6 +34,12 @@ bool mayAlias(Value a, Value b);
 // Every load and store inside `op`'s regions; nullopt when some op there touches memory in
 // another way (a call, a copy, an op without known effects), which the callers treat as unsafe.
 std::optional<SmallVector<MemoryAccess>> collectAccesses(Operation* op);
+// Whether no op strictly between `from` and `to` (one block), other than those in `skip`, writes
+// or frees a buffer whose view root is in `roots`: a call that reads those buffers may then move
+// from `from` to `to`. Unknown effects, and writes to buffers that are not fresh allocations,
+// count as writing them.
+bool nothingWritesBetween(Operation* from, Operation* to, const llvm::SmallPtrSetImpl<Value>& roots,
+                          const llvm::SmallPtrSetImpl<Operation*>& skip);
 // Whether the access's first index is `iv` itself.
 bool indexedByRow(const MemoryAccess& access, Value iv);
 

@@ -12,6 +12,9 @@
 //   a depthwise-separable chain of disc_ral.conv (conv_block_chains.h; device cpu, unless
 //   fuse-conv-blocks=false) -> "ral_conv_block"(x, w1, b1, w2, b2, w3, b3, y, config,
 //                                                bounds), the intermediate buffers dropped
+//   disc_ral.conv of a broadcast multiply's product (conv_input_scales.h; device cpu, unless
+//   fuse-conv-scales=false) -> "ral_conv_scaled"(x, scale, w, bias, y, config, alpha, beta),
+//                               the multiply and its product dropped
 // and memref.alloc / memref.dealloc become disc_ral.alloc / disc_ral.dealloc, so buffers come
 // from the host context (an output buffer is handed to the host without a copy). memref.copy
 // between strided buffers becomes linalg.copy: MLIR lowers it to a call of `memrefCopy` from its
@@ -25,6 +28,7 @@
 #include "compiler_passes/dialect/type_codes.h"
 #include "compiler_passes/passes.h"
 #include "compiler_passes/transforms/conv_block_chains.h"
+#include "compiler_passes/transforms/conv_input_scales.h"
 #include "compiler_passes/transforms/loop_analysis.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
@@ -106,6 +110,11 @@ class LowerToLibraryCallsPass : public impl::LowerToLibraryCallsPassBase<LowerTo
     if (device == "cpu" && fuseConvBlocks)
       for (ConvBlockChain& chain : findConvBlockChains(module))
         if (failed(lowerConvBlock(chain, symbols))) return signalPassFailure();
+
+    // Then convolutions of scaled inputs (the multiply goes with them).
+    if (device == "cpu" && fuseConvScales)
+      for (ScaledConvInput& scaled : findScaledConvInputs(module))
+        if (failed(lowerConv(scaled.conv, symbols, &scaled))) return signalPassFailure();
 
     // Library calls first: the matmul fallback allocates a temporary the second walk converts.
     SmallVector<Operation*> calls;
@@ -258,8 +267,9 @@ class LowerToLibraryCallsPass : public impl::LowerToLibraryCallsPassBase<LowerTo
     return success();
   }
 
-  // disc_ral.conv -> ral_conv. Its attributes travel as one i64 vector, a constant global.
-  LogicalResult lowerConv(ConvOp op, SymbolTable& symbols) {
+  // disc_ral.conv -> ral_conv (ral_conv_scaled of `scaled`'s operands when given). Its
+  // attributes travel as one i64 vector, a constant global.
+  LogicalResult lowerConv(ConvOp op, SymbolTable& symbols, ScaledConvInput* scaled = nullptr) {
     if (device != "cpu" && device != "cuda")
       return op.emitOpError() << "has no kernel on device '" << device.getValue()
                               << "' (ral_conv runs on the cpu and cuda; import convolutions for "
@@ -307,12 +317,24 @@ class LowerToLibraryCallsPass : public impl::LowerToLibraryCallsPassBase<LowerTo
       op->erase();
       return success();
     }
+    Value config_buffer = configBuffer(builder, symbols, loc, "ral_conv_config", config);
+    if (scaled) {
+      builder.create<DispatchOp>(
+          loc, TypeRange{}, ctx, "ral_conv_scaled", device,
+          ValueRange{scaled->data, scaled->scale, op.getFilter(), op.getBias(), op.getInit(),
+                     config_buffer, alpha, beta});
+      op->erase();
+      scaled->multiply->erase();
+      // Deallocations first: they use the allocation.
+      for (Operation* dead : scaled->intermediates)
+        if (isa<memref::DeallocOp, DeallocOp>(dead)) dead->erase();
+      for (Operation* dead : scaled->intermediates)
+        if (!isa<memref::DeallocOp, DeallocOp>(dead)) dead->erase();
+      return success();
+    }
     builder.create<DispatchOp>(loc, TypeRange{}, ctx, "ral_conv", device,
-                               ValueRange{op.getInput(), op.getFilter(), op.getBias(),
-                                          op.getInit(),
-                                          configBuffer(builder, symbols, loc, "ral_conv_config",
-                                                       config),
-                                          alpha, beta});
+                               ValueRange{op.getInput(), op.getFilter(), op.getBias(), op.getInit(),
+                                          config_buffer, alpha, beta});
     op->erase();
     return success();
   }

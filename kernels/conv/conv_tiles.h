@@ -51,6 +51,11 @@ struct Problem {
 void runAvx512(const Problem& p, int64_t block_begin, int64_t block_end, int panel_begin,
                int panel_end);
 
+// out[r * channels + k] = x[r * x_row + k] * scale[k] for r < rows, k < channels: a block of
+// rows of a pointwise convolution's input scaled per channel (ral_conv_scaled).
+void scaleRowsAvx512(const float* x, int64_t x_row, const float* scale, int64_t rows,
+                     int64_t channels, float* out);
+
 // One output row of a depthwise convolution (ral_conv_block, conv_block_cpu.cc) over input rows
 // already padded: column j of input row i (0 <= i < kh) starts at rows[i] + j * in_pixel, every
 // pixel holding vectorsOf(channels) full vectors (zeros past `channels` and in the padding).

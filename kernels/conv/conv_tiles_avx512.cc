@@ -218,6 +218,22 @@ DepthwiseFn depthwiseFor(int vectors, int pixels) {
 
 }  // namespace
 
+void scaleRowsAvx512(const float* x, int64_t x_row, const float* scale, int64_t rows,
+                     int64_t channels, float* out) {
+  const int64_t full = channels / kVector * kVector;
+  const __mmask16 tail = static_cast<__mmask16>((1u << (channels - full)) - 1);
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* in = x + r * x_row;
+    float* o = out + r * channels;
+    for (int64_t k = 0; k < full; k += kVector)
+      _mm512_storeu_ps(o + k, _mm512_mul_ps(_mm512_loadu_ps(in + k), _mm512_loadu_ps(scale + k)));
+    if (tail)
+      _mm512_mask_storeu_ps(o + full, tail,
+                            _mm512_mul_ps(_mm512_maskz_loadu_ps(tail, in + full),
+                                          _mm512_maskz_loadu_ps(tail, scale + full)));
+  }
+}
+
 void depthwiseRowAvx512(const DepthwiseRow& d) {
   const int64_t nv = vectorsOf(d.channels);
   const int64_t tail = d.channels - kVector * (nv - 1);

@@ -37,10 +37,13 @@ bool convTilesAvailable();
 // Runs the convolution when the kernel takes it: *handled is false (and nothing is written) for
 // a configuration or layout it does not take, which then goes to oneDNN. x and y are the
 // channels-first views conv.h's Impl::conv receives; `alias` whether y overlaps an input.
+// `scale` (ral_conv_scaled): null, or [N, C, 1...] channels-first: x[n, c, ...] is multiplied
+// by scale[n, c] as each block of pixels is read (into a scratch block the tiles then read).
 template <int R>
 Status tryPointwiseConv(const KernelEnv& env, const ConvConfig& c, const MemRef<float, R>& x,
                         const MemRef<float, R>& w, const MemRef<float, 1>& bias,
-                        const MemRef<float, R>& y, bool alias, bool* handled);
+                        const MemRef<float, R>& y, bool alias, bool* handled,
+                        const MemRef<float, R>* scale = nullptr);
 
 // Filters prepared for the tiles. A constant filter (conv.h's constant_filter) is prepared once
 // per Context, kept in its resource cache by address, shape and strides, and `keep` holds it

@@ -27,6 +27,9 @@ const ::ral::testing::ExpectedFailureEntry kExpectedFailures[] = {
     {"ConvBlock", "MatchesFloat64Arithmetic", "vulkan", "ral_conv_block is a CPU kernel only"},
     {"ConvBlock", "MatchesFloat64Arithmetic", "cuda", "ral_conv_block is a CPU kernel only"},
     {"ConvBlock", "MatchesFloat64Arithmetic", "hsa", "ral_conv_block is a CPU kernel only"},
+    {"ConvScaled", "MatchesFloat64Arithmetic", "vulkan", "ral_conv_scaled is a CPU kernel only"},
+    {"ConvScaled", "MatchesFloat64Arithmetic", "cuda", "ral_conv_scaled is a CPU kernel only"},
+    {"ConvScaled", "MatchesFloat64Arithmetic", "hsa", "ral_conv_scaled is a CPU kernel only"},
     {nullptr, nullptr, nullptr, nullptr},  // (terminator; entries go above)
 };
 

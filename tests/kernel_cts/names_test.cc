@@ -12,9 +12,9 @@ namespace {
 
 // Targets with a TEST_P suite here.
 const std::set<std::string> kCovered = {
-    "ral_gemm", "ral_batch_gemm", "ral_rng_uniform", "ral_rng_normal", "ral_transpose",
-    "ral_memcpy", "ral_memset", "ral_read_element", "ral_write_element", "ral_topk", "ral_sort",
-    "ral_conv", "ral_conv_block", "ral_qconv",
+    "ral_gemm",   "ral_batch_gemm", "ral_rng_uniform",  "ral_rng_normal",    "ral_transpose",
+    "ral_memcpy", "ral_memset",     "ral_read_element", "ral_write_element", "ral_topk",
+    "ral_sort",   "ral_conv",       "ral_conv_block",   "ral_conv_scaled",   "ral_qconv",
 };
 // The runtime's own calls, not kernels: tested with the contexts (tests/unit) and compiled
 // modules (tests/modules, tests/cts).

@@ -363,3 +363,59 @@ def test_depthwise_separable_blocks_are_one_call(tmp_path, monkeypatch):
         x = torch.from_numpy(RNG.standard_normal((2, 4, *hw)).astype(np.float32))
         np.testing.assert_allclose(separate(x).double().numpy(), reference(x.double()).numpy(),
                                    rtol=2e-4, atol=2e-4)
+
+
+def test_squeeze_excitation_scales_the_projection_input(tmp_path):
+    """EfficientNet's squeeze-and-excitation: the depthwise output z times its channel scale s
+    (ReduceMean, two 1x1 Convs with SiLU and Sigmoid) feeds only the projection Conv, so on the
+    CPU the product is never stored: one ral_conv_scaled call scales z as the projection reads it
+    (--conv-scales, the default). A second scaled product that the graph also reads, and a
+    product by a per-pixel tensor, stay a multiply and a ral_conv. Checked against torch in
+    float64 at several batches, and against --conv-scales=false."""
+    wd, bd = conv_params(40, 40, (3, 3), groups=40)
+    w1, b1 = conv_params(10, 40, (1, 1))
+    w2, b2 = conv_params(40, 10, (1, 1))
+    wp, bp = conv_params(24, 40, (1, 1))
+    wq, bq = conv_params(16, 40, (1, 1))
+    nodes = [helper.make_node("Conv", ["x", "wd", "bd"], ["d"], group=40, pads=[1, 1, 1, 1]),
+             helper.make_node("Sigmoid", ["d"], ["gd"]), helper.make_node("Mul", ["d", "gd"],
+                                                                          ["z"]),
+             helper.make_node("ReduceMean", ["z"], ["m"], axes=[2, 3], keepdims=1),
+             helper.make_node("Conv", ["m", "w1", "b1"], ["h1"]),
+             helper.make_node("Sigmoid", ["h1"], ["g1"]), helper.make_node("Mul", ["h1", "g1"],
+                                                                           ["t1"]),
+             helper.make_node("Conv", ["t1", "w2", "b2"], ["h2"]),
+             helper.make_node("Sigmoid", ["h2"], ["s"]),
+             helper.make_node("Mul", ["z", "s"], ["zs"]),
+             helper.make_node("Conv", ["zs", "wp", "bp"], ["y"]),
+             # The same product read twice: by a Conv and as an output.
+             helper.make_node("Mul", ["s", "x"], ["xs"]),
+             helper.make_node("Conv", ["xs", "wq", "bq"], ["q"]),
+             # A per-pixel product is not a channel scale.
+             helper.make_node("Mul", ["z", "x"], ["zg"]),
+             helper.make_node("Conv", ["zg", "wq", "bq"], ["r"])]
+    inits = [const(n, v) for n, v in [("wd", wd), ("bd", bd), ("w1", w1), ("b1", b1),
+                                     ("w2", w2), ("b2", b2), ("wp", wp), ("bp", bp),
+                                     ("wq", wq), ("bq", bq)]]
+
+    def reference(x):
+        def conv(v, w, b, **kw):
+            return tf.conv2d(v, torch.from_numpy(w).double(), torch.from_numpy(b).double(), **kw)
+        d = conv(x, wd, bd, padding=1, groups=40)
+        z = d * torch.sigmoid(d)
+        h1 = conv(z.mean(dim=(2, 3), keepdim=True), w1, b1)
+        s = torch.sigmoid(conv(h1 * torch.sigmoid(h1), w2, b2))
+        xs = s * x
+        return (conv(z * s, wp, bp), conv(xs, wq, bq), xs,
+                conv(z * x, wq, bq))
+
+    m = model(nodes, [helper.make_tensor_value_info("x", F, ["N", 40, 9, 13])],
+              [helper.make_tensor_value_info(n, F, None) for n in ("y", "q", "xs", "r")], inits,
+              opset=13)
+    llvm = compile_to(tmp_path, m, "llvm", "--emit=mlir").read_text()
+    assert llvm.count('"ral_conv_scaled___cpu___') == 1  # the callee (which calls: lit tests)
+    run_both(tmp_path, m, reference, (40, 9, 13), batches=(0, 1, 3), outputs=4)
+    separate = ral_torch.load(str(compile_to(tmp_path, m, "separate", "--conv-scales=false")))
+    x = torch.from_numpy(RNG.standard_normal((2, 40, 9, 13)).astype(np.float32))
+    for got, want in zip(separate(x), reference(x.double())):
+        np.testing.assert_allclose(got.double().numpy(), want.numpy(), rtol=2e-4, atol=2e-4)

@@ -4,7 +4,9 @@
 #ifndef RAL_TESTS_SUPPORT_CONV_CASES_H_
 #define RAL_TESTS_SUPPORT_CONV_CASES_H_
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <random>
 #include <sstream>
 #include <string>
@@ -102,6 +104,28 @@ inline ConvCase basicConv(int64_t n, int64_t c, int64_t f, std::vector<int64_t> 
   cs.pe.assign(s, 0);
   cs.op.assign(s, 0);
   return cs;
+}
+
+// conv.h's activation `act` on v in double, clip to [lo, hi]: the tests' reference, written
+// apart from the kernels' own.
+inline double referenceActivation(int act, double v, double lo = 0, double hi = 0) {
+  switch (act) {
+    case 1:
+      return std::max(v, 0.0);
+    case 2:
+      return std::min(std::max(v, lo), hi);
+    case 3:
+      return 1 / (1 + std::exp(-v));
+    case 4:
+      return v / (1 + std::exp(-v));
+    case 5:
+      return v * std::min(std::max(v + 3, 0.0), 6.0) / 6;
+    case 6:
+      return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
+    case 7:
+      return 0.5 * v * (1 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
+  }
+  return v;
 }
 
 // Host storage and a view of it in the layout `store` asks for.

@@ -51,23 +51,7 @@ struct BlockCase {
   }
 };
 
-double activate(const Stage& s, double v) {
-  switch (s.act) {
-    case 1:
-      return std::max(v, 0.0);
-    case 2:
-      return std::min(std::max(v, static_cast<double>(s.lo)), static_cast<double>(s.hi));
-    case 3:
-      return 1 / (1 + std::exp(-v));
-    case 4:
-      return v / (1 + std::exp(-v));
-    case 5:
-      return v * std::min(std::max(v + 3, 0.0), 6.0) / 6;
-    case 6:
-      return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
-  }
-  return v;
-}
+double activate(const Stage& s, double v) { return referenceActivation(s.act, v, s.lo, s.hi); }
 
 struct BlockOperands {
   BlockCase cs;

@@ -22,23 +22,7 @@ template <int R>
 using Tensor = HostTensor<R>;
 
 double activate(const Case& cs, double v) {
-  switch (cs.act) {
-    case 1:
-      return std::max(v, 0.0);
-    case 2:
-      return std::min(std::max(v, static_cast<double>(cs.alpha)), static_cast<double>(cs.beta));
-    case 3:
-      return 1 / (1 + std::exp(-v));
-    case 4:
-      return v / (1 + std::exp(-v));
-    case 5:
-      return v * std::min(std::max(v + 3, 0.0), 6.0) / 6;
-    case 6:
-      return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
-    case 7:
-      return 0.5 * v * (1 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
-  }
-  return v;
+  return referenceActivation(cs.act, v, cs.alpha, cs.beta);
 }
 
 // The operands of one case, in the layouts it asks for.
