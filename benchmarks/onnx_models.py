@@ -19,7 +19,8 @@ the best 2048^3 oneDNN sgemm at the same thread count, measured in the same run.
       [--batches 1 8] [--threads 1 2] [--ort node_modules/onnxruntime-node] [--work DIR]
 
 ONNX Runtime: `npm install --ignore-scripts onnxruntime-node` (in the repository root or
---ort's parent); without it the ORT columns are blank.
+--ort's parent); without it the ORT columns are blank. --work keeps the exported and compiled
+models; a compiled one is reused only while ral-compile, the .onnx and --ral-flags are unchanged.
 """
 import argparse
 import json
@@ -273,12 +274,21 @@ def main():
         ralm = os.path.join(args.work, name + ".ralm")
         if not os.path.exists(onnx_path):
             export(torch, model, feature, onnx_path)
-        if not os.path.exists(ralm):
+        # A module in --work is reused only if this ral-compile made it with these flags from
+        # this .onnx: a rebuilt compiler or other flags compile it again.
+        stamp_path = ralm + ".stamp"
+        stamp = f"{os.stat(ral_compile).st_mtime_ns} {os.stat(onnx_path).st_mtime_ns} " \
+                f"{args.ral_flags}"
+        current = os.path.exists(ralm) and os.path.exists(stamp_path) and \
+            open(stamp_path).read() == stamp
+        if not current:
             start = time.perf_counter()
             done = subprocess.run([ral_compile, onnx_path, "-o", ralm] + args.ral_flags.split(),
                                   capture_output=True, text=True)
             if done.returncode != 0:
                 sys.exit(f"ral-compile {name} failed:\n{done.stderr}")
+            with open(stamp_path, "w") as f:
+                f.write(stamp)
             print(f"compiled {name} in {time.perf_counter() - start:.1f} s", file=sys.stderr)
         identity_model(os.path.join(args.work, name + ".identity.onnx"), feature)
 
