@@ -16,6 +16,8 @@
 #include "drivers/cpu/cpu_info.h"
 #include "kernels/blas/openblas.h"
 #include "kernels/common/devices.h"
+#include "kernels/common/kernel_util.h"
+#include "kernels/common/parallel.h"
 #include "kernels/gemm/gemm.h"
 #include "ral/driver_services.h"
 #include "ral/registration.h"
@@ -218,18 +220,40 @@ struct Impl {
     const bool alias = overlaps(c, a) || overlaps(c, b);
     int64_t batches = 1;
     for (int d = 0; d < RC - 2; ++d) batches *= c.sizes[d];
-    int64_t idx[RC > 2 ? RC - 2 : 1] = {};
-    for (int64_t bi = 0; bi < batches; ++bi) {
-      const Mat<T> sa = batchSlice<T, RA, RC>(a, idx), sb = batchSlice<T, RB, RC>(b, idx);
-      RAL_RETURN_IF_ERROR(gemm2d<T>(s.driver, *s.blas, {sa.data, sa.rows, sa.cols, sa.rs, sa.cs},
-                                    {sb.data, sb.rows, sb.cols, sb.rs, sb.cs},
-                                    batchSlice<T, RC, RC>(c, idx), ta, tb, k, alias));
-      for (int d = RC - 3; d >= 0; --d) {
-        if (++idx[d] < c.sizes[d]) break;
-        idx[d] = 0;
+    // Matrices [begin, end) of the batch, in order.
+    auto run = [&](int64_t begin, int64_t end) -> Status {
+      if (begin >= end) return Status();  // an empty batch dim: no matrix at all
+      int64_t idx[RC > 2 ? RC - 2 : 1] = {};
+      for (int64_t d = RC - 3, rest = begin; d >= 0; --d) {
+        idx[d] = rest % c.sizes[d];
+        rest /= c.sizes[d];
       }
+      for (int64_t bi = begin; bi < end; ++bi) {
+        const Mat<T> sa = batchSlice<T, RA, RC>(a, idx), sb = batchSlice<T, RB, RC>(b, idx);
+        RAL_RETURN_IF_ERROR(gemm2d<T>(s.driver, *s.blas,
+                                      {sa.data, sa.rows, sa.cols, sa.rs, sa.cs},
+                                      {sb.data, sb.rows, sb.cols, sb.rs, sb.cs},
+                                      batchSlice<T, RC, RC>(c, idx), ta, tb, k, alias));
+        for (int d = RC - 3; d >= 0; --d) {
+          if (++idx[d] < c.sizes[d]) break;
+          idx[d] = 0;
+        }
+      }
+      return Status();
+    };
+#ifdef RAL_ENABLE_DNNL
+    // Attention's products are many small matrices (12 heads of 128 x 64 x 128 in BERT): one
+    // thread each, the batch spread over the pool, instead of every thread joining each small
+    // sgemm in turn (3x slower on 2 threads). OpenBLAS (f64) keeps its own threads.
+    if constexpr (!std::is_same_v<T, double>) {
+      if (s.threads > 1 && batches > 1 && !alias && nonOverlapping(c))
+        return parallelFor(s.driver, batches, 1, [&](int64_t begin, int64_t end) {
+          OmpThreads one(1);
+          return run(begin, end);
+        });
     }
-    return Status();
+#endif
+    return run(0, batches);
   }
 };
 
