@@ -170,20 +170,6 @@ StatusOr<ConvBlock> checkConvBlock(const MemRef<float, 4>& x, const MemRef<float
 namespace cpu {
 namespace {
 
-// [N, D1, D2, C] dense channels-last in `data`.
-MemRef<float, 4> denseChannelsLast(float* data, int64_t n, int64_t d1, int64_t d2, int64_t c) {
-  MemRef<float, 4> m{};
-  m.allocated = m.aligned = data;
-  const int64_t sizes[4] = {n, d1, d2, c};
-  int64_t stride = 1;
-  for (int d = 3; d >= 0; --d) {
-    m.sizes[d] = sizes[d];
-    m.strides[d] = stride;
-    stride *= sizes[d];
-  }
-  return m;
-}
-
 // The stages one by one through ral_conv, the intermediates in scratch.
 Status runStages(ExecutionContext* ctx, const KernelEnv& env, const ConvBlock& b,
                  const MemRef<float, 4>& x, const MemRef<float, 4>& w1, const MemRef<float, 1>& b1,

@@ -37,22 +37,15 @@ StatusOr<MemRef<float, 4>> scaledCopy(const KernelEnv& env, const MemRef<float, 
                                       const MemRef<float, 4>& s, Scratch* scratch) {
   const int64_t n = x.sizes[0], c = x.sizes[1], h = x.sizes[2], w = x.sizes[3];
   RAL_RETURN_IF_ERROR(scratch->allocate(env.driver, x.numel() * sizeof(float)));
-  float* out = scratch->as<float>();
-  MemRef<float, 4> copy{};
-  copy.allocated = copy.aligned = out;
-  copy.offset = 0;
-  const int64_t sizes[4] = {n, c, h, w}, strides[4] = {h * w * c, 1, w * c, c};
-  for (int d = 0; d < 4; ++d) {
-    copy.sizes[d] = sizes[d];
-    copy.strides[d] = strides[d];
-  }
+  const MemRef<float, 4> copy =
+      channelsFirstView(denseChannelsLast(scratch->as<float>(), n, h, w, c));
   RAL_RETURN_IF_ERROR(parallelFor(env.driver, n * h, 1, [&](int64_t begin, int64_t end) {
     for (int64_t row = begin; row < end; ++row) {
       const int64_t i = row / h, r = row % h;
       const float* scale = s.data() + i * s.strides[0];
       for (int64_t j = 0; j < w; ++j) {
         const float* from = x.data() + i * x.strides[0] + r * x.strides[2] + j * x.strides[3];
-        float* to = out + i * strides[0] + r * strides[2] + j * strides[3];
+        float* to = copy.data() + i * copy.strides[0] + r * copy.strides[2] + j * copy.strides[3];
         for (int64_t k = 0; k < c; ++k) to[k] = from[k * x.strides[1]] * scale[k * s.strides[1]];
       }
     }

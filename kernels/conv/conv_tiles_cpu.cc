@@ -36,6 +36,17 @@ struct PixelDims {
   int64_t size[kMax] = {}, x_stride[kMax] = {}, y_stride[kMax] = {};
   int64_t outer_count = 1;
   int64_t pixels = 1, x_row = 0, y_row = 0;
+  // Adds the element offsets of outer index `index` (row-major over the outer dims) to x_offset
+  // and y_offset; returns what is left of `index` past them.
+  int64_t offsets(int64_t index, int64_t* x_offset, int64_t* y_offset) const {
+    for (int i = outer - 1; i >= 0; --i) {
+      const int64_t idx = index % size[i];
+      index /= size[i];
+      *x_offset += idx * x_stride[i];
+      *y_offset += idx * y_stride[i];
+    }
+    return index;
+  }
 };
 
 template <int R>
@@ -230,14 +241,8 @@ Status runScaledBlocks(const KernelEnv& env, const MemRef<float, R>& x, const Me
         p.y_row = dims.y_row;
         for (int64_t t = begin; t < end; ++t) {
           const int64_t block = t % blocks;
-          int64_t rest = t / blocks, x_offset = 0, y_offset = 0;
-          for (int i = dims.outer - 1; i >= 0; --i) {
-            const int64_t idx = rest % dims.size[i];
-            rest /= dims.size[i];
-            x_offset += idx * dims.x_stride[i];
-            y_offset += idx * dims.y_stride[i];
-          }
-          const int64_t n = rest;  // the image
+          int64_t x_offset = 0, y_offset = 0;
+          const int64_t n = dims.offsets(t / blocks, &x_offset, &y_offset);  // the image
           const int64_t m0 = block * tiles::kBlock;
           p.pixels = std::min<int64_t>(tiles::kBlock, dims.pixels - m0);
           tiles::scaleRowsAvx512(x.data() + n * x.strides[0] + x_offset + m0 * dims.x_row,
@@ -307,13 +312,8 @@ Status tryPointwiseConv(const KernelEnv& env, const ConvConfig& c, const MemRef<
         tiles::Problem p = problem;
         for (int64_t t = begin; t < end; ++t) {
           const int64_t panel = t % panels, block = (t / panels) % blocks;
-          int64_t rest = t / panels / blocks, x_offset = 0, y_offset = 0;
-          for (int i = dims.outer - 1; i >= 0; --i) {
-            const int64_t idx = rest % dims.size[i];
-            rest /= dims.size[i];
-            x_offset += idx * dims.x_stride[i];
-            y_offset += idx * dims.y_stride[i];
-          }
+          int64_t x_offset = 0, y_offset = 0;
+          dims.offsets(t / panels / blocks, &x_offset, &y_offset);
           p.x = x.data() + x_offset;
           p.y = y.data() + y_offset;
           tiles::runAvx512(p, block, block + 1, static_cast<int>(panel),
