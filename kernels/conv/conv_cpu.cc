@@ -44,6 +44,7 @@
 #include "kernels/common/omp_threads.h"
 #include "kernels/conv/conv.h"
 #include "kernels/conv/conv_dnnl.h"
+#include "kernels/conv/conv_linear_cpu.h"
 #include "kernels/conv/conv_tiles_cpu.h"
 #include "kernels/copy/strided_copy.h"
 #include "ral/driver_services.h"
@@ -535,6 +536,8 @@ struct Impl {
     k.alias = overlaps(y, x) || overlaps(y, w) || overlaps(y, bias);
     bool handled = false;
     RAL_RETURN_IF_ERROR(tryPointwiseConv(env, c, x, w, bias, y, k.alias, &handled));
+    if (handled) return Status();
+    RAL_RETURN_IF_ERROR(tryLinearConv(env, c, x, w, bias, y, k.alias, k.threads, &handled));
     if (handled) return Status();
     // Output padding of a transposed convolution past the end padding receives no input, and
     // oneDNN cannot express it (its end padding would be negative): oneDNN computes y without

@@ -122,16 +122,26 @@ inline dnnl::algorithm eltwiseAlgorithm(ConvActivation a) {
   return dnnl::algorithm::undef;
 }
 
-// c's activation appended to `ops` as an eltwise post-op (nothing for none).
-inline void appendActivation(const ConvConfig& c, dnnl::post_ops* ops) {
-  if (c.activation == ConvActivation::kNone) return;
+// c's activation as oneDNN's eltwise algorithm and parameters (undef for none).
+struct Eltwise {
+  dnnl::algorithm alg;
+  float alpha, beta;
+};
+inline Eltwise eltwiseOf(const ConvConfig& c) {
   const bool clip = c.activation == ConvActivation::kClip;
   // swish's alpha scales the sigmoid's argument: 1 is silu. oneDNN refuses clip bounds that
   // cross; min(max(v, alpha), beta) is then beta everywhere, as with [beta, beta].
   const float alpha = clip                                    ? std::min(c.alpha, c.beta)
                       : c.activation == ConvActivation::kSilu ? 1.0f
                                                               : 0.0f;
-  ops->append_eltwise(1.0f, eltwiseAlgorithm(c.activation), alpha, clip ? c.beta : 0.0f);
+  return {eltwiseAlgorithm(c.activation), alpha, clip ? c.beta : 0.0f};
+}
+
+// c's activation appended to `ops` as an eltwise post-op (nothing for none).
+inline void appendActivation(const ConvConfig& c, dnnl::post_ops* ops) {
+  if (c.activation == ConvActivation::kNone) return;
+  const Eltwise e = eltwiseOf(c);
+  ops->append_eltwise(1.0f, e.alg, e.alpha, e.beta);
 }
 
 // The weights as oneDNN's logical dims ([F, C, K...], or [G, F/G, C/G, K...] with groups) over

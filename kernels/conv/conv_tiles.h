@@ -56,6 +56,11 @@ void runAvx512(const Problem& p, int64_t block_begin, int64_t block_end, int pan
 void scaleRowsAvx512(const float* x, int64_t x_row, const float* scale, int64_t rows,
                      int64_t channels, float* out);
 
+// t[m * t_row + j] = (r ? r[m * r_row + j] : 0) + (bias ? bias[j] : 0) for m < rows, j < cols:
+// the rows a linear layer's GEMM then accumulates into (conv_linear_cpu.cc). t may be r.
+void sumRowsAvx512(float* t, int64_t t_row, const float* r, int64_t r_row, const float* bias,
+                   int64_t rows, int64_t cols);
+
 // One output row of a depthwise convolution (ral_conv_block, conv_block_cpu.cc) over input rows
 // already padded: column j of input row i (0 <= i < kh) starts at rows[i] + j * in_pixel, every
 // pixel holding vectorsOf(channels) full vectors (zeros past `channels` and in the padding).

@@ -234,6 +234,21 @@ void scaleRowsAvx512(const float* x, int64_t x_row, const float* scale, int64_t 
   }
 }
 
+void sumRowsAvx512(float* t, int64_t t_row, const float* r, int64_t r_row, const float* bias,
+                   int64_t rows, int64_t cols) {
+  for (int64_t m = 0; m < rows; ++m) {
+    float* out = t + m * t_row;
+    const float* in = r ? r + m * r_row : nullptr;
+    for (int64_t j = 0; j < cols; j += kVector) {
+      const __mmask16 mask =
+          cols - j >= kVector ? __mmask16(0xffff) : __mmask16((1u << (cols - j)) - 1);
+      __m512 v = in ? _mm512_maskz_loadu_ps(mask, in + j) : _mm512_setzero_ps();
+      if (bias) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mask, bias + j));
+      _mm512_mask_storeu_ps(out + j, mask, v);
+    }
+  }
+}
+
 void depthwiseRowAvx512(const DepthwiseRow& d) {
   const int64_t nv = vectorsOf(d.channels);
   const int64_t tail = d.channels - kVector * (nv - 1);

@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "kernels/common/parallel.h"
+#include "kernels/conv/pixel_dims.h"
 
 namespace ral::kernels::cpu {
 namespace {
@@ -26,66 +27,10 @@ bool hostHasAvx512() {
 #endif
 }
 
-// The pixels of x and y: the batch and spatial dims of the channels-first views, outermost
-// first, size-1 dims left out. The innermost ones that are evenly strided in both x and y
-// collapse into the rows of one GEMM (`pixels` rows, strides x_row / y_row); the others stay
-// outer dims, each task finding its rows' start from their strides.
-struct PixelDims {
-  static constexpr int kMax = 4;  // batch + 3 spatial dims
-  int outer = 0;                  // outer dims: size, x_stride, y_stride below
-  int64_t size[kMax] = {}, x_stride[kMax] = {}, y_stride[kMax] = {};
-  int64_t outer_count = 1;
-  int64_t pixels = 1, x_row = 0, y_row = 0;
-  // Adds the element offsets of outer index `index` (row-major over the outer dims) to x_offset
-  // and y_offset; returns what is left of `index` past them.
-  int64_t offsets(int64_t index, int64_t* x_offset, int64_t* y_offset) const {
-    for (int i = outer - 1; i >= 0; --i) {
-      const int64_t idx = index % size[i];
-      index /= size[i];
-      *x_offset += idx * x_stride[i];
-      *y_offset += idx * y_stride[i];
-    }
-    return index;
-  }
-};
-
-template <int R>
-PixelDims pixelDims(const MemRef<float, R>& x, const MemRef<float, R>& y) {
-  PixelDims p;
-  int64_t size[PixelDims::kMax], xs[PixelDims::kMax], ys[PixelDims::kMax];
-  int n = 0;
-  for (int d = 0; d < R; ++d) {
-    if (d == 1 || x.sizes[d] == 1) continue;
-    size[n] = x.sizes[d];
-    xs[n] = x.strides[d];
-    ys[n++] = y.strides[d];
-  }
-  int first = n;  // the first collapsed dim
-  int64_t x_next = 0, y_next = 0;
-  for (int i = n - 1; i >= 0; --i) {
-    if (i == n - 1) {
-      p.x_row = xs[i];
-      p.y_row = ys[i];
-    } else if (xs[i] != x_next || ys[i] != y_next) {
-      break;
-    }
-    p.pixels *= size[i];
-    x_next = xs[i] * size[i];
-    y_next = ys[i] * size[i];
-    first = i;
-  }
-  for (int i = 0; i < first; ++i) {
-    p.size[p.outer] = size[i];
-    p.x_stride[p.outer] = xs[i];
-    p.y_stride[p.outer++] = ys[i];
-    p.outer_count *= size[i];
-  }
-  return p;
-}
-
 // A filter to prepare: its address, kind, sizes and strides (a pointwise [F, C, 1...]: f, c and
-// their strides; a depthwise [E, 1, KH, KW]: e, kh, kw and theirs).
-enum class FilterKind { kPointwisePanels, kDepthwiseTaps };
+// their strides, as the tiles' panels or as linear column blocks; a depthwise [E, 1, KH, KW]: e,
+// kh, kw and theirs).
+enum class FilterKind { kPointwisePanels, kDepthwiseTaps, kColumnBlocks };
 struct Filter {
   const float* data;
   FilterKind kind;
@@ -107,6 +52,7 @@ struct FilterHash {
 
 int64_t preparedFloats(const Filter& w) {
   if (w.kind == FilterKind::kPointwisePanels) return tiles::packedFloats(w.size[0], w.size[1]);
+  if (w.kind == FilterKind::kColumnBlocks) return w.size[0] * w.size[1];
   return w.size[1] * w.size[2] * tiles::vectorsOf(w.size[0]) * tiles::kVector;
 }
 
@@ -122,6 +68,19 @@ void prepare(const Filter& w, float* out) {
     return;
   }
   const int64_t f = w.size[0], c = w.size[1];
+  if (w.kind == FilterKind::kColumnBlocks) {
+    for (int64_t f0 = 0; f0 < f; f0 += kLinearBlockColumns) {
+      const int64_t width = std::min(kLinearBlockColumns, f - f0);
+      float* o = out + f0 * c;
+      // A transpose in slabs of 64 input channels: the slab's output rows stay in the cache
+      // while each filter row is read in order (BERT-base has 85M such weights).
+      for (int64_t k0 = 0; k0 < c; k0 += 64)
+        for (int64_t j = 0; j < width; ++j)
+          for (int64_t k = k0; k < std::min(c, k0 + 64); ++k)
+            o[k * width + j] = w.data[(f0 + j) * w.stride[0] + k * w.stride[1]];
+    }
+    return;
+  }
   for (int64_t q = 0; q < tiles::panelCount(f); ++q) {
     const int64_t width = tiles::kVector * tiles::panelVectors(f, q), f0 = tiles::panelFirst(q);
     float* o = out + f0 * c;
@@ -176,6 +135,13 @@ StatusOr<const float*> pointwisePanels(const KernelEnv& env, const float* w, int
                                        PreparedFilter* keep, Scratch* scratch) {
   const Filter filter{w, FilterKind::kPointwisePanels, {f, c, 0}, {f_stride, c_stride, 0}};
   return preparedFilter(env, filter, constant, keep, scratch);
+}
+
+StatusOr<const float*> linearColumnBlocks(const KernelEnv& env, const float* w, int64_t f,
+                                          int64_t c, int64_t f_stride, int64_t c_stride,
+                                          PreparedFilter* keep) {
+  const Filter filter{w, FilterKind::kColumnBlocks, {f, c, 0}, {f_stride, c_stride, 0}};
+  return preparedFilter(env, filter, /*constant=*/true, keep, nullptr);
 }
 
 StatusOr<const float*> depthwiseTaps(const KernelEnv& env, const MemRef<float, 4>& w, bool constant,

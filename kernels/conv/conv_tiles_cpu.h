@@ -54,6 +54,13 @@ using PreparedFilter = std::shared_ptr<const float>;
 StatusOr<const float*> pointwisePanels(const KernelEnv& env, const float* w, int64_t f, int64_t c,
                                        int64_t f_stride, int64_t c_stride, bool constant,
                                        PreparedFilter* keep, Scratch* scratch);
+// A constant w [F, C, 1...] as the column blocks of conv_linear_cpu.h: block b holds output
+// channels [kLinearBlockColumns * b, + width) (width kLinearBlockColumns, the last one what is
+// left) as a dense row-major [C][width] matrix at offset kLinearBlockColumns * b * C.
+inline constexpr int64_t kLinearBlockColumns = 384;
+StatusOr<const float*> linearColumnBlocks(const KernelEnv& env, const float* w, int64_t f,
+                                          int64_t c, int64_t f_stride, int64_t c_stride,
+                                          PreparedFilter* keep);
 // A depthwise filter w [E, 1, KH, KW] as DepthwiseRow's taps: [KH * KW][16 * vectorsOf(E)],
 // zeros past E.
 StatusOr<const float*> depthwiseTaps(const KernelEnv& env, const MemRef<float, 4>& w, bool constant,

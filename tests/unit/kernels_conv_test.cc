@@ -10,6 +10,7 @@
 #include <sstream>
 #include <thread>
 
+#include "kernels/conv/conv_linear_cpu.h"
 #include "kernels/conv/conv_tiles_cpu.h"
 #include "tests/support/conv_cases.h"
 #include "tests/support/kernels_test_util.h"
@@ -518,6 +519,122 @@ TEST(ConvTest, PointwiseKernelTakesOnlyWhatItComputes) {
   c.f = 16;
   others.push_back(c);
   for (const Case& other : others) EXPECT_FALSE(taken(other)) << other.describe();
+}
+
+// Pointwise convolutions with constant filters past the tiles' bound (linear layers: the
+// compiler's MatMul and Gemm by constant weights) run as sgemm over packed blocks of 384 output
+// channels on AVX-512 hosts (conv_linear_cpu.h): output channels around the block width, one
+// and many rows, 1- to 3-D, every activation with and without bias and residual, padded and
+// broadcast operands, an empty batch; per-call filters and strided channels take the oneDNN
+// path and agree.
+TEST(ConvTest, LinearLayerShapesLayoutsAndEpilogues) {
+  std::mt19937 rng(13);
+  std::vector<Case> cases = {
+      basicConv(1, 600, 500, {7}, {1}), basicConv(2, 513, 520, {3, 5}, {1, 1}),
+      basicConv(1, 700, 768, {1}, {1}), basicConv(1, 520, 770, {2, 1, 3}, {1, 1, 1}),
+      basicConv(3, 262, 1001, {1, 2}, {1, 1})};
+  for (Case c : cases) {
+    c.alpha = -0.4f;
+    c.beta = 0.5f;
+    for (int64_t flags : {6, 7}) {
+      c.flags = flags;
+      for (int act = 0; act < 8; ++act) {
+        c.act = act;
+        Context own;  // a constant filter's address is cached per Context
+        check(own, c, rng);
+      }
+    }
+    c.act = 6;
+    for (Store xs : {Store::kPadded, Store::kBroadcastBatch, Store::kEveryOtherChannel}) {
+      for (Store ys : {Store::kDense, Store::kPadded}) {
+        for (int64_t flags : {6, 7}) {
+          c.xs = xs;
+          c.ys = ys;
+          c.flags = flags;
+          Context own;
+          check(own, c, rng);
+        }
+      }
+    }
+    c.xs = c.ys = Store::kDense;
+    c.bias = false;
+    for (int64_t flags : {4, 5, 6, 7}) {  // per-call (oneDNN) and constant filters
+      c.flags = flags;
+      Context own;
+      check(own, c, rng);
+    }
+    c.ws = Store::kColumnMajor;
+    Context own;
+    check(own, c, rng);
+  }
+  Case empty_batch = cases[1];
+  empty_batch.n = 0;
+  empty_batch.flags = 6;
+  Context own;
+  check(own, empty_batch, rng);
+}
+
+// Which convolutions the linear path takes: the rest is left untouched for the tiles or oneDNN.
+TEST(ConvTest, LinearPathTakesOnlyWhatItComputes) {
+  Context context;
+  StatusOr<Driver*> driver = context.driver(DeviceKind::kCpu);
+  ASSERT_TRUE(driver.ok()) << driver.status();
+  const kernels::KernelEnv env{&context, *driver, nullptr};
+  std::mt19937 rng(14);
+  auto taken = [&](const Case& cs, bool alias = false) {
+    Operands<4> ops(cs, rng);
+    MemRef<float, 4> xc, yc;
+    auto config = kernels::checkConv(ops.x.view, ops.w.view, ops.bias.view, ops.y.view,
+                                     ops.config.view, cs.alpha, cs.beta, &xc, &yc);
+    EXPECT_TRUE(config.ok()) << config.status() << " for " << cs.describe();
+    if (!config.ok()) return false;
+    const std::vector<float> before = ops.y.storage;
+    bool handled = true;
+    const Status s = kernels::cpu::tryLinearConv(env, *config, xc, ops.w.view, ops.bias.view, yc,
+                                                 alias, 1, &handled);
+    EXPECT_TRUE(s.ok()) << s << " for " << cs.describe();
+    if (!handled) {
+      EXPECT_EQ(ops.y.storage, before) << "y written but not taken: " << cs.describe();
+    }
+    return handled;
+  };
+  // The smallest filter it takes: one weight past the tiles' 2^18.
+  Case linear = basicConv(1, 512, 513, {2, 3}, {1, 1});
+  linear.flags = 6;
+  EXPECT_EQ(taken(linear), kernels::cpu::convTilesAvailable());
+  std::vector<Case> others;
+  Case c = linear;
+  c.f = 512;  // the tiles'
+  others.push_back(c);
+  c = linear;
+  c.flags = 4;  // a per-call filter
+  others.push_back(c);
+  c = linear;
+  c.stride = {2, 1};
+  others.push_back(c);
+  c = linear;
+  c.pb = {0, 1};
+  others.push_back(c);
+  c = linear;
+  c.groups = 3;
+  c.c = 513;
+  others.push_back(c);
+  c = linear;
+  c.k = {3, 1};
+  others.push_back(c);
+  c = linear;
+  c.flags = 2;  // channels-first: channels are not contiguous
+  others.push_back(c);
+  c = linear;
+  c.xs = Store::kEveryOtherChannel;
+  others.push_back(c);
+  c = linear;
+  c.flags = 6 | 8;  // transposed
+  c.f = 512;
+  c.c = 513;
+  others.push_back(c);
+  for (const Case& other : others) EXPECT_FALSE(taken(other)) << other.describe();
+  EXPECT_FALSE(taken(linear, /*alias=*/true));
 }
 
 TEST(ConvTest, ConstantFilterIsCachedPerAddress) {
