@@ -174,12 +174,13 @@ Status tryLinearConv(const KernelEnv& env, const ConvConfig& c, const MemRef<flo
     const LinearCall l{&c, in, out, x_row, y_row, blocks, dense_bias, eltwise};
     // Tasks are (outer index, row chunk, column block), the block innermost; each runs every
     // step of its tile on one thread (sgemm, the epilogue and the copy alike). Rows are split
-    // only as far as needed for two tasks per thread, in chunks of at least 32 rows.
+    // only as far as needed for two tasks per thread, in chunks of at least 12 rows
+    // (EfficientNet-B0's last projection: 49 rows, one block).
     const int64_t column_blocks = (out + kLinearBlockColumns - 1) / kLinearBlockColumns;
     const int64_t want = 2 * static_cast<int64_t>(threads);
     int64_t chunks = std::min<int64_t>(
         (want + column_blocks * dims.outer_count - 1) / (column_blocks * dims.outer_count),
-        std::max<int64_t>(1, dims.pixels / 32));
+        std::max<int64_t>(1, dims.pixels / 12));
     chunks = std::max<int64_t>(1, chunks);
     const int64_t chunk_rows = (dims.pixels + chunks - 1) / chunks;
     RAL_RETURN_IF_ERROR(parallelFor(
