@@ -458,6 +458,52 @@ TEST(ConvTest, PointwiseActivationsWithinFourUlps) {
   }
 }
 
+// Whether `run` (tryPointwiseConv or tryLinearConv, bound to env) takes `cs`; y must be left
+// untouched when it does not.
+template <typename Run>
+bool takes(const Case& cs, std::mt19937& rng, Run run) {
+  Operands<4> ops(cs, rng);
+  MemRef<float, 4> xc, yc;
+  auto config = kernels::checkConv(ops.x.view, ops.w.view, ops.bias.view, ops.y.view,
+                                   ops.config.view, cs.alpha, cs.beta, &xc, &yc);
+  EXPECT_TRUE(config.ok()) << config.status() << " for " << cs.describe();
+  if (!config.ok()) return false;
+  const std::vector<float> before = ops.y.storage;
+  bool handled = true;
+  const Status s = run(*config, xc, ops.w.view, ops.bias.view, yc, &handled);
+  EXPECT_TRUE(s.ok()) << s << " for " << cs.describe();
+  if (!handled) {
+    EXPECT_EQ(ops.y.storage, before) << "y written but not taken: " << cs.describe();
+  }
+  return handled;
+}
+
+// Variants of a channels-last pointwise case that neither pointwise path takes: a stride,
+// padding, a 3x1 window, channels-first storage, strided channels, a transposed convolution.
+std::vector<Case> nonPointwiseVariants(const Case& pointwise) {
+  std::vector<Case> others;
+  Case c = pointwise;
+  c.stride = {2, 1};
+  others.push_back(c);
+  c = pointwise;
+  c.pb = {0, 1};
+  others.push_back(c);
+  c = pointwise;
+  c.k = {3, 1};
+  others.push_back(c);
+  c = pointwise;
+  c.flags &= ~int64_t{4};  // channels-first: channels are not contiguous
+  others.push_back(c);
+  c = pointwise;
+  c.xs = Store::kEveryOtherChannel;
+  others.push_back(c);
+  c = pointwise;
+  c.flags |= 8;  // transposed
+  c.f = c.c;
+  others.push_back(c);
+  return others;
+}
+
 // Which convolutions the pointwise kernel takes: the rest is left untouched for oneDNN.
 TEST(ConvTest, PointwiseKernelTakesOnlyWhatItComputes) {
   Context context;
@@ -466,21 +512,12 @@ TEST(ConvTest, PointwiseKernelTakesOnlyWhatItComputes) {
   const kernels::KernelEnv env{&context, *driver, nullptr};
   std::mt19937 rng(12);
   auto taken = [&](const Case& cs) {
-    Operands<4> ops(cs, rng);
-    MemRef<float, 4> xc, yc;
-    auto config = kernels::checkConv(ops.x.view, ops.w.view, ops.bias.view, ops.y.view,
-                                     ops.config.view, cs.alpha, cs.beta, &xc, &yc);
-    EXPECT_TRUE(config.ok()) << config.status() << " for " << cs.describe();
-    if (!config.ok()) return false;
-    const std::vector<float> before = ops.y.storage;
-    bool handled = true;
-    const Status s = kernels::cpu::tryPointwiseConv(env, *config, xc, ops.w.view, ops.bias.view,
-                                                    yc, false, &handled);
-    EXPECT_TRUE(s.ok()) << s << " for " << cs.describe();
-    if (!handled) {
-      EXPECT_EQ(ops.y.storage, before) << "y written but not taken: " << cs.describe();
-    }
-    return handled;
+    return takes(
+        cs, rng,
+        [&](const kernels::ConvConfig& c, const MemRef<float, 4>& x, const MemRef<float, 4>& w,
+            const MemRef<float, 1>& bias, const MemRef<float, 4>& y, bool* handled) {
+          return kernels::cpu::tryPointwiseConv(env, c, x, w, bias, y, false, handled);
+        });
   };
   Case pointwise = basicConv(2, 16, 40, {5, 6}, {1, 1});
   pointwise.flags = 4;
@@ -489,34 +526,15 @@ TEST(ConvTest, PointwiseKernelTakesOnlyWhatItComputes) {
   Case largest = basicConv(1, 512, 512, {1, 3}, {1, 1});
   largest.flags = 4;
   EXPECT_EQ(taken(largest), kernels::cpu::convTilesAvailable());
-  std::vector<Case> others;
+  std::vector<Case> others = nonPointwiseVariants(pointwise);
   Case c = largest;
   c.f = 513;
-  others.push_back(c);
-  c = pointwise;
-  c.stride = {2, 1};
-  others.push_back(c);
-  c = pointwise;
-  c.pb = {0, 1};
   others.push_back(c);
   c = pointwise;
   c.groups = 2;
   others.push_back(c);
   c = pointwise;
   c.act = 6;  // GELU
-  others.push_back(c);
-  c = pointwise;
-  c.k = {3, 1};
-  others.push_back(c);
-  c = pointwise;
-  c.flags = 0;  // channels-first: channels are not contiguous
-  others.push_back(c);
-  c = pointwise;
-  c.xs = Store::kEveryOtherChannel;
-  others.push_back(c);
-  c = pointwise;
-  c.flags = 4 | 8;  // transposed
-  c.f = 16;
   others.push_back(c);
   for (const Case& other : others) EXPECT_FALSE(taken(other)) << other.describe();
 }
@@ -582,56 +600,26 @@ TEST(ConvTest, LinearPathTakesOnlyWhatItComputes) {
   const kernels::KernelEnv env{&context, *driver, nullptr};
   std::mt19937 rng(14);
   auto taken = [&](const Case& cs, bool alias = false) {
-    Operands<4> ops(cs, rng);
-    MemRef<float, 4> xc, yc;
-    auto config = kernels::checkConv(ops.x.view, ops.w.view, ops.bias.view, ops.y.view,
-                                     ops.config.view, cs.alpha, cs.beta, &xc, &yc);
-    EXPECT_TRUE(config.ok()) << config.status() << " for " << cs.describe();
-    if (!config.ok()) return false;
-    const std::vector<float> before = ops.y.storage;
-    bool handled = true;
-    const Status s = kernels::cpu::tryLinearConv(env, *config, xc, ops.w.view, ops.bias.view, yc,
-                                                 alias, 1, &handled);
-    EXPECT_TRUE(s.ok()) << s << " for " << cs.describe();
-    if (!handled) {
-      EXPECT_EQ(ops.y.storage, before) << "y written but not taken: " << cs.describe();
-    }
-    return handled;
+    return takes(
+        cs, rng,
+        [&](const kernels::ConvConfig& c, const MemRef<float, 4>& x, const MemRef<float, 4>& w,
+            const MemRef<float, 1>& bias, const MemRef<float, 4>& y, bool* handled) {
+          return kernels::cpu::tryLinearConv(env, c, x, w, bias, y, alias, /*threads=*/1, handled);
+        });
   };
-  // The smallest filter it takes: one weight past the tiles' 2^18.
-  Case linear = basicConv(1, 512, 513, {2, 3}, {1, 1});
+  // A filter just past the tiles' 2^18 weights (square, so that its transposed variant is too).
+  Case linear = basicConv(1, 513, 513, {2, 3}, {1, 1});
   linear.flags = 6;
   EXPECT_EQ(taken(linear), kernels::cpu::convTilesAvailable());
-  std::vector<Case> others;
+  std::vector<Case> others = nonPointwiseVariants(linear);
   Case c = linear;
-  c.f = 512;  // the tiles'
+  c.f = 511;  // the tiles'
   others.push_back(c);
   c = linear;
   c.flags = 4;  // a per-call filter
   others.push_back(c);
   c = linear;
-  c.stride = {2, 1};
-  others.push_back(c);
-  c = linear;
-  c.pb = {0, 1};
-  others.push_back(c);
-  c = linear;
   c.groups = 3;
-  c.c = 513;
-  others.push_back(c);
-  c = linear;
-  c.k = {3, 1};
-  others.push_back(c);
-  c = linear;
-  c.flags = 2;  // channels-first: channels are not contiguous
-  others.push_back(c);
-  c = linear;
-  c.xs = Store::kEveryOtherChannel;
-  others.push_back(c);
-  c = linear;
-  c.flags = 6 | 8;  // transposed
-  c.f = 512;
-  c.c = 513;
   others.push_back(c);
   for (const Case& other : others) EXPECT_FALSE(taken(other)) << other.describe();
   EXPECT_FALSE(taken(linear, /*alias=*/true));
