@@ -6,6 +6,10 @@
 #include <exception>
 #include <string_view>
 
+#if RAL_CPU_OPENMP
+#include <omp.h>
+#endif
+
 namespace ral::cpu {
 
 bool ThreadPool::openmpByDefault() {
@@ -21,7 +25,7 @@ ThreadPool::ThreadPool(int threads, bool openmp)
     : threads_(std::max(threads, 1)), openmp_(RAL_CPU_OPENMP && openmp) {
   const int workers = openmp_ ? 0 : threads_ - 1;
   workers_.reserve(workers);
-  for (int i = 0; i < workers; ++i) workers_.emplace_back([this] { workerLoop(); });
+  for (int i = 0; i < workers; ++i) workers_.emplace_back([this, i] { workerLoop(i + 1); });
 }
 
 ThreadPool::~ThreadPool() {
@@ -33,34 +37,48 @@ ThreadPool::~ThreadPool() {
   for (auto& t : workers_) t.join();
 }
 
-void ThreadPool::work(Job& job) {
-  while (!job.failed.load(std::memory_order_relaxed)) {
-    const uint64_t begin = job.next.fetch_add(job.chunk, std::memory_order_relaxed);
-    if (begin >= job.count) return;
-    const uint64_t end = std::min(job.count, begin + job.chunk);
-    Status status;
-    try {
-      status = job.fn(job.state, begin, end);
-    } catch (const std::exception& e) {
-      status = internalError("exception in a CPU task: ", e.what());
-    } catch (...) {
-      status = internalError("unknown exception in a CPU task");
-    }
-    if (!status.ok()) {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (job.error.ok()) job.error = std::move(status);
-      job.failed.store(true, std::memory_order_relaxed);
+bool ThreadPool::unclaimed(const Job& job) {
+  for (int s = 0; s < job.shares; ++s)
+    if (job.share[s].next.load(std::memory_order_relaxed) < job.share[s].end) return true;
+  return false;
+}
+
+void ThreadPool::work(Job& job, int slot) {
+  // Which thread gets which share only matters for caches, never for results.
+  const int first = slot % job.shares;
+  for (int k = 0; k < job.shares; ++k) {
+    Share& share = job.share[(first + k) % job.shares];
+    while (true) {
+      if (job.failed.load(std::memory_order_relaxed)) return;
+      const uint64_t begin = share.next.fetch_add(job.chunk, std::memory_order_relaxed);
+      if (begin >= share.end) break;
+      if (!runChunk(job, begin, std::min(share.end, begin + job.chunk))) return;
     }
   }
 }
 
-void ThreadPool::workerLoop() {
+bool ThreadPool::runChunk(Job& job, uint64_t begin, uint64_t end) {
+  Status status;
+  try {
+    status = job.fn(job.state, begin, end);
+  } catch (const std::exception& e) {
+    status = internalError("exception in a CPU task: ", e.what());
+  } catch (...) {
+    status = internalError("unknown exception in a CPU task");
+  }
+  if (status.ok()) return true;
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (job.error.ok()) job.error = std::move(status);
+  job.failed.store(true, std::memory_order_relaxed);
+  return false;
+}
+
+void ThreadPool::workerLoop(int slot) {
   std::unique_lock<std::mutex> lock(mutex_);
   while (true) {
     // Drop jobs whose chunks are all claimed; their callers finish them.
     while (!jobs_.empty() &&
-           (jobs_.front()->next.load(std::memory_order_relaxed) >= jobs_.front()->count ||
-            jobs_.front()->failed.load(std::memory_order_relaxed))) {
+           (!unclaimed(*jobs_.front()) || jobs_.front()->failed.load(std::memory_order_relaxed))) {
       jobs_.pop_front();
     }
     if (stop_) return;
@@ -82,7 +100,7 @@ void ThreadPool::workerLoop() {
     Job* job = jobs_.front();
     ++job->helpers;
     lock.unlock();
-    work(*job);
+    work(*job, slot);
     lock.lock();
     if (--job->helpers == 0) done_cv_.notify_all();
   }
@@ -112,6 +130,19 @@ Status ThreadPool::run(uint64_t count, uint64_t chunk, TaskFn fn, void* state) {
   job.state = state;
   job.count = count;
   job.chunk = chunk;
+  // Shares of whole chunks, as even as they come.
+  const uint64_t chunks = (count + chunk - 1) / chunk;
+  job.shares = static_cast<int>(std::min(threads, chunks));
+  job.share = std::make_unique<Share[]>(job.shares);
+  const uint64_t shares = static_cast<uint64_t>(job.shares);
+  auto boundary = [&](uint64_t s) {
+    const uint64_t first_chunk = chunks / shares * s + std::min(s, chunks % shares);
+    return first_chunk >= chunks ? count : first_chunk * chunk;  // no overflow past count
+  };
+  for (uint64_t s = 0; s < shares; ++s) {
+    job.share[s].next.store(boundary(s), std::memory_order_relaxed);
+    job.share[s].end = boundary(s + 1);
+  }
   if (openmp_) {
     runOpenmp(job);
     return std::move(job.error);
@@ -121,13 +152,12 @@ Status ThreadPool::run(uint64_t count, uint64_t chunk, TaskFn fn, void* state) {
     jobs_.push_back(&job);
   }
   posted_.fetch_add(1, std::memory_order_release);
-  const uint64_t chunks = (count + chunk - 1) / chunk;
   if (chunks > 2) {
     work_cv_.notify_all();
   } else {
     work_cv_.notify_one();
   }
-  work(job);
+  work(job, 0);
   std::unique_lock<std::mutex> lock(mutex_);
   // Every chunk is claimed: make sure no worker picks the job up again, then wait for the
   // workers still inside it.
@@ -140,9 +170,9 @@ void ThreadPool::runOpenmp(Job& job) {
 #if RAL_CPU_OPENMP
   // work() catches every exception, so none leaves the region.
 #pragma omp parallel num_threads(threads_)
-  work(job);
+  work(job, omp_get_thread_num());
 #else
-  work(job);
+  work(job, 0);
 #endif
 }
 

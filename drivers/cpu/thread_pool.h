@@ -1,7 +1,11 @@
 // ThreadPool: runs a range of tasks on `threads` threads, the calling thread included, and
-// returns when all are done. Tasks are handed out in chunks from an atomic counter, so uneven
-// tasks balance themselves. Several callers (and tasks that call run() again) may use one pool at
-// once: each run() makes progress on its own tasks, so nesting never deadlocks.
+// returns when all are done. The range is cut into one contiguous share per thread; each thread
+// takes chunks from its own share first, then from the others', so uneven tasks balance
+// themselves while thread t keeps working on the t-th part of every range: one layer's output
+// rows are read by the next layer on the core that wrote them, from its own L2 cache (a chunk
+// counter shared by all threads handed out rows at random and half of each layer's input came
+// from the other core's cache). Several callers (and tasks that call run() again) may use one pool
+// at once: each run() makes progress on its own tasks, so nesting never deadlocks.
 //
 // Two ways to get the threads. Where RAL is built with OpenMP (GCC's libgomp, the runtime oneDNN
 // and torch run on), run() opens an OpenMP parallel region of `threads` threads: the library
@@ -18,6 +22,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -48,18 +53,31 @@ class ThreadPool {
   Status run(uint64_t count, uint64_t chunk, TaskFn fn, void* state);
 
  private:
+  // One thread's part of a job's range: [next, end) still unclaimed. A cache line each, so that
+  // claiming chunks of one's own share does not invalidate the other threads' counters.
+  struct alignas(64) Share {
+    std::atomic<uint64_t> next{0};
+    uint64_t end = 0;
+  };
   struct Job {
     TaskFn fn;
     void* state;
     uint64_t count;
     uint64_t chunk;
-    std::atomic<uint64_t> next{0};
+    int shares = 1;
+    std::unique_ptr<Share[]> share;
     std::atomic<bool> failed{false};
     int helpers = 0;  // workers inside work(); guarded by mutex_
     Status error;     // guarded by mutex_
   };
-  void workerLoop();
-  void work(Job& job);
+  void workerLoop(int slot);
+  // Claims and runs chunks, from share `slot` first (the caller is 0, worker i is i + 1, an
+  // OpenMP thread its thread number).
+  void work(Job& job, int slot);
+  // Runs one chunk; false once the job has failed.
+  bool runChunk(Job& job, uint64_t begin, uint64_t end);
+  // Whether some share of `job` still has unclaimed chunks.
+  static bool unclaimed(const Job& job);
   // Runs `job` on an OpenMP parallel region of threads_ threads.
   void runOpenmp(Job& job);
 

@@ -395,6 +395,37 @@ TEST_P(ThreadPoolTest, ThreadPoolUsesSeveralThreads) {
   EXPECT_GE(seen.ids.size(), 2u);
 }
 
+// Each thread starts on its own contiguous part of the range (the caller on the first), so the
+// t-th part of one layer's rows and of the next layer's runs on the same core.
+TEST_P(ThreadPoolTest, ThreadPoolThreadsStartOnTheirOwnShare) {
+  ThreadPool pool(2, openmp());
+  struct Firsts {
+    std::mutex mutex;
+    std::vector<std::pair<std::thread::id, uint64_t>> first;  // each thread's first task
+  } firsts;
+  // Every task waits (bounded) until both threads have started one, so neither can run through
+  // the other's share before the other arrives.
+  auto fn = [](void* state, uint64_t begin, uint64_t) -> Status {
+    auto& f = *static_cast<Firsts*>(state);
+    {
+      std::lock_guard<std::mutex> lock(f.mutex);
+      bool seen = false;
+      for (auto& [id, task] : f.first) seen = seen || id == std::this_thread::get_id();
+      if (!seen) f.first.emplace_back(std::this_thread::get_id(), begin);
+    }
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (std::chrono::steady_clock::now() < until) {
+      std::lock_guard<std::mutex> lock(f.mutex);
+      if (f.first.size() >= 2) break;
+    }
+    return Status();
+  };
+  const std::thread::id caller = std::this_thread::get_id();
+  ASSERT_TRUE(pool.run(8, 1, fn, &firsts).ok());
+  ASSERT_EQ(firsts.first.size(), 2u);
+  for (auto& [id, task] : firsts.first) EXPECT_EQ(task, id == caller ? 0u : 4u);
+}
+
 // ---- driver: registration, launch, copy/fill, streams ------------------------------------
 
 TEST(CpuDriverTest, IsTheDefaultCpuDriverOfAContext) {
