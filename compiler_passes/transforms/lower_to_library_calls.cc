@@ -12,6 +12,8 @@
 //   a depthwise-separable chain of disc_ral.conv (conv_block_chains.h; device cpu, unless
 //   fuse-conv-blocks=false) -> "ral_conv_block"(x, w1, b1, w2, b2, w3, b3, y, config,
 //                                                bounds), the intermediate buffers dropped
+//   linalg.transpose feeding products (or written by one), device cpu: a strided view instead
+//   (transpose_views.h)
 //   disc_ral.conv of a broadcast multiply's product (conv_input_scales.h; device cpu, unless
 //   fuse-conv-scales=false) -> "ral_conv_scaled"(x, scale, w, bias, y, config, alpha, beta),
 //                               the multiply and its product dropped
@@ -30,6 +32,7 @@
 #include "compiler_passes/transforms/conv_block_chains.h"
 #include "compiler_passes/transforms/conv_input_scales.h"
 #include "compiler_passes/transforms/loop_analysis.h"
+#include "compiler_passes/transforms/transpose_views.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -115,6 +118,9 @@ class LowerToLibraryCallsPass : public impl::LowerToLibraryCallsPassBase<LowerTo
     if (device == "cpu" && fuseConvScales)
       for (ScaledConvInput& scaled : findScaledConvInputs(module))
         if (failed(lowerConv(scaled.conv, symbols, &scaled))) return signalPassFailure();
+
+    // Transposes next to products become views the CPU's GEMMs read and write in place.
+    if (device == "cpu") foldTransposesIntoViews(module);
 
     // Library calls first: the matmul fallback allocates a temporary the second walk converts.
     SmallVector<Operation*> calls;

@@ -376,6 +376,65 @@ def test_matmul_batched_broadcast_and_vectors(tmp_path):
                                rtol=1e-5, atol=1e-5)
 
 
+def attention_heads_model(s, heads, d):
+    """Attention as exporters write it: q, k and v sliced from one [s, n, 3 * heads * d] input,
+    split into n * heads heads by Reshape and Transpose (k to [., d, s]), the products, and the
+    heads merged back by Transpose and Reshape. On the CPU the transposes around the products
+    become strided views of their operands (transpose_views.h)."""
+    w = heads * d
+    ints = lambda name, v: numpy_helper.from_array(np.array(v, dtype=np.int64), name)
+    inits = [ints("starts_q", [0]), ints("starts_k", [w]), ints("starts_v", [2 * w]),
+             ints("ends_q", [w]), ints("ends_k", [2 * w]), ints("ends_v", [3 * w]),
+             ints("axis", [2]), ints("heads_shape", [s, -1, d]), ints("merged_shape", [s, -1, w]),
+             numpy_helper.from_array(np.array(2.0, dtype=np.float32), "two")]
+    nodes = []
+    for part in "qkv":
+        nodes += [helper.make_node("Slice", ["x", f"starts_{part}", f"ends_{part}", "axis"],
+                                   [f"{part}_flat"]),
+                  helper.make_node("Reshape", [f"{part}_flat", "heads_shape"], [f"{part}_heads"])]
+    nodes += [helper.make_node("Transpose", ["q_heads"], ["qt"], perm=[1, 0, 2]),
+              helper.make_node("Div", ["qt", "two"], ["qs"]),
+              helper.make_node("Transpose", ["k_heads"], ["kt"], perm=[1, 2, 0]),
+              helper.make_node("MatMul", ["qs", "kt"], ["scores"]),
+              helper.make_node("Softmax", ["scores"], ["p"], axis=-1),
+              helper.make_node("Transpose", ["v_heads"], ["vt"], perm=[1, 0, 2]),
+              helper.make_node("MatMul", ["p", "vt"], ["o"]),
+              helper.make_node("Transpose", ["o"], ["ot"], perm=[1, 0, 2]),
+              helper.make_node("Reshape", ["ot", "merged_shape"], ["y"])]
+    return model(nodes, [tensor("x", F, [s, "n", 3 * w])], [tensor("y", F, None)], inits)
+
+
+def numpy_attention_heads(x, heads, d):
+    s, n, _ = x.shape
+    w = heads * d
+    split = lambda i: x[:, :, i * w:(i + 1) * w].reshape(s, n * heads, d)
+    q = split(0).transpose(1, 0, 2) / 2.0
+    k = split(1).transpose(1, 2, 0)
+    v = split(2).transpose(1, 0, 2)
+    scores = q @ k
+    p = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    p /= p.sum(axis=-1, keepdims=True)
+    return (p @ v).transpose(1, 0, 2).reshape(s, n, w)
+
+
+@pytest.mark.parametrize("s, heads, d", [(7, 3, 5), (1, 2, 4), (6, 1, 1)])
+def test_attention_heads_through_transposed_products(tmp_path, s, heads, d):
+    mod = load(tmp_path, attention_heads_model(s, heads, d))
+    for n in (2, 1, 0):
+        # Non-contiguous: every other position of a wider tensor.
+        x = torch.randn(s, n, 6 * heads * d)[:, :, ::2]
+        want = numpy_attention_heads(x.double().numpy(), heads, d)
+        got = mod(x)
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-5)
+    # The next execution after a wrong input is still right.
+    with pytest.raises(RuntimeError):
+        mod(torch.randn(s + 1, 2, 3 * heads * d))
+    x = torch.randn(s, 3, 3 * heads * d)
+    np.testing.assert_allclose(mod(x).numpy(), numpy_attention_heads(x.double().numpy(), heads, d),
+                               rtol=1e-5, atol=1e-5)
+
+
 def test_shape_arithmetic_reaches_reshape(tmp_path):
     # y = reshape(x, [shape(x)[0] * shape(x)[1], -1]): what exporters emit for flatten(0, 1).
     consts = [numpy_helper.from_array(np.array(v, np.int64), name)

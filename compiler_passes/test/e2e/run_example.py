@@ -231,8 +231,9 @@ def main():
                 err = np.abs(got - outputs["no_kernels"][i]).max()
                 sys.exit("%s batch %d output %d differs from the module compiled without kernels "
                          "(max abs error %g)" % (args.example, batch, i, err))
-            # The same computation at buffer level: the same kernels in the same order, so the
-            # results agree to the last bits (fusion may only reorder independent elements).
+            # The same computation at buffer level: the same kernels in the same order, up to
+            # rounding: a transpose next to a product may become a strided view that the GEMM
+            # reads as BLAS's transposed operand, which another blocking sums in another order.
             # Vulkan kernels: the same loops on another device (its own exp/erf rounding and
             # reduction order), so the reference's tolerance; both calling modes alike.
             if args.vulkan:
@@ -244,7 +245,7 @@ def main():
                 if not np.array_equal(vk, outputs["vulkan_by_name"][i], equal_nan=True):
                     sys.exit("%s batch %d output %d: vulkan by-name module differs from the "
                              "import-table one" % (args.example, batch, i))
-            if twin and not np.allclose(got, outputs["twin"][i], rtol=1e-6, atol=1e-7):
+            if twin and not np.allclose(got, outputs["twin"][i], rtol=1e-5, atol=1e-6):
                 err = np.abs(got - outputs["twin"][i]).max()
                 sys.exit("%s batch %d output %d differs from its buffer-level twin %s (max abs "
                          "error %g)" % (args.example, batch, i, twin, err))
