@@ -16,13 +16,6 @@
 namespace mlir {
 namespace disc_ral {
 
-namespace {
-
-bool isPlainParallel(Operation* op) {
-  auto p = dyn_cast<scf::ParallelOp>(op);
-  return p && p.getNumReductions() == 0;
-}
-
 // Ops that may be cloned freely: no memory effects and no regions.
 bool isPureLeaf(Operation& op) { return op.getNumRegions() == 0 && isMemoryEffectFree(&op); }
 
@@ -36,6 +29,25 @@ Operation* soleNonPureOp(Block& block) {
     found = &op;
   }
   return found;
+}
+
+TypedAttr reductionIdentity(Operation* op) {
+  auto type = dyn_cast<FloatType>(op->getResult(0).getType());
+  if (!type) return nullptr;
+  const llvm::fltSemantics& sem = type.getFloatSemantics();
+  if (isa<arith::AddFOp>(op)) return FloatAttr::get(type, llvm::APFloat::getZero(sem));
+  if (isa<arith::MaximumFOp, arith::MaxNumFOp>(op))
+    return FloatAttr::get(type, llvm::APFloat::getInf(sem, /*Negative=*/true));
+  if (isa<arith::MinimumFOp, arith::MinNumFOp>(op))
+    return FloatAttr::get(type, llvm::APFloat::getInf(sem, /*Negative=*/false));
+  return nullptr;
+}
+
+namespace {
+
+bool isPlainParallel(Operation* op) {
+  auto p = dyn_cast<scf::ParallelOp>(op);
+  return p && p.getNumReductions() == 0;
 }
 
 bool boundsDefinedOutside(scf::ParallelOp inner, scf::ParallelOp outer) {
@@ -190,19 +202,6 @@ struct SplitReduction {
   int64_t parts = 0;
 };
 
-// The combining op's identity, or null when `op` is not a reduction this split handles.
-TypedAttr identityOf(Operation* op) {
-  auto type = dyn_cast<FloatType>(op->getResult(0).getType());
-  if (!type) return nullptr;
-  const llvm::fltSemantics& sem = type.getFloatSemantics();
-  if (isa<arith::AddFOp>(op)) return FloatAttr::get(type, llvm::APFloat::getZero(sem));
-  if (isa<arith::MaximumFOp, arith::MaxNumFOp>(op))
-    return FloatAttr::get(type, llvm::APFloat::getInf(sem, /*Negative=*/true));
-  if (isa<arith::MinimumFOp, arith::MinNumFOp>(op))
-    return FloatAttr::get(type, llvm::APFloat::getInf(sem, /*Negative=*/false));
-  return nullptr;
-}
-
 // Iterations of a loop from lb to ub by step > 0 (0 when empty).
 int64_t tripsOf(int64_t lb, int64_t ub, int64_t step) {
   if (ub <= lb) return 0;
@@ -243,7 +242,8 @@ std::optional<SplitReduction> splitReductionOf(scf::ParallelOp loop) {
   }
   if (!r.store) return std::nullopt;
   r.combine = r.store.getValueToStore().getDefiningOp();
-  if (!r.combine || r.combine->getNumOperands() != 2 || !identityOf(r.combine)) return std::nullopt;
+  if (!r.combine || r.combine->getNumOperands() != 2 || !reductionIdentity(r.combine))
+    return std::nullopt;
   for (Value operand : r.combine->getOperands()) {
     auto load = operand.getDefiningOp<memref::LoadOp>();
     if (load && load.getMemref() == r.store.getMemref() &&
@@ -360,7 +360,7 @@ SmallVector<scf::ParallelOp> splitReduction(scf::ParallelOp loop, Value ctx, Spl
     Value to = pb.create<arith::MinSIOp>(
         loc, pb.create<arith::AddIOp>(loc, from, pb.create<arith::ConstantIndexOp>(loc, chunk)),
         pb.create<arith::ConstantIndexOp>(loc, ub));
-    Value identity = pb.create<arith::ConstantOp>(loc, identityOf(r.combine));
+    Value identity = pb.create<arith::ConstantOp>(loc, reductionIdentity(r.combine));
     Value folded = cloneFolding(pb, r, 0, identity, mapping, from, to);
     SmallVector<Value> at(phase1.getInductionVars());
     pb.create<memref::StoreOp>(loc, folded, partials, at);

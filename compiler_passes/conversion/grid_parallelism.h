@@ -42,6 +42,16 @@ namespace disc_ral {
 // `ctx` is the function's execution context (a split reduction allocates its partials).
 SmallVector<scf::ParallelOp> exposeGridParallelism(scf::ParallelOp loop, Value ctx);
 
+// Shared with the host's split reductions (host_split_reduction.h):
+// Ops that may be cloned freely: no memory effects and no regions.
+bool isPureLeaf(Operation& op);
+// The one op of `block` (before its terminator) that is not a pure leaf, or null when there are
+// none or several.
+Operation* soleNonPureOp(Block& block);
+// The identity of a reduction's combining op (addf: 0, maximumf/maxnumf: -inf,
+// minimumf/minnumf: +inf), or null for any other op.
+TypedAttr reductionIdentity(Operation* combine);
+
 }  // namespace disc_ral
 }  // namespace mlir
 

@@ -18,6 +18,7 @@
 // as one workgroup at batch 1, whatever the thread count.
 #include "compiler_passes/conversion/gpu/gpu_kernels.h"
 #include "compiler_passes/conversion/grid_parallelism.h"
+#include "compiler_passes/conversion/host_split_reduction.h"
 #include "compiler_passes/conversion/kernel_common.h"
 #include "compiler_passes/conversion/spirv/spirv_kernels.h"
 #include "compiler_passes/dialect/dialect.h"
@@ -281,7 +282,9 @@ class OutlineKernelsPass : public impl::OutlineKernelsPassBase<OutlineKernelsPas
       if (!p->getParentOfType<scf::ParallelOp>() && canOutline(p)) loops.push_back(p);
     });
     for (scf::ParallelOp loop : loops)
-      if (failed(outlineHostLoop(loop, f.getArgument(0), symbols, converter))) return failure();
+      for (scf::ParallelOp part : splitHostReduction(loop, f.getArgument(0)))
+        if (canOutline(part) && failed(outlineHostLoop(part, f.getArgument(0), symbols, converter)))
+          return failure();
     return success();
   }
 

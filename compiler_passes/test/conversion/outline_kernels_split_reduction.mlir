@@ -1,0 +1,114 @@
+// disc-ral-outline-kernels on the cpu: a row's long reduction into one buffer (a spatial mean per
+// image and channel) runs in 8 parts of its outermost scf.for's range, each folding into its own
+// partials, then each row folds the parts in order (host_split_reduction.h). A chain that reads
+// its accumulator elsewhere, or a row that reads memory before the chain, stays one kernel.
+// RUN: ral-opt %s -disc-ral-outline-kernels -split-input-file | FileCheck %s
+
+// CHECK-LABEL: func.func @mean
+// CHECK: %[[ACC:.*]] = disc_ral.alloc %{{.*}} : memref<?x96xf32>
+// CHECK: %[[P:.*]] = disc_ral.alloc %{{.*}}(%{{.*}}) : memref<8x?x96xf32>
+// CHECK: disc_ral.launch %{{.*}}, @[[PARTS:ral_kernel_[0-9]+]] grid({{.*}}) args(%[[P]], %{{.*}}, %{{.*}}) :
+// CHECK: disc_ral.launch %{{.*}}, @[[FOLD:ral_kernel_[0-9]+]] grid({{.*}}) args(%{{.*}}, %[[ACC]], %[[P]], %{{.*}}) :
+// CHECK: disc_ral.dealloc %{{.*}}, %[[P]] : memref<8x?x96xf32>
+// CHECK: return
+// CHECK: func.func @[[PARTS]](
+// CHECK: memref.store %cst{{.*}} : memref<8x?x96xf32>
+// CHECK: arith.muli %{{.*}}, %c7 : index
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: memref.load %{{.*}} : memref<8x?x96xf32>
+// CHECK: arith.addf
+// CHECK: memref.store %{{.*}} : memref<8x?x96xf32>
+// CHECK: func.func @[[FOLD]](
+// CHECK: memref.store %cst{{.*}} : memref<?x96xf32>
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c8{{.*}} step %c1{{.*}} iter_args
+// CHECK: memref.load %{{.*}} : memref<8x?x96xf32>
+// CHECK: arith.addf
+// CHECK: arith.divf
+func.func @mean(%ctx: !disc_ral.context, %x: memref<?x56x56x96xf32>, %y: memref<?x96xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c56 = arith.constant 56 : index
+  %c96 = arith.constant 96 : index
+  %zero = arith.constant 0.0 : f32
+  %cnt = arith.constant 3136.0 : f32
+  %acc = disc_ral.alloc %ctx(%n) : memref<?x96xf32>
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    scf.parallel (%c) = (%c0) to (%c96) step (%c1) {
+      memref.store %zero, %acc[%i, %c] : memref<?x96xf32>
+      scf.reduce
+    }
+    scf.for %h = %c0 to %c56 step %c1 {
+      scf.for %w = %c0 to %c56 step %c1 {
+        scf.parallel (%c) = (%c0) to (%c96) step (%c1) {
+          %v = memref.load %x[%i, %h, %w, %c] : memref<?x56x56x96xf32>
+          %a = memref.load %acc[%i, %c] : memref<?x96xf32>
+          %s = arith.addf %a, %v : f32
+          memref.store %s, %acc[%i, %c] : memref<?x96xf32>
+          scf.reduce
+        }
+      }
+    }
+    scf.parallel (%c) = (%c0) to (%c96) step (%c1) {
+      %a = memref.load %acc[%i, %c] : memref<?x96xf32>
+      %m = arith.divf %a, %cnt : f32
+      memref.store %m, %y[%i, %c] : memref<?x96xf32>
+      scf.reduce
+    }
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// The accumulator is read inside the chain (a running value), and a row that reads x before the
+// chain: one kernel each.
+// CHECK-LABEL: func.func @not_split
+// CHECK-COUNT-2: disc_ral.launch
+// CHECK-NOT: disc_ral.launch
+// CHECK-NOT: memref<8x?x96xf32>
+func.func @not_split(%ctx: !disc_ral.context, %x: memref<?x56x56x96xf32>, %y: memref<?x96xf32>,
+                     %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c56 = arith.constant 56 : index
+  %c96 = arith.constant 96 : index
+  %zero = arith.constant 0.0 : f32
+  %acc = disc_ral.alloc %ctx(%n) : memref<?x96xf32>
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    scf.for %h = %c0 to %c56 step %c1 {
+      scf.for %w = %c0 to %c56 step %c1 {
+        scf.parallel (%c) = (%c0) to (%c96) step (%c1) {
+          %v = memref.load %x[%i, %h, %w, %c] : memref<?x56x56x96xf32>
+          %a = memref.load %acc[%i, %c] : memref<?x96xf32>
+          %s = arith.addf %a, %v : f32
+          memref.store %s, %acc[%i, %c] : memref<?x96xf32>
+          memref.store %s, %x[%i, %h, %w, %c] : memref<?x56x56x96xf32>
+          scf.reduce
+        }
+      }
+    }
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    scf.parallel (%c) = (%c0) to (%c96) step (%c1) {
+      %v = memref.load %x[%i, %c0, %c0, %c] : memref<?x56x56x96xf32>
+      memref.store %v, %acc[%i, %c] : memref<?x96xf32>
+      scf.reduce
+    }
+    scf.for %h = %c0 to %c56 step %c1 {
+      scf.for %w = %c0 to %c56 step %c1 {
+        scf.parallel (%c) = (%c0) to (%c96) step (%c1) {
+          %v = memref.load %x[%i, %h, %w, %c] : memref<?x56x56x96xf32>
+          %a = memref.load %acc[%i, %c] : memref<?x96xf32>
+          %s = arith.addf %a, %v : f32
+          memref.store %s, %acc[%i, %c] : memref<?x96xf32>
+          scf.reduce
+        }
+      }
+    }
+    scf.reduce
+  }
+  return
+}
