@@ -43,6 +43,32 @@ TypedAttr reductionIdentity(Operation* op) {
   return nullptr;
 }
 
+std::optional<Accumulation> matchAccumulation(Block& body) {
+  Accumulation a{};
+  for (Operation& o : body.without_terminator()) {
+    if (auto store = dyn_cast<memref::StoreOp>(&o)) {
+      if (a.store) return std::nullopt;
+      a.store = store;
+    } else if (!isa<memref::LoadOp>(&o) && !isPureLeaf(o)) {
+      return std::nullopt;
+    }
+  }
+  if (!a.store) return std::nullopt;
+  a.combine = a.store.getValueToStore().getDefiningOp();
+  if (!a.combine || a.combine->getNumOperands() != 2 || !reductionIdentity(a.combine))
+    return std::nullopt;
+  for (Value operand : a.combine->getOperands()) {
+    auto load = operand.getDefiningOp<memref::LoadOp>();
+    if (load && load.getMemref() == a.store.getMemref() &&
+        llvm::equal(load.getIndices(), a.store.getIndices()))
+      a.load = load;
+  }
+  if (!a.load || !a.load->hasOneUse() || !a.combine->getResult(0).hasOneUse() ||
+      a.combine->getOperand(0) == a.combine->getOperand(1))
+    return std::nullopt;
+  return a;
+}
+
 namespace {
 
 bool isPlainParallel(Operation* op) {
@@ -231,28 +257,11 @@ std::optional<SplitReduction> splitReductionOf(scf::ParallelOp loop) {
     if (!isa_and_nonnull<scf::ForOp>(op)) break;
   }
   if (r.fors.empty() || steps < kSplitMinSteps) return std::nullopt;
-  // The innermost body: loads, pure leaves, one store.
-  for (Operation& o : r.fors.back().getBody()->without_terminator()) {
-    if (auto store = dyn_cast<memref::StoreOp>(&o)) {
-      if (r.store) return std::nullopt;
-      r.store = store;
-    } else if (!isa<memref::LoadOp>(&o) && !isPureLeaf(o)) {
-      return std::nullopt;
-    }
-  }
-  if (!r.store) return std::nullopt;
-  r.combine = r.store.getValueToStore().getDefiningOp();
-  if (!r.combine || r.combine->getNumOperands() != 2 || !reductionIdentity(r.combine))
-    return std::nullopt;
-  for (Value operand : r.combine->getOperands()) {
-    auto load = operand.getDefiningOp<memref::LoadOp>();
-    if (load && load.getMemref() == r.store.getMemref() &&
-        llvm::equal(load.getIndices(), r.store.getIndices()))
-      r.load = load;
-  }
-  if (!r.load || !r.load->hasOneUse() || !r.combine->getResult(0).hasOneUse() ||
-      r.combine->getOperand(0) == r.combine->getOperand(1))
-    return std::nullopt;
+  std::optional<Accumulation> acc = matchAccumulation(*r.fors.back().getBody());
+  if (!acc) return std::nullopt;
+  r.load = acc->load;
+  r.store = acc->store;
+  r.combine = acc->combine;
   // B[idx] is the same element all through the reduction, and nothing else reads B.
   Operation* outer_for = r.fors.front();
   for (Value i : r.store.getIndices())

@@ -30,7 +30,10 @@
 #ifndef RAL_COMPILER_PASSES_CONVERSION_GRID_PARALLELISM_H_
 #define RAL_COMPILER_PASSES_CONVERSION_GRID_PARALLELISM_H_
 
+#include <optional>
+
 #include "llvm/ADT/SmallVector.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
 namespace mlir {
@@ -51,6 +54,14 @@ Operation* soleNonPureOp(Block& block);
 // The identity of a reduction's combining op (addf: 0, maximumf/maxnumf: -inf,
 // minimumf/minnumf: +inf), or null for any other op.
 TypedAttr reductionIdentity(Operation* combine);
+// A body of loads, pure leaves and one store B[idx] = combine(B[idx], value), with combine an op
+// reductionIdentity knows and B[idx] loaded once for it alone.
+struct Accumulation {
+  memref::LoadOp load;    // B[idx]
+  memref::StoreOp store;  // B[idx] = combine
+  Operation* combine;
+};
+std::optional<Accumulation> matchAccumulation(Block& body);
 
 }  // namespace disc_ral
 }  // namespace mlir

@@ -82,28 +82,14 @@ std::optional<Split> match(scf::ParallelOp loop) {
       return std::nullopt;
     s.inner_trips.push_back(*ub);
   }
-  // The elements' body: loads, pure leaves, one store B[idx] = combine(B[idx], value).
-  for (Operation& o : s.inner.getBody()->without_terminator()) {
-    if (auto store = dyn_cast<memref::StoreOp>(&o)) {
-      if (s.store) return std::nullopt;
-      s.store = store;
-    } else if (!isa<memref::LoadOp>(&o) && !isPureLeaf(o)) {
-      return std::nullopt;
-    }
-  }
-  if (!s.store) return std::nullopt;
-  s.combine = s.store.getValueToStore().getDefiningOp();
-  if (!s.combine || s.combine->getNumOperands() != 2 || !reductionIdentity(s.combine))
-    return std::nullopt;
+  // The elements' body: B[idx] = combine(B[idx], value), B from outside the row.
+  std::optional<Accumulation> acc = matchAccumulation(*s.inner.getBody());
+  if (!acc) return std::nullopt;
+  s.load = acc->load;
+  s.store = acc->store;
+  s.combine = acc->combine;
   Value b = s.store.getMemref();
-  for (Value operand : s.combine->getOperands()) {
-    auto load = operand.getDefiningOp<memref::LoadOp>();
-    if (load && load.getMemref() == b && llvm::equal(load.getIndices(), s.store.getIndices()))
-      s.load = load;
-  }
-  if (!s.load || !s.load->hasOneUse() || !s.combine->getResult(0).hasOneUse() ||
-      s.combine->getOperand(0) == s.combine->getOperand(1) || !loop.isDefinedOutsideOfLoop(b))
-    return std::nullopt;
+  if (!loop.isDefinedOutsideOfLoop(b)) return std::nullopt;
   // idx: the elements' and the row's induction variables, or values from outside the row.
   for (Value i : s.store.getIndices()) {
     if (loop.isDefinedOutsideOfLoop(i) || i == loop.getInductionVars()[0]) continue;
