@@ -69,6 +69,30 @@ std::optional<Accumulation> matchAccumulation(Block& body) {
   return a;
 }
 
+int64_t constantTrips(scf::ForOp f) {
+  const int64_t lb = *getConstantIntValue(f.getLowerBound());
+  const int64_t ub = *getConstantIntValue(f.getUpperBound());
+  const int64_t step = *getConstantIntValue(f.getStep());
+  if (ub <= lb) return 0;
+  const uint64_t span = static_cast<uint64_t>(ub) - static_cast<uint64_t>(lb);
+  return static_cast<int64_t>((span - 1) / static_cast<uint64_t>(step) + 1);
+}
+
+std::pair<Value, Value> partOfRange(OpBuilder& b, Location loc, scf::ForOp f, int64_t parts,
+                                    Value k) {
+  const int64_t lb = *getConstantIntValue(f.getLowerBound());
+  const int64_t ub = *getConstantIntValue(f.getUpperBound());
+  const int64_t step = *getConstantIntValue(f.getStep());
+  const int64_t chunk = llvm::divideCeil(constantTrips(f), parts) * step;
+  Value from = b.create<arith::AddIOp>(
+      loc, b.create<arith::ConstantIndexOp>(loc, lb),
+      b.create<arith::MulIOp>(loc, k, b.create<arith::ConstantIndexOp>(loc, chunk)));
+  Value to = b.create<arith::MinSIOp>(
+      loc, b.create<arith::AddIOp>(loc, from, b.create<arith::ConstantIndexOp>(loc, chunk)),
+      b.create<arith::ConstantIndexOp>(loc, ub));
+  return {from, to};
+}
+
 namespace {
 
 bool isPlainParallel(Operation* op) {
@@ -228,13 +252,6 @@ struct SplitReduction {
   int64_t parts = 0;
 };
 
-// Iterations of a loop from lb to ub by step > 0 (0 when empty).
-int64_t tripsOf(int64_t lb, int64_t ub, int64_t step) {
-  if (ub <= lb) return 0;
-  const uint64_t span = static_cast<uint64_t>(ub) - static_cast<uint64_t>(lb);
-  return static_cast<int64_t>((span - 1) / static_cast<uint64_t>(step) + 1);
-}
-
 std::optional<SplitReduction> splitReductionOf(scf::ParallelOp loop) {
   SplitReduction r;
   Operation* op = soleNonPureOp(*loop.getBody());
@@ -245,8 +262,7 @@ std::optional<SplitReduction> splitReductionOf(scf::ParallelOp loop) {
       if (!loop.isDefinedOutsideOfLoop(v) || !getConstantIntValue(v)) return std::nullopt;
     const int64_t step = *getConstantIntValue(f.getStep());
     if (step <= 0) return std::nullopt;
-    const int64_t trips = tripsOf(*getConstantIntValue(f.getLowerBound()),
-                                  *getConstantIntValue(f.getUpperBound()), step);
+    const int64_t trips = constantTrips(f);
     // Only whether there are enough steps matters: saturate rather than overflow.
     steps = trips != 0 && steps > std::numeric_limits<int64_t>::max() / trips
                 ? std::numeric_limits<int64_t>::max()
@@ -283,11 +299,8 @@ std::optional<SplitReduction> splitReductionOf(scf::ParallelOp loop) {
       if (parallel > kSplitMaxParallel) return std::nullopt;
     }
   }
-  scf::ForOp first = r.fors.front();
-  const int64_t first_trips =
-      tripsOf(*getConstantIntValue(first.getLowerBound()),
-              *getConstantIntValue(first.getUpperBound()), *getConstantIntValue(first.getStep()));
-  r.parts = std::min<int64_t>(first_trips, llvm::divideCeil(kSplitTargetThreads, parallel));
+  r.parts = std::min<int64_t>(constantTrips(r.fors.front()),
+                              llvm::divideCeil(kSplitTargetThreads, parallel));
   if (r.parts < 2) return std::nullopt;
   return r;
 }
@@ -342,10 +355,6 @@ SmallVector<scf::ParallelOp> splitReduction(scf::ParallelOp loop, Value ctx, Spl
   Value one = b.create<arith::ConstantIndexOp>(loc, 1);
   Value parts = b.create<arith::ConstantIndexOp>(loc, r.parts);
   scf::ForOp first = r.fors.front();
-  const int64_t lb = *getConstantIntValue(first.getLowerBound());
-  const int64_t ub = *getConstantIntValue(first.getUpperBound());
-  const int64_t step = *getConstantIntValue(first.getStep());
-  const int64_t chunk = llvm::divideCeil(tripsOf(lb, ub, step), r.parts) * step;
 
   // Phase 1: part k folds its slice of the first loop into partials[k, i...].
   // The part is the outermost dimension, so neighbouring threads take neighbouring elements
@@ -363,12 +372,7 @@ SmallVector<scf::ParallelOp> splitReduction(scf::ParallelOp loop, Value ctx, Spl
     for (Operation& o : loop.getBody()->without_terminator())
       if (&o != first.getOperation()) pb.clone(o, mapping);
     Value k = phase1.getInductionVars()[0];
-    Value from = pb.create<arith::AddIOp>(
-        loc, pb.create<arith::ConstantIndexOp>(loc, lb),
-        pb.create<arith::MulIOp>(loc, k, pb.create<arith::ConstantIndexOp>(loc, chunk)));
-    Value to = pb.create<arith::MinSIOp>(
-        loc, pb.create<arith::AddIOp>(loc, from, pb.create<arith::ConstantIndexOp>(loc, chunk)),
-        pb.create<arith::ConstantIndexOp>(loc, ub));
+    auto [from, to] = partOfRange(pb, loc, first, r.parts, k);
     Value identity = pb.create<arith::ConstantOp>(loc, reductionIdentity(r.combine));
     Value folded = cloneFolding(pb, r, 0, identity, mapping, from, to);
     SmallVector<Value> at(phase1.getInductionVars());

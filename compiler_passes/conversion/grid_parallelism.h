@@ -31,6 +31,7 @@
 #define RAL_COMPILER_PASSES_CONVERSION_GRID_PARALLELISM_H_
 
 #include <optional>
+#include <utility>
 
 #include "llvm/ADT/SmallVector.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -62,6 +63,11 @@ struct Accumulation {
   Operation* combine;
 };
 std::optional<Accumulation> matchAccumulation(Block& body);
+// Iterations of `f`, whose bounds and step (> 0) are constants (0 when empty).
+int64_t constantTrips(scf::ForOp f);
+// Part k of `parts` of `f`'s range (constant bounds): [from, to), built with `b`.
+std::pair<Value, Value> partOfRange(OpBuilder& b, Location loc, scf::ForOp f, int64_t parts,
+                                    Value k);
 
 }  // namespace disc_ral
 }  // namespace mlir

@@ -34,16 +34,6 @@ bool isConstant(Value v, int64_t want) {
   return c && *c == want;
 }
 
-int64_t tripsOf(scf::ForOp f) {
-  const int64_t lb = *getConstantIntValue(f.getLowerBound());
-  const int64_t ub = *getConstantIntValue(f.getUpperBound());
-  const int64_t step = *getConstantIntValue(f.getStep());
-  if (ub <= lb) return 0;
-  return static_cast<int64_t>((static_cast<uint64_t>(ub) - static_cast<uint64_t>(lb) - 1) /
-                                  static_cast<uint64_t>(step) +
-                              1);
-}
-
 std::optional<Split> match(scf::ParallelOp loop) {
   if (loop.getNumLoops() != 1 || loop.getNumReductions() != 0 ||
       !isConstant(loop.getLowerBound()[0], 0) || !isConstant(loop.getStep()[0], 1))
@@ -66,7 +56,7 @@ std::optional<Split> match(scf::ParallelOp loop) {
     for (Value v : {f.getLowerBound(), f.getUpperBound(), f.getStep()})
       if (!getConstantIntValue(v)) return std::nullopt;
     if (*getConstantIntValue(f.getStep()) <= 0) return std::nullopt;
-    const int64_t trips = tripsOf(f);
+    const int64_t trips = constantTrips(f);
     steps = trips != 0 && steps > std::numeric_limits<int64_t>::max() / trips
                 ? std::numeric_limits<int64_t>::max()
                 : steps * trips;
@@ -117,7 +107,7 @@ std::optional<Split> match(scf::ParallelOp loop) {
     return WalkResult::advance();
   });
   if (uses.wasInterrupted()) return std::nullopt;
-  s.parts = std::min<int64_t>(tripsOf(first), kMaxParts);
+  s.parts = std::min<int64_t>(constantTrips(first), kMaxParts);
   if (s.parts < 2) return std::nullopt;
   return s;
 }
@@ -174,10 +164,6 @@ SmallVector<scf::ParallelOp> splitHostReduction(scf::ParallelOp loop, Value ctx)
   Value one = b.create<arith::ConstantIndexOp>(loc, 1);
   Value parts = b.create<arith::ConstantIndexOp>(loc, s.parts);
   scf::ForOp first = s.fors.front();
-  const int64_t lb = *getConstantIntValue(first.getLowerBound());
-  const int64_t ub = *getConstantIntValue(first.getUpperBound());
-  const int64_t step = *getConstantIntValue(first.getStep());
-  const int64_t chunk = (tripsOf(first) + s.parts - 1) / s.parts * step;
 
   // Phase 1: part k of every row folds its slice into P[k, n, ...].
   auto phase1 =
@@ -204,12 +190,7 @@ SmallVector<scf::ParallelOp> splitHostReduction(scf::ParallelOp loop, Value ctx)
       llvm::append_range(at, init.getInductionVars());
       ib.create<memref::StoreOp>(loc, identity, partials, at);
     }
-    Value from = pb.create<arith::AddIOp>(
-        loc, pb.create<arith::ConstantIndexOp>(loc, lb),
-        pb.create<arith::MulIOp>(loc, k, pb.create<arith::ConstantIndexOp>(loc, chunk)));
-    Value to = pb.create<arith::MinSIOp>(
-        loc, pb.create<arith::AddIOp>(loc, from, pb.create<arith::ConstantIndexOp>(loc, chunk)),
-        pb.create<arith::ConstantIndexOp>(loc, ub));
+    auto [from, to] = partOfRange(pb, loc, first, s.parts, k);
     cloneIntoPartials(pb, s, 0, mapping, from, to, partials, prefix);
   }
 

@@ -133,7 +133,12 @@ Status ThreadPool::run(uint64_t count, uint64_t chunk, TaskFn fn, void* state) {
   // Shares of whole chunks, as even as they come.
   const uint64_t chunks = (count + chunk - 1) / chunk;
   job.shares = static_cast<int>(std::min(threads, chunks));
-  job.share = std::make_unique<Share[]>(job.shares);
+  if (job.shares <= kLocalShares) {
+    job.share = job.local;
+  } else {
+    job.more = std::make_unique<Share[]>(job.shares);
+    job.share = job.more.get();
+  }
   const uint64_t shares = static_cast<uint64_t>(job.shares);
   auto boundary = [&](uint64_t s) {
     const uint64_t first_chunk = chunks / shares * s + std::min(s, chunks % shares);

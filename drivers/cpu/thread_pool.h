@@ -55,6 +55,9 @@ class ThreadPool {
  private:
   // One thread's part of a job's range: [next, end) still unclaimed. A cache line each, so that
   // claiming chunks of one's own share does not invalidate the other threads' counters.
+  // Shares kept in the Job itself (on run()'s stack): no allocation per run up to this many
+  // threads.
+  static constexpr int kLocalShares = 8;
   struct alignas(64) Share {
     std::atomic<uint64_t> next{0};
     uint64_t end = 0;
@@ -65,7 +68,9 @@ class ThreadPool {
     uint64_t count;
     uint64_t chunk;
     int shares = 1;
-    std::unique_ptr<Share[]> share;
+    Share* share = nullptr;  // `local`, or `more` past kLocalShares threads
+    Share local[kLocalShares];
+    std::unique_ptr<Share[]> more;
     std::atomic<bool> failed{false};
     int helpers = 0;  // workers inside work(); guarded by mutex_
     Status error;     // guarded by mutex_
