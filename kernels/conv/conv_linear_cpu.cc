@@ -90,14 +90,17 @@ struct LinearCall {
 };
 
 // Rows [0, rows) of x and y (already offset to the task's first row) times column block f0.
+// One row takes rowTimesMatrixAvx512 (a CNN's classifier at batch 1: sgemm would pack 1.28 M
+// weights on every call to use them once, 2x slower), more rows oneDNN's sgemm.
 Status runTile(const KernelEnv& env, const LinearCall& l, const float* x, float* y, int64_t rows,
                int64_t f0) {
   const ConvConfig& c = *l.c;
   const bool act = c.activation != ConvActivation::kNone;
   const int64_t width = std::min(kLinearBlockColumns, l.out - f0);
+  const float* b = l.blocks + f0 * l.in;
   float* y_block = y + f0;
-  // Without an activation the GEMM accumulates into y itself; with one, into a dense block that
-  // oneDNN's eltwise then runs over before it is copied into y.
+  // Without an activation the product accumulates into y itself; with one, into a dense block
+  // that oneDNN's eltwise then runs over before it is copied into y.
   Scratch scratch;
   if (act) RAL_RETURN_IF_ERROR(scratch.allocate(env.driver, rows * width * sizeof(float)));
   float* target = act ? scratch.as<float>() : y_block;
@@ -107,12 +110,15 @@ Status runTile(const KernelEnv& env, const LinearCall& l, const float* x, float*
   if (residual || bias)
     tiles::sumRowsAvx512(target, target_row, residual ? y_block : nullptr, l.y_row, bias, rows,
                          width);
-  const dnnl_status_t status =
-      dnnl_sgemm('N', 'N', rows, width, l.in, 1.0f, x, l.x_row, l.blocks + f0 * l.in, width,
-                 residual || bias ? 1.0f : 0.0f, target, target_row);
-  if (status != dnnl_success)
-    return internalError(kKernel, ": oneDNN sgemm failed (status ", static_cast<int>(status),
-                         ") for m=", rows, " n=", width, " k=", l.in);
+  if (rows == 1) {
+    tiles::rowTimesMatrixAvx512(x, b, width, l.in, target, width, residual || bias);
+  } else {
+    const dnnl_status_t status = dnnl_sgemm('N', 'N', rows, width, l.in, 1.0f, x, l.x_row, b, width,
+                                            residual || bias ? 1.0f : 0.0f, target, target_row);
+    if (status != dnnl_success)
+      return internalError(kKernel, ": oneDNN sgemm failed (status ", static_cast<int>(status),
+                           ") for m=", rows, " n=", width, " k=", l.in);
+  }
   if (!act) return Status();
   try {  // tasks run on the pool's threads: nothing may escape
     std::shared_ptr<dnnl::eltwise_forward> p =
@@ -173,8 +179,8 @@ Status tryLinearConv(const KernelEnv& env, const ConvConfig& c, const MemRef<flo
     }
     const LinearCall l{&c, in, out, x_row, y_row, blocks, dense_bias, eltwise};
     // Tasks are (outer index, row chunk, column block), the block innermost; each runs every
-    // step of its tile on one thread (sgemm, the epilogue and the copy alike). Rows are split
-    // only as far as needed for two tasks per thread, in chunks of at least 12 rows
+    // step of its tile on one thread (the product, the epilogue and the copy alike). Rows are
+    // split only as far as needed for two tasks per thread, in chunks of at least 12 rows
     // (EfficientNet-B0's last projection: 49 rows, one block).
     const int64_t column_blocks = (out + kLinearBlockColumns - 1) / kLinearBlockColumns;
     const int64_t want = 2 * static_cast<int64_t>(threads);

@@ -7,7 +7,9 @@
 // its 1x1 convolution 137-159 (at 128 rows 141: the weight rows 9-12 KiB apart that a plain
 // [C, F] matrix gives sgemm cost it as much). The bias and the residual go into the rows the GEMM
 // accumulates into; the activation runs as oneDNN's eltwise on each block, so the results round
-// as the convolution path's post-ops do (apart from the order of the sum).
+// as the convolution path's post-ops do (apart from the order of the sum). A single row (a CNN's
+// classifier at batch 1) skips sgemm, which would pack the whole filter on every call to use it
+// once: each block's rows stream through one row-times-matrix product (conv_tiles.h).
 //
 // AVX-512 hosts (convTilesAvailable()) only; RAL_CONV_ALGORITHM=onednn turns it off with the
 // tiles. Plain function, thread-safe; oneDNN runs with the CPU driver's thread count.

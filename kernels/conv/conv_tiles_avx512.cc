@@ -249,6 +249,32 @@ void sumRowsAvx512(float* t, int64_t t_row, const float* r, int64_t r_row, const
   }
 }
 
+void rowTimesMatrixAvx512(const float* x, const float* b, int64_t b_row, int64_t depth, float* y,
+                          int64_t cols, bool accumulate) {
+  constexpr int kV = kRowColumns / kVector;
+  for (int64_t j = 0; j < cols; j += kRowColumns) {
+    __mmask16 mask[kV];
+    for (int v = 0; v < kV; ++v) {
+      const int64_t left = cols - j - int64_t{kVector} * v;
+      mask[v] = left >= kVector ? __mmask16(0xffff)
+                : left > 0      ? static_cast<__mmask16>((1u << left) - 1)
+                                : __mmask16(0);
+    }
+    // 24 accumulators and the broadcast: within the 32 registers.
+    __m512 acc[kV];
+    for (int v = 0; v < kV; ++v)
+      acc[v] =
+          accumulate ? _mm512_maskz_loadu_ps(mask[v], y + j + kVector * v) : _mm512_setzero_ps();
+    for (int64_t k = 0; k < depth; ++k) {
+      const __m512 xk = _mm512_set1_ps(x[k]);
+      const float* bk = b + k * b_row + j;
+      for (int v = 0; v < kV; ++v)
+        acc[v] = _mm512_fmadd_ps(xk, _mm512_maskz_loadu_ps(mask[v], bk + kVector * v), acc[v]);
+    }
+    for (int v = 0; v < kV; ++v) _mm512_mask_storeu_ps(y + j + kVector * v, mask[v], acc[v]);
+  }
+}
+
 void depthwiseRowAvx512(const DepthwiseRow& d) {
   const int64_t nv = vectorsOf(d.channels);
   const int64_t tail = d.channels - kVector * (nv - 1);

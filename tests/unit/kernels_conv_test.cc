@@ -542,15 +542,16 @@ TEST(ConvTest, PointwiseKernelTakesOnlyWhatItComputes) {
 // Pointwise convolutions with constant filters past the tiles' bound (linear layers: the
 // compiler's MatMul and Gemm by constant weights) run as sgemm over packed blocks of 384 output
 // channels on AVX-512 hosts (conv_linear_cpu.h): output channels around the block width, one
-// and many rows, 1- to 3-D, every activation with and without bias and residual, padded and
-// broadcast operands, an empty batch; per-call filters and strided channels take the oneDNN
-// path and agree.
+// row (the classifier's row-times-matrix product) and many (sgemm), 1- to 3-D, every activation
+// with and without bias and residual, padded and broadcast operands, an empty batch; per-call
+// filters and strided channels take the oneDNN path and agree.
 TEST(ConvTest, LinearLayerShapesLayoutsAndEpilogues) {
   std::mt19937 rng(13);
   std::vector<Case> cases = {
-      basicConv(1, 600, 500, {7}, {1}), basicConv(2, 513, 520, {3, 5}, {1, 1}),
-      basicConv(1, 700, 768, {1}, {1}), basicConv(1, 520, 770, {2, 1, 3}, {1, 1, 1}),
-      basicConv(3, 262, 1001, {1, 2}, {1, 1})};
+      basicConv(1, 600, 500, {7}, {1}),        basicConv(2, 513, 520, {3, 5}, {1, 1}),
+      basicConv(1, 700, 768, {1}, {1}),        basicConv(1, 520, 770, {2, 1, 3}, {1, 1, 1}),
+      basicConv(3, 262, 1001, {1, 2}, {1, 1}), basicConv(8, 1280, 1000, {1}, {1}),
+      basicConv(1, 300, 1100, {3, 4}, {1, 1})};
   for (Case c : cases) {
     c.alpha = -0.4f;
     c.beta = 0.5f;
