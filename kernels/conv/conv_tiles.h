@@ -61,6 +61,10 @@ void scaleRowsAvx512(const float* x, int64_t x_row, const float* scale, int64_t 
 void sumRowsAvx512(float* t, int64_t t_row, const float* r, int64_t r_row, const float* bias,
                    int64_t rows, int64_t cols);
 
+// y[i] = act(y[i]) for i < n, act one of the tiles' activations (not GELU): the activation of a
+// oneDNN convolution whose own is slow (conv_cpu.cc).
+void activateAvx512(float* y, int64_t n, int activation, float lo, float hi);
+
 // y[j] = (accumulate ? y[j] : 0) + sum_k x[k] * b[k * b_row + j] for j < cols, k < depth, each
 // sum in order of k: a linear layer's product for one row (a CNN's classifier at batch 1,
 // conv_linear_cpu.cc), where sgemm would pack b on every call to use it once. Up to

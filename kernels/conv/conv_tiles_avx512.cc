@@ -249,6 +249,17 @@ void sumRowsAvx512(float* t, int64_t t_row, const float* r, int64_t r_row, const
   }
 }
 
+void activateAvx512(float* y, int64_t n, int activation, float lo, float hi) {
+  int64_t i = 0;
+  for (; i + kVector <= n; i += kVector)
+    _mm512_storeu_ps(y + i, activate(_mm512_loadu_ps(y + i), activation, lo, hi));
+  if (i < n) {
+    const __mmask16 tail = static_cast<__mmask16>((1u << (n - i)) - 1);
+    _mm512_mask_storeu_ps(y + i, tail,
+                          activate(_mm512_maskz_loadu_ps(tail, y + i), activation, lo, hi));
+  }
+}
+
 void rowTimesMatrixAvx512(const float* x, const float* b, int64_t b_row, int64_t depth, float* y,
                           int64_t cols, bool accumulate) {
   constexpr int kV = kRowColumns / kVector;
