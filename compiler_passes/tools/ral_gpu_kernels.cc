@@ -1,7 +1,7 @@
 // ral-gpu-kernels: a library of GPU kernels written in MLIR -> one device binary per
 // architecture, through the same lowering and serialization ral-compile uses for outlined loops
-// (disc-ral-lower-gpu-kernels, disc-ral-serialize-gpu-kernels). The build uses it for the HSA
-// driver's library kernels (kernels/hsa), so no device binary is written by hand.
+// (disc-ral-lower-gpu-kernels, disc-ral-serialize-gpu-kernels). The build uses it for the GPU
+// library kernels of CUDA and HSA (kernels/gpu), so no device binary is written by hand.
 //
 //   ral-gpu-kernels kernels.mlir --device=hsa|cuda [--gpu-arch=gfx90a,...] -o OUT_PREFIX
 //

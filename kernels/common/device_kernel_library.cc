@@ -13,20 +13,19 @@ struct Loaded {
 
 }  // namespace
 
-DeviceKernelLibrary::DeviceKernelLibrary(std::string name, ExecutableFormat format,
-                                         std::vector<std::string> entries,
+DeviceKernelLibrary::DeviceKernelLibrary(std::string name, std::vector<std::string> entries,
                                          std::vector<DeviceKernelVariant> variants,
                                          std::string targets_from)
     : name_(std::move(name)),
-      format_(format),
       entries_(std::move(entries)),
       variants_(std::move(variants)),
       targets_from_(std::move(targets_from)) {}
 
 ExecutableSpec DeviceKernelLibrary::spec(const DeviceKernelVariant& variant) const {
   ExecutableSpec spec;
-  spec.name = variant.target.empty() ? name_ : name_ + "_" + variant.target;
-  spec.format = format_;
+  spec.name = name_ + "_" + std::string(executableFormatName(variant.format)) +
+              (variant.target.empty() ? "" : "_" + variant.target);
+  spec.format = variant.format;
   spec.target = variant.target;
   spec.data = variant.data;
   spec.size = variant.size;
@@ -44,8 +43,9 @@ StatusOr<Executable*> DeviceKernelLibrary::load(const KernelEnv& env) const {
         int best_rank = -1;
         std::string built;
         for (const DeviceKernelVariant& v : variants_) {
-          built += (built.empty() ? "" : ", ") + (v.target.empty() ? "any target" : v.target);
-          const int rank = driver->targetRank(format_, v.target);
+          built += (built.empty() ? "" : ", ") + std::string(executableFormatName(v.format)) + " " +
+                   (v.target.empty() ? "for any target" : v.target);
+          const int rank = driver->targetRank(v.format, v.target);
           if (rank > best_rank) {
             best = &v;
             best_rank = rank;

@@ -1,5 +1,6 @@
-// A library of device kernels built into libral: one binary per target, all of one format and
-// with the same entry points (the CUDA fatbin, the HSA code objects per architecture). A kernel
+// A library of device kernels built into libral: one binary per target, all with the same entry
+// points (kernels/gpu: a cubin per CUDA architecture and PTX for newer ones, an HSA code object
+// per AMD architecture). A kernel
 // asks for it through load(): the variant the execution's driver ranks best is loaded into the
 // execution's Context on first use ("load if not loaded, then launch") and cached there, so later
 // launches take no lock and each Context frees its own copy.
@@ -20,7 +21,8 @@
 namespace ral::kernels {
 
 struct DeviceKernelVariant {
-  std::string target;  // ExecutableSpec::target: "gfx90a"; empty for a fatbin (any GPU)
+  ExecutableFormat format;
+  std::string target;  // ExecutableSpec::target: "gfx90a", "sm_90"; empty: any GPU of the format
   const void* data;    // the binary, built into libral: never freed
   size_t size;
 };
@@ -30,7 +32,8 @@ class DeviceKernelLibrary {
   // `name` prefixes each variant's ExecutableSpec::name (drivers cache loads by name, so it
   // must change when the binaries do); `entries` are the kernels' names in launch-index order;
   // `targets_from` says where the list of targets comes from, for the error when none fits.
-  DeviceKernelLibrary(std::string name, ExecutableFormat format, std::vector<std::string> entries,
+  // The driver ranks the variants (Driver::targetRank); the first of the best rank loads.
+  DeviceKernelLibrary(std::string name, std::vector<std::string> entries,
                       std::vector<DeviceKernelVariant> variants, std::string targets_from = "");
 
   // The library loaded for env's driver, cached in env's Context. FailedPrecondition naming the
@@ -44,7 +47,6 @@ class DeviceKernelLibrary {
 
  private:
   std::string name_;
-  ExecutableFormat format_;
   std::vector<std::string> entries_;
   std::vector<DeviceKernelVariant> variants_;
   std::string targets_from_;

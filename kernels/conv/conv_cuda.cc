@@ -769,8 +769,7 @@ struct Impl {
     RAL_RETURN_IF_ERROR(checkDeviceAccess(*kenv.driver, yc, kKernel, "y"));
     RAL_ASSIGN_OR_RETURN(CudaQueueService * queue,
                          requireService<CudaQueueService>(kenv.driver, "a CUDA queue"));
-    // cuDNN runs every step, so the embedded device kernels are not needed (nor loaded).
-    const CudaEnv env{kenv.driver, queue, kenv.stream, nullptr};
+    const CudaEnv env{kenv.driver, queue, kenv.stream};
     // Library and queue errors name the configuration.
     auto annotate = [&](const Status& s) {
       return s.withContext(internal::strCat(kKernel, " (", convConfigString(c), ")"));

@@ -1,21 +1,18 @@
-// ral_gemm and ral_batch_gemm on AMD GPUs (kernels/gemm/gemm.h has the contract): the library's
-// tiled ral_gemm_<type> kernel (kernels/hsa/device_kernels.py: 16x16 tiles of a and b staged in
-// workgroup memory, f32 accumulation, f64 for f64) over strided operands, so transposed and
-// strided views run without copies; one launch per matrix of c for ral_batch_gemm. c must not
-// overlap a or b.
+// ral_gemm and ral_batch_gemm on AMD GPUs (kernels/gemm/gemm.h has the contract): the GPU
+// library's tiled ral_gemm_<type> kernel (kernels/gpu/device_kernels.py: 16x16 tiles of a and b
+// staged in workgroup memory, f32 accumulation, f64 for f64) over strided operands, so transposed
+// and strided views run without copies; one launch per matrix of c for ral_batch_gemm. c must
+// not overlap a or b.
 #include <type_traits>
 
 #include "kernels/gemm/gemm.h"
-#include "kernels/hsa/hsa_env.h"
+#include "kernels/gpu/gpu_library.h"
 #include "ral/registration.h"
 
 namespace ral::kernels::hsa {
 namespace {
 
-template <typename T>
-constexpr Entry gemmEntry() {
-  return static_cast<Entry>(static_cast<uint32_t>(Entry::kGemmF32) + floatTypeIndex<T>());
-}
+using namespace gpu;  // NOLINT: the library's argument structs and launches
 
 // One matrix, shapes checked (k = ka).
 template <typename T>
@@ -24,7 +21,7 @@ Status gemmImpl(ExecutionContext* ctx, const MemRef<T, 2>& a, const MemRef<T, 2>
   const int64_t m = c.sizes[0], n = c.sizes[1];
   if (m == 0 || n == 0) return Status();
   if (overlaps(c, a) || overlaps(c, b)) return invalidArgument("ral_gemm: c overlaps an input");
-  RAL_ASSIGN_OR_RETURN(HsaEnv env, hsaEnv(ctx));
+  RAL_ASSIGN_OR_RETURN(GpuEnv env, gpuEnv(ctx, DeviceKind::kHsa));
   RAL_RETURN_IF_ERROR(checkDeviceAccess(*env.driver, a, "ral_gemm", "a"));
   RAL_RETURN_IF_ERROR(checkDeviceAccess(*env.driver, b, "ral_gemm", "b"));
   RAL_RETURN_IF_ERROR(checkDeviceAccess(*env.driver, c, "ral_gemm", "c"));
@@ -45,10 +42,7 @@ Status gemmImpl(ExecutionContext* ctx, const MemRef<T, 2>& a, const MemRef<T, 2>
   config.grid = Dim3{static_cast<uint32_t>((n + kGemmTile - 1) / kGemmTile),
                      static_cast<uint32_t>((m + kGemmTile - 1) / kGemmTile), 1};
   config.block = Dim3{kGemmTile, kGemmTile, 1};
-  void* values[] = {&p};
-  const size_t sizes[] = {sizeof(p)};
-  return env.driver->launch(env.kernels, static_cast<uint32_t>(gemmEntry<T>()), config,
-                            KernelArgs{values, sizes, 1}, env.stream);
+  return launch(env, entryAfter(Entry::kGemmF32, floatTypeIndex<T>()), config, p);
 }
 
 struct Impl {

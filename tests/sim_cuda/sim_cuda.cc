@@ -11,13 +11,14 @@
 //    functions, event records and waits). A stream wait binds to the event's latest record at
 //    the time of the call, as in CUDA. The legacy stream (0) is an ordinary stream here: RAL
 //    never uses it, so its implicit synchronization is not simulated;
-//  - kernels are host functions named by a module image (sim_cuda_kernel.h); anything else
-//    (PTX, cubin, fatbin) is CUDA_ERROR_INVALID_IMAGE;
+//  - kernels are host functions named by a module image (sim_cuda_kernel.h), or standing in for
+//    the kernels of a PTX image; anything else (cubin, fatbin) is CUDA_ERROR_INVALID_IMAGE;
 //  - a host function that calls back into the API gets CUDA_ERROR_NOT_PERMITTED, as in CUDA.
 // Thread-safety: every entry point may be called from any thread; one mutex guards all state.
 #include <cuda.h>
 #include <dlfcn.h>
 
+#include <cctype>
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
@@ -58,6 +59,83 @@ struct SimFunction {
 struct SimModule {
   std::map<std::string, std::unique_ptr<SimFunction>> functions;
 };
+
+// RAL_SIM_CUDA_CC_ENV, or 90.
+int computeCapability() {
+  static const int cc = [] {
+    const char* env = std::getenv(RAL_SIM_CUDA_CC_ENV);
+    const int v = env != nullptr ? std::atoi(env) : 0;
+    return v >= 10 && v < 1000 ? v : 90;
+  }();
+  return cc;
+}
+
+// Bytes of one PTX parameter declaration (".param .u64 name", ".param .align 8 .b8 name[24]");
+// 0 if not understood.
+size_t ptxParamBytes(const std::string& decl) {
+  std::istringstream words(decl);
+  std::string word, type, name;
+  while (words >> word) {
+    if (word == ".param" || word == ".ptr" || word == ".global") continue;
+    if (word == ".align") {
+      words >> word;
+      continue;
+    }
+    if (type.empty()) {
+      type = word;
+    } else {
+      name = word;
+      break;
+    }
+  }
+  if (type.size() < 3 || type[0] != '.') return 0;
+  const size_t bits = static_cast<size_t>(std::atoi(type.c_str() + 2));
+  size_t count = 1;
+  if (const size_t open = name.find('['); open != std::string::npos)
+    count = static_cast<size_t>(std::atoll(name.c_str() + open + 1));
+  return bits % 8 == 0 ? bits / 8 * count : 0;
+}
+
+// The kernels of PTX text, each run by the exported stand-in RAL_SIM_CUDA_PTX_KERNEL_PREFIX
+// "<name>"; false (with *why) when the text has no kernel or one has no stand-in.
+bool loadPtx(const std::string& ptx, SimModule* m, std::string* why) {
+  size_t at = 0;
+  while ((at = ptx.find(".entry ", at)) != std::string::npos) {
+    const size_t name_begin = at + 7;
+    const size_t open = ptx.find('(', name_begin);
+    const size_t close = ptx.find(')', name_begin);
+    if (open == std::string::npos || close == std::string::npos || close < open) {
+      *why = "a PTX .entry without a parameter list";
+      return false;
+    }
+    std::string name = ptx.substr(name_begin, open - name_begin);
+    while (!name.empty() && std::isspace(static_cast<unsigned char>(name.back()))) name.pop_back();
+    auto f = std::make_unique<SimFunction>();
+    const std::string symbol = RAL_SIM_CUDA_PTX_KERNEL_PREFIX + name;
+    f->fn = reinterpret_cast<RalSimCudaKernel>(dlsym(RTLD_DEFAULT, symbol.c_str()));
+    if (f->fn == nullptr) {
+      *why = "the simulated CUDA device runs only '" RAL_SIM_CUDA_MODULE_MAGIC
+             "' images and PTX whose kernels the test binary stands in for; no exported '" +
+             symbol + "'";
+      return false;
+    }
+    std::istringstream params(ptx.substr(open + 1, close - open - 1));
+    std::string decl;
+    while (std::getline(params, decl, ',')) {
+      if (decl.find(".param") == std::string::npos) continue;
+      const size_t bytes = ptxParamBytes(decl);
+      if (bytes == 0) {
+        *why = "PTX kernel '" + name + "': parameter '" + decl + "' not understood";
+        return false;
+      }
+      f->param_sizes.push_back(bytes);
+    }
+    m->functions[name] = std::move(f);
+    at = close;
+  }
+  if (m->functions.empty()) *why = "PTX without a kernel";
+  return !m->functions.empty();
+}
 
 struct Allocation {
   size_t size = 0;
@@ -310,10 +388,10 @@ CUresult CUDAAPI cuDeviceGetAttribute(int* value, CUdevice_attribute attribute, 
   if (value == nullptr) return CUDA_ERROR_INVALID_VALUE;
   switch (attribute) {
     case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
-      *value = 9;
+      *value = computeCapability() / 10;
       break;
     case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR:
-      *value = 0;
+      *value = computeCapability() % 10;
       break;
     case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT:
       *value = 1;
@@ -677,10 +755,26 @@ CUresult CUDAAPI cuModuleLoadDataEx(CUmodule* module, const void* image, unsigne
   };
   const char* text = static_cast<const char*>(image);
   const size_t magic = std::strlen(RAL_SIM_CUDA_MODULE_MAGIC);
-  if (std::strncmp(text, RAL_SIM_CUDA_MODULE_MAGIC, magic) != 0 ||
-      (text[magic] != '\n' && text[magic] != '\0'))
-    return fail("the simulated CUDA device runs only '" RAL_SIM_CUDA_MODULE_MAGIC "' images");
   auto m = std::make_unique<SimModule>();
+  if (std::strncmp(text, RAL_SIM_CUDA_MODULE_MAGIC, magic) != 0 ||
+      (text[magic] != '\n' && text[magic] != '\0')) {
+    // PTX is NUL-terminated text with a .version directive; a cubin is an ELF file.
+    const bool elf = std::strncmp(text,
+                                  "\x7f"
+                                  "ELF",
+                                  4) == 0;
+    const std::string ptx = elf ? std::string() : std::string(text);
+    std::string why;
+    if (ptx.find(".version") == std::string::npos)
+      return fail("the simulated CUDA device runs only '" RAL_SIM_CUDA_MODULE_MAGIC
+                  "' images and PTX");
+    if (!loadPtx(ptx, m.get(), &why)) return fail(why);
+    std::lock_guard<std::mutex> lock(sim().mutex);
+    for (auto& [name, f] : m->functions) sim().functions.insert(f.get());
+    *module = reinterpret_cast<CUmodule>(m.get());
+    sim().modules.insert(m.release());
+    return CUDA_SUCCESS;
+  }
   std::istringstream lines(text + magic);
   std::string line;
   while (std::getline(lines, line)) {

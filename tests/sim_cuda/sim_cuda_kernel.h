@@ -9,6 +9,11 @@
  * (ENABLE_EXPORTS / -rdynamic). The parameter sizes play the role of a cubin's parameter table:
  * cuLaunchKernel copies that many bytes from each `kernelParams[i]` at launch time, as CUDA does.
  *
+ * PTX text (e.g. RAL's GPU library, kernels/gpu) loads too when the test binary exports a host
+ * function RAL_SIM_CUDA_PTX_KERNEL_PREFIX "<name>" for each of its .entry kernels; the parameter
+ * sizes come from the PTX's .param list. Other images (cubin, fatbin, PTX without stand-ins) are
+ * CUDA_ERROR_INVALID_IMAGE.
+ *
  * The kernel is called once per launch, on the stream's worker thread, when the stream reaches
  * it; it loops over the grid and blocks itself. `params[i]` points to the copy of parameter i.
  */
@@ -24,6 +29,9 @@ extern "C" {
 #define RAL_SIM_CUDA_MODULE_MAGIC "ral-sim-cuda-module"
 #define RAL_SIM_CUDA_DEVICE_NAME "RAL simulated CUDA device"
 #define RAL_SIM_CUDA_MEMORY_ENV "RAL_SIM_CUDA_MEMORY_BYTES"
+/* The device's compute capability as major * 10 + minor (default 90), read at cuInit. */
+#define RAL_SIM_CUDA_CC_ENV "RAL_SIM_CUDA_COMPUTE_CAPABILITY"
+#define RAL_SIM_CUDA_PTX_KERNEL_PREFIX "ral_sim_cuda_kernel_"
 
 typedef struct RalSimCudaLaunch {
   uint32_t grid[3];

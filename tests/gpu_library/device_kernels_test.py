@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Runs the HSA library kernels' device code (the MLIR of kernels/hsa/device_kernels.py) through
-device_kernel_interp.py with the launches the host code makes (kernels/hsa/hsa_env.h
-launchLinear; kernels/gemm/gemm_hsa.cc) and compares every output buffer, including the elements
-outside the written view, with independent numpy references:
+"""Runs the GPU library kernels' device code (the MLIR of kernels/gpu/device_kernels.py, which is
+compiled for CUDA and HSA alike) through device_kernel_interp.py with the launches the host code
+makes (kernels/gpu/gpu_library.h launchLinear; kernels/gemm/gemm_hsa.cc) and compares every
+output buffer, including the elements outside the written view, with independent numpy
+references:
 
   ral_strided_copy_* / ral_strided_fill_*  padded, transposed, reversed, size-1-dim, scalar and
                                            empty views, grids smaller than the element count
@@ -14,7 +15,7 @@ outside the written view, with independent numpy references:
 Every kernel of the module must have a check (or be listed in PENDING): a check is a function
 registered with @check(kernel names...) that gets the Module and raises CheckFailed.
 
-  device_kernels_test.py --mlir build/kernels/hsa/device_kernels.mlir [--only SUBSTRING]
+  device_kernels_test.py --mlir build/kernels/gpu/device_kernels.mlir [--only SUBSTRING]
 """
 import argparse
 import os
@@ -28,7 +29,7 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import device_kernel_interp as interp  # noqa: E402
 
-RANK = 6  # kMaxRank (kernels/hsa/device_args.h)
+RANK = 6  # kMaxRank (kernels/gpu/device_args.h)
 BLOCK = 256  # kLinearBlock
 TILE = 16  # kGemmTile
 MAX_GROUPS = 65535  # launchLinear's cap
@@ -36,7 +37,7 @@ UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 # Kernels whose checks are still to be written (remove a name when its check is added). A check
 # is a function decorated with @check("kernel", ...) taking the Module: it builds buffers and
-# arguments in the struct order of kernels/hsa/device_args.h, launches with launch_linear (the
+# arguments in the struct order of kernels/gpu/device_args.h, launches with launch_linear (the
 # grid-stride kernels) or module.run(kernel, args, grid, block) for any other grid, and compares
 # whole buffers (expect_equal) so that writes outside the view show too.
 PENDING = ()
@@ -71,7 +72,7 @@ def run_linear(module, kernel, groups, make_args):
 
 
 def launch_linear(module, kernel, count, make_args, max_groups=MAX_GROUPS):
-    """launchLinear (kernels/hsa/hsa_env.h): nothing for count <= 0, else run_linear. A
+    """launchLinear (kernels/gpu/gpu_library.h): nothing for count <= 0, else run_linear. A
     max_groups below the host's makes the grid-stride loop take several turns."""
     groups = linear_groups(count, max_groups)
     if groups:
@@ -399,7 +400,7 @@ def order_reference(x, k, descending):
 @check(*[f"ral_order_rows_{t}" for t in ORDER_TYPES])
 def order_rows(module):
     """ORDER_CASES with a column-major input, dense values and padded indices (or the values
-    written over the input itself), as topk_sort_hsa.cc launches them."""
+    written over the input itself), as topk_sort_gpu.h launches them."""
     rng = np.random.default_rng(5)
     for ty, lead, n, k, descending, groups, in_place in ORDER_CASES:
         dtype = ORDER_TYPES[ty]
@@ -667,7 +668,7 @@ def interpreter(module):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--mlir", required=True, help="build/kernels/hsa/device_kernels.mlir")
+    p.add_argument("--mlir", required=True, help="build/kernels/gpu/device_kernels.mlir")
     p.add_argument("--only", default="", help="run the checks whose name contains this")
     opts = p.parse_args()
     start = time.time()

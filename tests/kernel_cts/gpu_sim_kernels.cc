@@ -1,29 +1,31 @@
-// The simulated HSA runtime's stand-ins for the "hsa" library kernels (kernels/hsa): the
-// embedded library (real HSACO from kernels/hsa/device_kernels.py) is what loads; the simulation
-// reads each kernel's descriptor from the ELF (kernarg, group and private segment sizes) and runs
-// the host function ral_sim_hsa_kernel_<name> below for each dispatch. These functions do what
-// the device code does, work-item by work-item over the dispatched grid, and record any launch
-// that does not match the kernel's contract (workgroup shape, grid-stride count, workgroup
-// memory), so the host side's argument structs, grids and variant choice are all checked by the
-// kernel conformance suite. The device code itself is checked by
-// tests/hsa/library_code_objects.py (layouts) and runs only on an AMD GPU.
-#include "tests/kernel_cts/hsa_sim_kernels.h"
+// The simulated GPU runtimes' stand-ins for RAL's GPU library kernels (kernels/gpu): the embedded
+// library is what loads (real HSACO from kernels/gpu/device_kernels.py on the simulated HSA
+// runtime, its PTX on the simulated CUDA driver); the simulations read each kernel's name and
+// argument sizes from the binary and run the host function ral_sim_hsa_kernel_<name> or
+// ral_sim_cuda_kernel_<name> below for each launch. These functions do what the device code does,
+// work-item by work-item over the launched grid, and record any launch that does not match the
+// kernel's contract (workgroup shape, grid-stride count, workgroup memory), so the host side's
+// argument structs, grids and variant choice are all checked by the kernel conformance suite on
+// both devices. The device code itself is checked by tests/gpu_library (run by an interpreter of
+// its MLIR; layouts of the binaries) and runs only on a GPU.
+#include "tests/kernel_cts/gpu_sim_kernels.h"
 
 #include <cstring>
-#include <utility>
 #include <mutex>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
-#include "kernels/hsa/device_args.h"
+#include "kernels/gpu/device_args.h"
 #include "kernels/rng/philox.h"
 #include "ral/half.h"
+#include "tests/sim_cuda/sim_cuda_kernel.h"
 #include "tests/sim_hsa/sim_hsa_kernel.h"
 
 namespace emu {
 
-using namespace ral::kernels::hsa;  // NOLINT: the argument structs
+using namespace ral::kernels::gpu;  // NOLINT: the argument structs
 
 std::mutex mutex;
 std::vector<std::string> contract_errors;
@@ -33,11 +35,18 @@ void contractError(const std::string& what) {
   contract_errors.push_back(what);
 }
 
+// A launch in HSA's terms: the grid in work-items.
+struct Launch {
+  uint64_t grid_size[3];
+  uint32_t workgroup_size[3];
+  uint64_t group_bytes;  // workgroup memory; UINT64_MAX where the runtime does not say (CUDA)
+};
+
 // A linear kernel's launch: 256-wide workgroups in x only, `threads` = the grid's work-items.
-bool linearLaunch(const RalSimHsaDispatch* d, int64_t threads, const char* kernel) {
+bool linearLaunch(const Launch* d, int64_t threads, const char* kernel) {
   if (d->workgroup_size[0] != kLinearBlock || d->workgroup_size[1] != 1 ||
       d->workgroup_size[2] != 1 || d->grid_size[1] != 1 || d->grid_size[2] != 1 ||
-      d->grid_size[0] % kLinearBlock != 0 || threads != d->grid_size[0]) {
+      d->grid_size[0] % kLinearBlock != 0 || static_cast<uint64_t>(threads) != d->grid_size[0]) {
     contractError(std::string(kernel) + ": launch does not match the grid-stride contract");
     return false;
   }
@@ -54,7 +63,7 @@ int64_t offsetOf(const int64_t* sizes, const int64_t* strides, int64_t i) {
 }
 
 template <typename U>
-void copy(const RalSimHsaDispatch* d, const void* kernarg) {
+void copy(const Launch* d, const void* kernarg) {
   CopyArgs a;
   std::memcpy(&a, kernarg, sizeof(a));
   if (!linearLaunch(d, a.threads, "ral_strided_copy")) return;
@@ -65,7 +74,7 @@ void copy(const RalSimHsaDispatch* d, const void* kernarg) {
 }
 
 template <typename U>
-void fill(const RalSimHsaDispatch* d, const void* kernarg) {
+void fill(const Launch* d, const void* kernarg) {
   FillArgs a;
   std::memcpy(&a, kernarg, sizeof(a));
   if (!linearLaunch(d, a.threads, "ral_strided_fill")) return;
@@ -75,7 +84,7 @@ void fill(const RalSimHsaDispatch* d, const void* kernarg) {
 }
 
 template <typename T>
-void rng(const RalSimHsaDispatch* d, const void* kernarg) {
+void rng(const Launch* d, const void* kernarg) {
   namespace philox = ral::philox;
   RngArgs a;
   std::memcpy(&a, kernarg, sizeof(a));
@@ -116,14 +125,14 @@ auto wide(T v) {
 }
 
 template <typename T>
-void gemm(const RalSimHsaDispatch* d, const void* kernarg) {
+void gemm(const Launch* d, const void* kernarg) {
   using Acc = std::conditional_t<std::is_same_v<T, double>, double, float>;
   GemmArgs a;
   std::memcpy(&a, kernarg, sizeof(a));
   const uint32_t tile = kGemmTile;
   if (d->workgroup_size[0] != tile || d->workgroup_size[1] != tile || d->workgroup_size[2] != 1 ||
       d->grid_size[0] % tile != 0 || d->grid_size[1] % tile != 0 || d->grid_size[2] != 1 ||
-      d->group_segment_size < 2 * tile * tile * sizeof(Acc)) {
+      d->group_bytes < 2 * tile * tile * sizeof(Acc)) {
     contractError("ral_gemm: launch does not match the 16x16 tile contract");
     return;
   }
@@ -159,7 +168,7 @@ bool pairBefore(T va, int64_t ia, T vb, int64_t ib, int64_t n, bool desc) {
 }
 
 template <typename T>
-void orderRows(const RalSimHsaDispatch* d, const void* kernarg) {
+void orderRows(const Launch* d, const void* kernarg) {
   OrderArgs a;
   std::memcpy(&a, kernarg, sizeof(a));
   if (d->workgroup_size[0] != kLinearBlock || d->workgroup_size[1] != 1 ||
@@ -205,36 +214,73 @@ void orderRows(const RalSimHsaDispatch* d, const void* kernarg) {
 
 }  // namespace emu
 
-#define RAL_EMULATE(name, fn)                                                       \
-  extern "C" __attribute__((visibility("default"))) void ral_sim_hsa_kernel_##name( \
-      const RalSimHsaDispatch* d, const void* kernarg) {                            \
-    fn(d, kernarg);                                                                 \
+namespace emu {
+
+Launch fromHsa(const RalSimHsaDispatch* d) {
+  return Launch{{d->grid_size[0], d->grid_size[1], d->grid_size[2]},
+                {d->workgroup_size[0], d->workgroup_size[1], d->workgroup_size[2]},
+                d->group_segment_size};
+}
+
+Launch fromCuda(const RalSimCudaLaunch* l) {
+  Launch d{};
+  for (int i = 0; i < 3; ++i) {
+    d.grid_size[i] = uint64_t{l->grid[i]} * l->block[i];
+    d.workgroup_size[i] = l->block[i];
   }
-RAL_EMULATE(ral_strided_copy_1, emu::copy<uint8_t>)
-RAL_EMULATE(ral_strided_copy_2, emu::copy<uint16_t>)
-RAL_EMULATE(ral_strided_copy_4, emu::copy<uint32_t>)
-RAL_EMULATE(ral_strided_copy_8, emu::copy<uint64_t>)
-RAL_EMULATE(ral_strided_fill_1, emu::fill<uint8_t>)
-RAL_EMULATE(ral_strided_fill_2, emu::fill<uint16_t>)
-RAL_EMULATE(ral_strided_fill_4, emu::fill<uint32_t>)
-RAL_EMULATE(ral_strided_fill_8, emu::fill<uint64_t>)
-RAL_EMULATE(ral_rng_uniform_f32, emu::rng<float>)
-RAL_EMULATE(ral_rng_uniform_f64, emu::rng<double>)
-RAL_EMULATE(ral_rng_uniform_f16, emu::rng<ral::float16>)
-RAL_EMULATE(ral_rng_uniform_bf16, emu::rng<ral::bfloat16>)
-RAL_EMULATE(ral_gemm_f32, emu::gemm<float>)
-RAL_EMULATE(ral_gemm_f64, emu::gemm<double>)
-RAL_EMULATE(ral_gemm_f16, emu::gemm<ral::float16>)
-RAL_EMULATE(ral_gemm_bf16, emu::gemm<ral::bfloat16>)
-RAL_EMULATE(ral_order_rows_f32, emu::orderRows<float>)
-RAL_EMULATE(ral_order_rows_f64, emu::orderRows<double>)
-RAL_EMULATE(ral_order_rows_i32, emu::orderRows<int32_t>)
-RAL_EMULATE(ral_order_rows_i64, emu::orderRows<int64_t>)
+  d.group_bytes = UINT64_MAX;
+  return d;
+}
+
+// CUDA passes each 8-byte field of the argument struct as a parameter of its own.
+template <typename Args>
+Args fromParams(void** params) {
+  unsigned char bytes[sizeof(Args)];
+  for (size_t i = 0; i < sizeof(Args) / 8; ++i) std::memcpy(bytes + 8 * i, params[i], 8);
+  Args a;
+  std::memcpy(&a, bytes, sizeof(a));
+  return a;
+}
+
+}  // namespace emu
+
+#define RAL_EMULATE(name, fn, Args)                                                  \
+  extern "C" __attribute__((visibility("default"))) void ral_sim_hsa_kernel_##name(  \
+      const RalSimHsaDispatch* d, const void* kernarg) {                             \
+    const emu::Launch l = emu::fromHsa(d);                                           \
+    fn(&l, kernarg);                                                                 \
+  }                                                                                  \
+  extern "C" __attribute__((visibility("default"))) void ral_sim_cuda_kernel_##name( \
+      const RalSimCudaLaunch* launch, void** params) {                               \
+    const emu::Launch l = emu::fromCuda(launch);                                     \
+    const Args a = emu::fromParams<Args>(params);                                    \
+    fn(&l, &a);                                                                      \
+  }
+RAL_EMULATE(ral_strided_copy_1, emu::copy<uint8_t>, ral::kernels::gpu::CopyArgs)
+RAL_EMULATE(ral_strided_copy_2, emu::copy<uint16_t>, ral::kernels::gpu::CopyArgs)
+RAL_EMULATE(ral_strided_copy_4, emu::copy<uint32_t>, ral::kernels::gpu::CopyArgs)
+RAL_EMULATE(ral_strided_copy_8, emu::copy<uint64_t>, ral::kernels::gpu::CopyArgs)
+RAL_EMULATE(ral_strided_fill_1, emu::fill<uint8_t>, ral::kernels::gpu::FillArgs)
+RAL_EMULATE(ral_strided_fill_2, emu::fill<uint16_t>, ral::kernels::gpu::FillArgs)
+RAL_EMULATE(ral_strided_fill_4, emu::fill<uint32_t>, ral::kernels::gpu::FillArgs)
+RAL_EMULATE(ral_strided_fill_8, emu::fill<uint64_t>, ral::kernels::gpu::FillArgs)
+RAL_EMULATE(ral_rng_uniform_f32, emu::rng<float>, ral::kernels::gpu::RngArgs)
+RAL_EMULATE(ral_rng_uniform_f64, emu::rng<double>, ral::kernels::gpu::RngArgs)
+RAL_EMULATE(ral_rng_uniform_f16, emu::rng<ral::float16>, ral::kernels::gpu::RngArgs)
+RAL_EMULATE(ral_rng_uniform_bf16, emu::rng<ral::bfloat16>, ral::kernels::gpu::RngArgs)
+RAL_EMULATE(ral_gemm_f32, emu::gemm<float>, ral::kernels::gpu::GemmArgs)
+RAL_EMULATE(ral_gemm_f64, emu::gemm<double>, ral::kernels::gpu::GemmArgs)
+RAL_EMULATE(ral_gemm_f16, emu::gemm<ral::float16>, ral::kernels::gpu::GemmArgs)
+RAL_EMULATE(ral_gemm_bf16, emu::gemm<ral::bfloat16>, ral::kernels::gpu::GemmArgs)
+RAL_EMULATE(ral_order_rows_f32, emu::orderRows<float>, ral::kernels::gpu::OrderArgs)
+RAL_EMULATE(ral_order_rows_f64, emu::orderRows<double>, ral::kernels::gpu::OrderArgs)
+RAL_EMULATE(ral_order_rows_i32, emu::orderRows<int32_t>, ral::kernels::gpu::OrderArgs)
+RAL_EMULATE(ral_order_rows_i64, emu::orderRows<int64_t>, ral::kernels::gpu::OrderArgs)
 #undef RAL_EMULATE
 
 namespace ral::kernel_cts {
 
-std::vector<std::string> takeHsaContractErrors() {
+std::vector<std::string> takeContractErrors() {
   std::lock_guard<std::mutex> lock(emu::mutex);
   std::vector<std::string> errors;
   errors.swap(emu::contract_errors);

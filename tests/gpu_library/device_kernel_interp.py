@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Executes the HSA library kernels' device code on the host: the MLIR that
-kernels/hsa/device_kernels.py writes (one gpu.module of `gpu.func ... kernel` functions) is
+"""Executes the GPU library kernels' device code on the host: the MLIR that
+kernels/gpu/device_kernels.py writes (one gpu.module of `gpu.func ... kernel` functions) is
 translated into Python and run work-item by work-item, so tests can check what the device code
-computes although no AMD GPU is at hand.
+computes although no GPU is at hand.
 
 Each gpu.func is translated once into the source of a Python generator function that runs one
 work-item and yields at every gpu.barrier; a launch runs each workgroup's work-items round-robin

@@ -1,13 +1,14 @@
-// Kernel arguments of the HSA library kernels (kernels/hsa/device_kernels.py writes their MLIR).
-// Each kernel's gpu.func takes these fields in order, every one 8 bytes, so its kernarg segment
-// is the struct byte for byte: the host passes the struct as the launch's single argument.
-// tests/hsa checks each code object's metadata against these layouts.
-#ifndef RAL_KERNELS_HSA_DEVICE_ARGS_H_
-#define RAL_KERNELS_HSA_DEVICE_ARGS_H_
+// Kernel arguments of the GPU library kernels (kernels/gpu/device_kernels.py writes their MLIR,
+// built for CUDA and HSA). Each kernel's gpu.func takes these fields in order, every one 8 bytes,
+// so an HSA kernarg segment and a CUDA parameter list are the struct byte for byte: the host
+// passes each field as one launch argument (kernels/gpu/gpu_library.h). tests/hsa checks the
+// code objects' metadata and the PTX against these layouts.
+#ifndef RAL_KERNELS_GPU_DEVICE_ARGS_H_
+#define RAL_KERNELS_GPU_DEVICE_ARGS_H_
 
 #include <cstdint>
 
-namespace ral::kernels::hsa {
+namespace ral::kernels::gpu {
 
 // Views are padded to this rank with leading dims of size 1 and stride 0.
 inline constexpr int kMaxRank = 6;
@@ -70,13 +71,13 @@ struct OrderArgs {
   int64_t* scratch_index;  // groups * padded
   void* scratch_value;     // groups * padded elements
   int64_t rows;
-  int64_t n;            // row length
-  int64_t padded;       // n rounded up to a power of two
+  int64_t n;       // row length
+  int64_t padded;  // n rounded up to a power of two
   int64_t log2_padded;
-  int64_t k;            // entries written per row
-  int64_t descending;   // 0 or 1
-  int64_t groups;       // workgroups in the grid: the row loop's stride
-  int64_t in_step;      // strides of the last dim
+  int64_t k;           // entries written per row
+  int64_t descending;  // 0 or 1
+  int64_t groups;      // workgroups in the grid: the row loop's stride
+  int64_t in_step;     // strides of the last dim
   int64_t values_step;
   int64_t indices_step;
   int64_t sizes[kMaxRank];  // the leading dims
@@ -87,8 +88,8 @@ struct OrderArgs {
 
 static_assert(sizeof(CopyArgs) == 176 && sizeof(FillArgs) == 128 && sizeof(RngArgs) == 152 &&
                   sizeof(GemmArgs) == 96 && sizeof(OrderArgs) == 312,
-              "the kernarg layouts of kernels/hsa/device_kernels.py");
+              "the argument layouts of kernels/gpu/device_kernels.py");
 
-}  // namespace ral::kernels::hsa
+}  // namespace ral::kernels::gpu
 
-#endif  // RAL_KERNELS_HSA_DEVICE_ARGS_H_
+#endif  // RAL_KERNELS_GPU_DEVICE_ARGS_H_
