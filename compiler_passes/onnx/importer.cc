@@ -348,6 +348,7 @@ OwningOpRef<ModuleOp> Importer::run(const ::onnx::ModelProto& model) {
   addConvOps(registry);
   addPoolOps(registry);
   addReductionOps(registry);
+  addNormalizationOps(registry);
   addShapeOps(registry);
   addGenerateOps(registry);
   addSliceOps(registry);

@@ -229,7 +229,7 @@ FailureOr<Value> quantizedConvolution(NodeContext& n, const QuantizedConv& q);
 LogicalResult checkWindowAttribute(NodeContext& n, llvm::StringRef name, ArrayRef<int64_t> values,
                                    int64_t lo);
 
-// BatchNormalization's training mode, with the other normalizations (ops_reduce.cc).
+// BatchNormalization's training mode, with the other normalizations (ops_normalize.cc).
 LogicalResult convertBatchNormTraining(NodeContext& n);
 
 // A converter and the attributes it reads: any other attribute on a node makes the import fail
@@ -245,7 +245,8 @@ void addElementwiseOps(Registry& registry);  // ops_elementwise.cc
 void addLinearOps(Registry& registry);       // ops_linear.cc: MatMul, Gemm, Einsum
 void addConvOps(Registry& registry);         // ops_conv.cc: Conv, ConvTranspose
 void addPoolOps(Registry& registry);         // ops_pool.cc: MaxPool, AveragePool, ..., BN
-void addReductionOps(Registry& registry);    // ops_reduce.cc: Reduce*, Softmax, LayerNorm
+void addReductionOps(Registry& registry);    // ops_reduce.cc: Reduce*, ArgMax, TopK, CumSum
+void addNormalizationOps(Registry& registry);  // ops_normalize.cc: Softmax, LayerNorm, losses
 void addShapeOps(Registry& registry);        // ops_shape.cc: Reshape, Transpose, Concat, ...
 void addGenerateOps(Registry& registry);     // ops_generate.cc: ConstantOfShape, Range, ...
 void addSliceOps(Registry& registry);        // ops_slice.cc: Slice, Split, Pad
