@@ -1,6 +1,10 @@
-// registerKernels for device "cpu": names every kernel source with registrations for it, so
-// a static link keeps them. A new op's cpu file adds its anchor here.
+// registerKernels for device "cpu": registers the ops written once for every device
+// (kernels/generic_ops.h) and names every other kernel source with registrations for it, so a
+// static link keeps them. A new op's cpu file adds its anchor here.
+#include "kernels/generic_ops.h"
 #include "ral/registration.h"
+
+RAL_REGISTER_GENERIC_OPS(cpu, "cpu")
 
 #ifdef RAL_ENABLE_DNNL
 RAL_DECLARE_REGISTRATION_ANCHOR(kernels_conv_block_cpu);
@@ -9,11 +13,8 @@ RAL_DECLARE_REGISTRATION_ANCHOR(kernels_conv_scaled_cpu);
 RAL_DECLARE_REGISTRATION_ANCHOR(kernels_qconv_cpu);
 #endif
 RAL_DECLARE_REGISTRATION_ANCHOR(kernels_gemm_cpu);
-RAL_DECLARE_REGISTRATION_ANCHOR(kernels_memory_ops_cpu);
-RAL_DECLARE_REGISTRATION_ANCHOR(kernels_module_code_cpu);
 RAL_DECLARE_REGISTRATION_ANCHOR(kernels_rng_cpu);
 RAL_DECLARE_REGISTRATION_ANCHOR(kernels_topk_sort_cpu);
-RAL_DECLARE_REGISTRATION_ANCHOR(kernels_transpose_cpu);
 
 namespace ral {
 
@@ -25,11 +26,8 @@ Status registerCpuKernels() {
   RAL_KEEP_LINKED(kernels_qconv_cpu);
 #endif
   RAL_KEEP_LINKED(kernels_gemm_cpu);
-  RAL_KEEP_LINKED(kernels_memory_ops_cpu);
-  RAL_KEEP_LINKED(kernels_module_code_cpu);
   RAL_KEEP_LINKED(kernels_rng_cpu);
   RAL_KEEP_LINKED(kernels_topk_sort_cpu);
-  RAL_KEEP_LINKED(kernels_transpose_cpu);
   return internal::registrationHealth();
 }
 

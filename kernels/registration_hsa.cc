@@ -1,24 +1,22 @@
-// registerKernels for device "hsa": names every kernel source with registrations for it, so a
+// registerKernels for device "hsa": registers the ops written once for every device
+// (kernels/generic_ops.h) and names every other kernel source with registrations for it, so a
 // static link keeps them. A new op's hsa file adds its anchor here. The GPU library's ops
 // (kernels/gpu) say at run time when the build has no code objects (RAL_ENABLE_MLIR=OFF).
+#include "kernels/generic_ops.h"
 #include "ral/registration.h"
 
-RAL_DECLARE_REGISTRATION_ANCHOR(kernels_module_code_hsa);
+RAL_REGISTER_GENERIC_OPS(hsa, "hsa")
+
 RAL_DECLARE_REGISTRATION_ANCHOR(kernels_gemm_hsa);
-RAL_DECLARE_REGISTRATION_ANCHOR(kernels_memory_ops_hsa);
 RAL_DECLARE_REGISTRATION_ANCHOR(kernels_rng_hsa);
 RAL_DECLARE_REGISTRATION_ANCHOR(kernels_topk_sort_hsa);
-RAL_DECLARE_REGISTRATION_ANCHOR(kernels_transpose_hsa);
 
 namespace ral {
 
 Status registerHsaKernels() {
-  RAL_KEEP_LINKED(kernels_module_code_hsa);
   RAL_KEEP_LINKED(kernels_gemm_hsa);
-  RAL_KEEP_LINKED(kernels_memory_ops_hsa);
   RAL_KEEP_LINKED(kernels_rng_hsa);
   RAL_KEEP_LINKED(kernels_topk_sort_hsa);
-  RAL_KEEP_LINKED(kernels_transpose_hsa);
   return internal::registrationHealth();
 }
 

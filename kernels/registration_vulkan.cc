@@ -1,23 +1,21 @@
-// registerKernels for device "vulkan": names every kernel source with registrations for it, so
-// a static link keeps them. A new op's vulkan file adds its anchor here.
+// registerKernels for device "vulkan": registers the ops written once for every device
+// (kernels/generic_ops.h) and names every other kernel source with registrations for it, so a
+// static link keeps them. A new op's vulkan file adds its anchor here.
+#include "kernels/generic_ops.h"
 #include "ral/registration.h"
 
+RAL_REGISTER_GENERIC_OPS(vulkan, "vulkan")
+
 RAL_DECLARE_REGISTRATION_ANCHOR(kernels_gemm_vulkan);
-RAL_DECLARE_REGISTRATION_ANCHOR(kernels_memory_ops_vulkan);
-RAL_DECLARE_REGISTRATION_ANCHOR(kernels_module_code_vulkan);
 RAL_DECLARE_REGISTRATION_ANCHOR(kernels_rng_vulkan);
 RAL_DECLARE_REGISTRATION_ANCHOR(kernels_topk_sort_vulkan);
-RAL_DECLARE_REGISTRATION_ANCHOR(kernels_transpose_vulkan);
 
 namespace ral {
 
 Status registerVulkanKernels() {
   RAL_KEEP_LINKED(kernels_gemm_vulkan);
-  RAL_KEEP_LINKED(kernels_memory_ops_vulkan);
-  RAL_KEEP_LINKED(kernels_module_code_vulkan);
   RAL_KEEP_LINKED(kernels_rng_vulkan);
   RAL_KEEP_LINKED(kernels_topk_sort_vulkan);
-  RAL_KEEP_LINKED(kernels_transpose_vulkan);
   return internal::registrationHealth();
 }
 

@@ -779,12 +779,12 @@ struct Impl {
     std::shared_ptr<const Plan> plan = *std::move(plan_or);
     auto handle = cudnnHandle(ctx, env);
     if (!handle.ok()) return annotate(handle.status());
-    DeviceScratch scratch;
+    DeviceScratch scratch(env.driver, env.stream);
     if (plan->scratch_bytes > 0) {
-      const Status allocated = scratch.allocate(env, plan->scratch_bytes);
+      const Status allocated = scratch.allocate(plan->scratch_bytes);
       if (!allocated.ok()) return annotate(allocated);
     }
-    char* base = static_cast<char*>(scratch.get());
+    char* base = scratch.get();
     const float* x = xc.data();
     const float* wp = w.data();
     const float* b = bias.data();

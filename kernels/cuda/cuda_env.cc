@@ -9,14 +9,4 @@ StatusOr<CudaEnv> cudaEnv(ExecutionContext* ctx) {
   return CudaEnv{env.driver, queue, env.stream};
 }
 
-DeviceScratch::~DeviceScratch() {
-  if (ptr_ != nullptr) (void)driver_->deallocate(ptr_);
-}
-
-Status DeviceScratch::allocate(const CudaEnv& env, size_t bytes) {
-  driver_ = env.driver;
-  RAL_ASSIGN_OR_RETURN(ptr_, env.queue->allocateOn(bytes, env.stream));
-  return Status();
-}
-
 }  // namespace ral::kernels::cuda

@@ -84,11 +84,11 @@ bool evenStride(const std::vector<int64_t>& offsets, int64_t* stride) {
 
 // Copies every matrix of `b` into a dense row-major temporary and describes that instead.
 template <typename T>
-Status densify(const CudaEnv& env, const KernelEnv& kenv, Batch<T>& b, DeviceScratch& scratch) {
+Status densify(const KernelEnv& kenv, Batch<T>& b, DeviceScratch& scratch) {
   const int64_t count = static_cast<int64_t>(b.offsets.size());
   const int64_t elems = b.rows * b.cols;
-  RAL_RETURN_IF_ERROR(scratch.allocate(env, sizeof(T) * std::max<int64_t>(1, elems * count)));
-  T* dense = static_cast<T*>(scratch.get());
+  RAL_RETURN_IF_ERROR(scratch.allocate(sizeof(T) * std::max<int64_t>(1, elems * count)));
+  T* dense = reinterpret_cast<T*>(scratch.get());
   const int64_t sizes[2] = {b.rows, b.cols};
   const int64_t src_strides[2] = {b.rs, b.cs}, dst_strides[2] = {b.cols, 1};
   for (int64_t i = 0; i < count; ++i)
@@ -117,15 +117,15 @@ Status runGemm(ExecutionContext* ctx, Batch<T> a, Batch<T> b, Batch<T> c, bool t
         "ral_gemm: the output needs a unit stride in one dimension on cuda (got "
         "strides ",
         c.rs, ", ", c.cs, ")");
-  DeviceScratch a_tmp, b_tmp;
+  DeviceScratch a_tmp(env.driver, env.stream), b_tmp(env.driver, env.stream);
   bool a_col = false, b_col = false;
   int64_t lda = 0, ldb = 0;
   if (a_aliases || !classify(a.rows, a.cols, a.rs, a.cs, &a_col, &lda)) {
-    RAL_RETURN_IF_ERROR(densify(env, kenv, a, a_tmp));
+    RAL_RETURN_IF_ERROR(densify(kenv, a, a_tmp));
     classify(a.rows, a.cols, a.rs, a.cs, &a_col, &lda);
   }
   if (b_aliases || !classify(b.rows, b.cols, b.rs, b.cs, &b_col, &ldb)) {
-    RAL_RETURN_IF_ERROR(densify(env, kenv, b, b_tmp));
+    RAL_RETURN_IF_ERROR(densify(kenv, b, b_tmp));
     classify(b.rows, b.cols, b.rs, b.cs, &b_col, &ldb);
   }
   RAL_ASSIGN_OR_RETURN(CublasHandle * blas, blasHandle(ctx, env));

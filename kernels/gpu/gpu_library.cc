@@ -103,21 +103,4 @@ bool padView(int rank, const int64_t* sizes, const int64_t* strides, int64_t* pa
   return true;
 }
 
-DeviceScratch::~DeviceScratch() {
-  if (ptr_ == nullptr) return;
-  // Without stream-ordered frees the allocator may hand the memory out again at once.
-  if (launched_ && !stream_ordered_) (void)env_.driver->synchronize(env_.stream);
-  (void)env_.driver->deallocate(ptr_);
-}
-
-Status DeviceScratch::allocate(size_t bytes) {
-  if (auto* queue = env_.driver->service<CudaQueueService>()) {
-    RAL_ASSIGN_OR_RETURN(ptr_, queue->allocateOn(bytes, env_.stream));
-    stream_ordered_ = true;
-    return Status();
-  }
-  RAL_ASSIGN_OR_RETURN(ptr_, env_.driver->allocate(bytes));
-  return Status();
-}
-
 }  // namespace ral::kernels::gpu

@@ -14,6 +14,7 @@
 #include <cstdint>
 
 #include "kernels/common/device_kernel_library.h"
+#include "kernels/common/device_scratch.h"
 #include "kernels/common/devices.h"
 #include "kernels/common/library_entries.h"
 #include "kernels/gpu/device_args.h"
@@ -86,26 +87,6 @@ Status launchLinear(const GpuEnv& env, Entry entry, int64_t count, Args args) {
 // exceeds kMaxRank.
 bool padView(int rank, const int64_t* sizes, const int64_t* strides, int64_t* padded_sizes,
              int64_t* padded_strides);
-
-// Device memory for one call's temporaries, released once the work queued on the stream before
-// the release is done with it: stream-ordered where the driver can order frees (CUDA), else
-// after waiting for the stream when a launch used it.
-class DeviceScratch {
- public:
-  explicit DeviceScratch(const GpuEnv& env) : env_(env) {}
-  DeviceScratch(const DeviceScratch&) = delete;
-  DeviceScratch& operator=(const DeviceScratch&) = delete;
-  ~DeviceScratch();
-  Status allocate(size_t bytes);
-  char* get() const { return static_cast<char*>(ptr_); }
-  void launched() { launched_ = true; }
-
- private:
-  GpuEnv env_;
-  void* ptr_ = nullptr;
-  bool stream_ordered_ = false;
-  bool launched_ = false;
-};
 
 }  // namespace ral::kernels::gpu
 

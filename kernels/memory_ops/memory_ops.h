@@ -1,7 +1,7 @@
 // ral_memcpy and ral_memset on strided MemRefs of any element type, ranks 1-6, for every device:
-// the argument check, the kernels and their registration table, written once. A device file
-// (memory_ops_<device>.cc) only instantiates the table with its tag; the device-specific part is
-// the strided primitive of kernels/copy.
+// the argument check, the kernels and their registration table, written once. Each device
+// instantiates the table with its tag (kernels/generic_ops.h); the device-specific part is the
+// strided primitive of kernels/copy.
 //
 //   void memcpy(ExecutionContext*, MemRef<T, N> src, MemRef<T, N> dst)    dst = src
 //     ral_memcpy___<dev>___pvoid_m<N>d<T>_m<N>d<T>___void

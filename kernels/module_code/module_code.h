@@ -85,13 +85,13 @@ MemRef<T, N> constant(ExecutionContext* ctx, int64_t index) {
 }  // namespace ral::kernels
 
 // Registers ral_kernel_launch and ral_constant (every kernel data type, ranks 0-6) for the device
-// named by `kModuleCodeDevice` (a constexpr string) of kind `kModuleCodeKind`, which the
-// including file defines in the namespace where it uses this, once per device.
-#define RAL_REGISTER_MODULE_CODE()                                                                \
-  RAL_API("ral_kernel_launch", kModuleCodeDevice, ::ral::kernels::kernelLaunch<kModuleCodeKind>); \
+// named by `kDevice` (a constexpr string) whose tag is `Dev`, which the including file defines in
+// the namespace where it uses this, once per device (kernels/generic_ops.h).
+#define RAL_REGISTER_MODULE_CODE()                                                 \
+  RAL_API("ral_kernel_launch", kDevice, ::ral::kernels::kernelLaunch<Dev::kKind>); \
   RAL_KERNEL_DATA_TYPES(RAL_MODULE_CODE_CONSTANTS_OF_TYPE_)
 #define RAL_MODULE_CODE_CONSTANT_(T, N) \
-  RAL_API("ral_constant", kModuleCodeDevice, ::ral::kernels::constant<kModuleCodeKind, T, N>);
+  RAL_API("ral_constant", kDevice, ::ral::kernels::constant<Dev::kKind, T, N>);
 #define RAL_MODULE_CODE_CONSTANTS_OF_TYPE_(T) \
   RAL_MODULE_CODE_CONSTANT_(T, 0) RAL_KERNEL_RANKS_1_TO_6(RAL_MODULE_CODE_CONSTANT_, T)
 

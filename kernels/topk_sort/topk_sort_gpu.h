@@ -46,7 +46,7 @@ struct TopkSortImpl {
         std::clamp<uint64_t>(kOrderScratchBudget / slot_bytes, 1,
                              static_cast<uint64_t>(std::min(rows, kOrderMaxGroups))));
     const size_t index_bytes = static_cast<size_t>(p.groups * p.padded) * sizeof(int64_t);
-    DeviceScratch scratch(env);
+    DeviceScratch scratch(env.driver, env.stream);
     RAL_RETURN_IF_ERROR(scratch.allocate(index_bytes + p.groups * p.padded * sizeof(T)));
     p.in = in.data();
     p.values = values.data();

@@ -1,6 +1,6 @@
 // ral_transpose: out = in permuted, for any permutation of ranks 1-6 and every element type, for
-// every device: checks, kernel and registration table written once; a device file
-// (transpose_<device>.cc) instantiates the table with its tag. The device-specific parts are the
+// every device: checks, kernel and registration table written once; each device instantiates the
+// table with its tag (kernels/generic_ops.h). The device-specific parts are the
 // strided primitive and the permutation read of kernels/copy.
 //
 //   void transpose(ExecutionContext*, MemRef<T, N> in, MemRef<int64_t, 1> perm, MemRef<T, N> out)
