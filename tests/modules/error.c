@@ -5,36 +5,23 @@
 
 typedef RAL_MEMREF(int64_t, 0) scalar;
 
-RAL_MODULE_EXPORT ral_import ral_imports[] = {
-    {"ral_recv_input___cpu___pvoid_i64___m0di64", 0},
-    {"ral_alloc___cpu___pvoid_i64___pvoid", 0},
-    {"ral_dealloc___cpu___pvoid_pvoid___void", 0},
-    {"ral_send_output___cpu___pvoid_i64_m0di64___void", 0},
-    {"ral_signal_error___cpu___pvoid_i32_pi8___void", 0},
-};
-RAL_MODULE_EXPORT uint32_t ral_import_count = 5;
+RAL_IMPORTS(RAL_IMPORT_RECV_INPUT("m0di64"), RAL_IMPORT_ALLOC,
+            {"ral_dealloc___cpu___pvoid_pvoid___void", 0}, RAL_IMPORT_SEND_OUTPUT("m0di64"),
+            RAL_IMPORT_SIGNAL_ERROR);
 
 RAL_MODULE_EXPORT void ral_entry(void* ctx) {
-  int64_t i0 = 0, eight = 8;
   scalar x;
-  RAL_CALL(0, &i0, &x);
+  RAL_CALL_I64(0, 0, &x);
   void* tmp = 0;
   void* p = 0;
-  RAL_CALL(1, &eight, &tmp);
-  RAL_CALL(1, &eight, &p);
+  RAL_CALL_I64(1, 8, &tmp);
+  RAL_CALL_I64(1, 8, &p);
   const int64_t v = x.aligned[x.offset];
   *(int64_t*)tmp = v;
   *(int64_t*)p = v + 1;
-  scalar out;
-  out.allocated = out.aligned = (int64_t*)p;
-  out.offset = 0;
-  RAL_CALL(3, &i0, &out);
-  if (v < 0) {
-    int32_t code = 2; /* INVALID_ARGUMENT */
-    const char* message = "error module: the input is negative";
-    RAL_CALL(4, &code, &message);
-    return; /* not reached: RAL_CALL returns once the error flag is set */
-  }
+  scalar out = {(int64_t*)p, (int64_t*)p, 0};
+  RAL_CALL_I64(3, 0, &out);
+  if (v < 0) RAL_FAIL(4, "error module: the input is negative");
   RAL_CALL(2, &tmp);
   RAL_CALL(2, &p); /* already an output: the host keeps it */
 }

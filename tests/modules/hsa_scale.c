@@ -6,23 +6,18 @@
 
 typedef RAL_MEMREF(float, 1) memref1;
 
-RAL_MODULE_EXPORT ral_import ral_imports[] = {
-    {"ral_recv_input___cpu___pvoid_i64___m1df32", 0},
-    {"ral_alloc___cpu___pvoid_i64___pvoid", 0},
+RAL_IMPORTS(
+    RAL_IMPORT_RECV_INPUT("m1df32"), RAL_IMPORT_ALLOC,
     {"ral_kernel_launch___hsa___pvoid_i64_i64_i64_i64_i64_i64_i64_i64_i64_ppvoid_pi64_i64___void",
      0},
-    {"ral_send_output___cpu___pvoid_i64_m1df32___void", 0},
-};
-RAL_MODULE_EXPORT uint32_t ral_import_count = 4;
+    RAL_IMPORT_SEND_OUTPUT("m1df32"));
 
 RAL_MODULE_EXPORT void ral_entry(void* ctx) {
-  int64_t index = 0;
   memref1 in;
-  RAL_CALL(0, &index, &in);
+  RAL_CALL_I64(0, 0, &in);
   int64_t n = in.sizes[0];
-  int64_t bytes = n * (int64_t)sizeof(float);
   void* p = 0;
-  RAL_CALL(1, &bytes, &p);
+  RAL_CALL_I64(1, n * (int64_t)sizeof(float), &p);
   float* src = in.aligned + in.offset;
   int64_t stride = in.strides[0];
   float* dst = (float*)p;
@@ -35,5 +30,5 @@ RAL_MODULE_EXPORT void ral_entry(void* ctx) {
   RAL_CALL(2, &executable, &entry, &gx, &one, &one, &block, &one, &one, &shared, &args_ptr,
            &sizes_ptr, &count);
   memref1 out = {dst, dst, 0, {n}, {1}};
-  RAL_CALL(3, &index, &out);
+  RAL_CALL_I64(3, 0, &out);
 }

@@ -4,24 +4,19 @@
 
 typedef RAL_MEMREF(float, 2) memref2;
 
-RAL_MODULE_EXPORT ral_import ral_imports[] = {
-    {"ral_recv_input___cpu___pvoid_i64___m2df32", 0},
-    {"ral_alloc___cpu___pvoid_i64___pvoid", 0},
-    {"ral_send_output___cpu___pvoid_i64_m2df32___void", 0},
-};
-RAL_MODULE_EXPORT uint32_t ral_import_count = 3;
+RAL_IMPORTS(RAL_IMPORT_RECV_INPUT("m2df32"), RAL_IMPORT_ALLOC, RAL_IMPORT_SEND_OUTPUT("m2df32"));
 
 RAL_MODULE_EXPORT void ral_entry(void* ctx) {
-  int64_t index = 0;
-  memref2 in;
-  RAL_CALL(0, &index, &in);
-  int64_t bytes = in.sizes[0] * in.sizes[1] * (int64_t)sizeof(float);
+  memref2 in, out;
+  RAL_CALL_I64(0, 0, &in);
   void* p = 0;
-  RAL_CALL(1, &bytes, &p);
-  memref2 out = {(float*)p, (float*)p, 0, {in.sizes[0], in.sizes[1]}, {in.sizes[1], 1}};
+  RAL_CALL_I64(1, in.sizes[0] * in.sizes[1] * (int64_t)sizeof(float), &p);
+  out.sizes[0] = in.sizes[0];
+  out.sizes[1] = in.sizes[1];
+  RAL_DENSE(out, (float*)p, 2);
   for (int64_t i = 0; i < in.sizes[0]; ++i)
     for (int64_t j = 0; j < in.sizes[1]; ++j)
       out.aligned[i * out.strides[0] + j] =
           in.aligned[in.offset + i * in.strides[0] + j * in.strides[1]];
-  RAL_CALL(2, &index, &out);
+  RAL_CALL_I64(2, 0, &out);
 }

@@ -5,22 +5,14 @@
 typedef RAL_MEMREF(float, 2) memref2;
 typedef RAL_MEMREF(int64_t, 0) scalar;
 
-RAL_MODULE_EXPORT ral_import ral_imports[] = {
-    {"ral_recv_input___cpu___pvoid_i64___m2df32", 0},
-    {"ral_alloc___cpu___pvoid_i64___pvoid", 0},
-    {"ral_send_output___cpu___pvoid_i64_m0di64___void", 0},
-};
-RAL_MODULE_EXPORT uint32_t ral_import_count = 3;
+RAL_IMPORTS(RAL_IMPORT_RECV_INPUT("m2df32"), RAL_IMPORT_ALLOC, RAL_IMPORT_SEND_OUTPUT("m0di64"));
 
 RAL_MODULE_EXPORT void ral_entry(void* ctx) {
-  int64_t i0 = 0, eight = 8;
   memref2 x;
-  RAL_CALL(0, &i0, &x);
+  RAL_CALL_I64(0, 0, &x);
   void* p = 0;
-  RAL_CALL(1, &eight, &p);
+  RAL_CALL_I64(1, 8, &p);
   *(int64_t*)p = (int64_t)(intptr_t)(x.aligned + x.offset);
-  scalar out;
-  out.allocated = out.aligned = (int64_t*)p;
-  out.offset = 0;
-  RAL_CALL(2, &i0, &out);
+  scalar out = {(int64_t*)p, (int64_t*)p, 0};
+  RAL_CALL_I64(2, 0, &out);
 }

@@ -5,16 +5,11 @@
 
 typedef RAL_MEMREF(float, 1) memref1;
 
-RAL_MODULE_EXPORT ral_import ral_imports[] = {
-    {"ral_recv_input___cpu___pvoid_i64___m1df32", 0},
-    {"ral_send_output___cpu___pvoid_i64_m1df32___void", 0},
-};
-RAL_MODULE_EXPORT uint32_t ral_import_count = 2;
+RAL_IMPORTS(RAL_IMPORT_RECV_INPUT("m1df32"), RAL_IMPORT_SEND_OUTPUT("m1df32"));
 
 RAL_MODULE_EXPORT void ral_entry(void* ctx) {
-  int64_t i0 = 0;
   memref1 x;
-  RAL_CALL(0, &i0, &x);
+  RAL_CALL_I64(0, 0, &x);
   memref1 out = x;
   const int mode = x.sizes[0] > 0 ? (int)x.aligned[x.offset] : 0;
   if (mode == 1) {
@@ -26,5 +21,5 @@ RAL_MODULE_EXPORT void ral_entry(void* ctx) {
     out.offset = x.offset + (x.sizes[0] - 1) * x.strides[0];
     out.strides[0] = -x.strides[0];
   }
-  RAL_CALL(1, &i0, &out);
+  RAL_CALL_I64(1, 0, &out);
 }
