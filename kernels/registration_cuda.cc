@@ -1,23 +1,22 @@
 // registerKernels for device "cuda": registers the ops written once for every device
-// (kernels/generic_ops.h) and names every other kernel source with registrations for it, so a
-// static link keeps them. A new op's cuda file adds its anchor here.
+// (kernels/generic_ops.h), the GPU library's ops (kernels/gpu/gpu_ops.h), and names every other
+// kernel source with registrations for it, so a static link keeps them. A new op's cuda file adds
+// its anchor here.
 #include "kernels/generic_ops.h"
+#include "kernels/gpu/gpu_ops.h"
 #include "ral/registration.h"
 
 RAL_REGISTER_GENERIC_OPS(cuda, "cuda")
+RAL_REGISTER_GPU_LIBRARY_OPS(cuda, "cuda")
 
 RAL_DECLARE_REGISTRATION_ANCHOR(kernels_conv_cuda);
 RAL_DECLARE_REGISTRATION_ANCHOR(kernels_gemm_cuda);
-RAL_DECLARE_REGISTRATION_ANCHOR(kernels_rng_cuda);
-RAL_DECLARE_REGISTRATION_ANCHOR(kernels_topk_sort_cuda);
 
 namespace ral {
 
 Status registerCudaKernels() {
   RAL_KEEP_LINKED(kernels_conv_cuda);
   RAL_KEEP_LINKED(kernels_gemm_cuda);
-  RAL_KEEP_LINKED(kernels_rng_cuda);
-  RAL_KEEP_LINKED(kernels_topk_sort_cuda);
   return internal::registrationHealth();
 }
 

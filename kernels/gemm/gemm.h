@@ -101,6 +101,26 @@ Status gemmPerMatrix(const MemRef<T, RA>& a, const MemRef<T, RB>& b, const MemRe
   return Status();
 }
 
+// The Impl of RAL_REGISTER_GEMM for a device whose kernel computes one matrix:
+// `Matrix::run(ctx, a, b, c, ta, tb, k)` (static; shapes checked) runs ral_gemm, and
+// ral_batch_gemm once per matrix of c.
+template <class Matrix>
+struct PerMatrixGemm {
+  template <typename T>
+  static Status gemm(ExecutionContext* ctx, const MemRef<T, 2>& a, const MemRef<T, 2>& b,
+                     const MemRef<T, 2>& c, bool ta, bool tb, int64_t k) {
+    return Matrix::run(ctx, a, b, c, ta, tb, k);
+  }
+
+  template <typename T, int RA, int RB, int RC>
+  static Status batchGemm(ExecutionContext* ctx, const MemRef<T, RA>& a, const MemRef<T, RB>& b,
+                          const MemRef<T, RC>& c, bool ta, bool tb, int64_t k) {
+    return gemmPerMatrix(a, b, c, [&](const auto& ai, const auto& bi, const auto& ci) {
+      return Matrix::run(ctx, ai, bi, ci, ta, tb, k);
+    });
+  }
+};
+
 template <class Impl, typename T>
 void gemmKernel(ExecutionContext* ctx, MemRef<T, 2> a, MemRef<T, 2> b, MemRef<T, 2> c, bool ta,
                 bool tb) {

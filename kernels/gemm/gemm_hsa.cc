@@ -14,52 +14,40 @@ namespace {
 
 using namespace gpu;  // NOLINT: the library's argument structs and launches
 
-// One matrix, shapes checked (k = ka).
-template <typename T>
-Status gemmImpl(ExecutionContext* ctx, const MemRef<T, 2>& a, const MemRef<T, 2>& b,
-                const MemRef<T, 2>& c, bool ta, bool tb, int64_t k) {
-  const int64_t m = c.sizes[0], n = c.sizes[1];
-  if (m == 0 || n == 0) return Status();
-  if (overlaps(c, a) || overlaps(c, b)) return invalidArgument("ral_gemm: c overlaps an input");
-  RAL_ASSIGN_OR_RETURN(GpuEnv env, gpuEnv(ctx, DeviceKind::kHsa));
-  RAL_RETURN_IF_ERROR(checkDeviceAccess(*env.driver, a, "ral_gemm", "a"));
-  RAL_RETURN_IF_ERROR(checkDeviceAccess(*env.driver, b, "ral_gemm", "b"));
-  RAL_RETURN_IF_ERROR(checkDeviceAccess(*env.driver, c, "ral_gemm", "c"));
-  GemmArgs p{};
-  p.a = a.data();
-  p.b = b.data();
-  p.c = c.data();
-  p.m = m;
-  p.n = n;
-  p.k = k;
-  p.a_rs = ta ? a.strides[1] : a.strides[0];
-  p.a_cs = ta ? a.strides[0] : a.strides[1];
-  p.b_rs = tb ? b.strides[1] : b.strides[0];
-  p.b_cs = tb ? b.strides[0] : b.strides[1];
-  p.c_rs = c.strides[0];
-  p.c_cs = c.strides[1];
-  LaunchConfig config;
-  config.grid = Dim3{static_cast<uint32_t>((n + kGemmTile - 1) / kGemmTile),
-                     static_cast<uint32_t>((m + kGemmTile - 1) / kGemmTile), 1};
-  config.block = Dim3{kGemmTile, kGemmTile, 1};
-  return launch(env, entryAfter(Entry::kGemmF32, floatTypeIndex<T>()), config, p);
-}
-
-struct Impl {
+// One matrix, shapes checked.
+struct OneMatrix {
   template <typename T>
-  static Status gemm(ExecutionContext* ctx, const MemRef<T, 2>& a, const MemRef<T, 2>& b,
-                     const MemRef<T, 2>& c, bool ta, bool tb, int64_t k) {
-    return gemmImpl(ctx, a, b, c, ta, tb, k);
-  }
-
-  template <typename T, int RA, int RB, int RC>
-  static Status batchGemm(ExecutionContext* ctx, const MemRef<T, RA>& a, const MemRef<T, RB>& b,
-                          const MemRef<T, RC>& c, bool ta, bool tb, int64_t k) {
-    return gemmPerMatrix(a, b, c, [&](const auto& ai, const auto& bi, const auto& ci) {
-      return gemmImpl(ctx, ai, bi, ci, ta, tb, k);
-    });
+  static Status run(ExecutionContext* ctx, const MemRef<T, 2>& a, const MemRef<T, 2>& b,
+                    const MemRef<T, 2>& c, bool ta, bool tb, int64_t k) {
+    const int64_t m = c.sizes[0], n = c.sizes[1];
+    if (m == 0 || n == 0) return Status();
+    if (overlaps(c, a) || overlaps(c, b)) return invalidArgument("ral_gemm: c overlaps an input");
+    RAL_ASSIGN_OR_RETURN(GpuEnv env, gpuEnv(ctx, DeviceKind::kHsa));
+    RAL_RETURN_IF_ERROR(checkDeviceAccess(*env.driver, a, "ral_gemm", "a"));
+    RAL_RETURN_IF_ERROR(checkDeviceAccess(*env.driver, b, "ral_gemm", "b"));
+    RAL_RETURN_IF_ERROR(checkDeviceAccess(*env.driver, c, "ral_gemm", "c"));
+    GemmArgs p{};
+    p.a = a.data();
+    p.b = b.data();
+    p.c = c.data();
+    p.m = m;
+    p.n = n;
+    p.k = k;
+    p.a_rs = ta ? a.strides[1] : a.strides[0];
+    p.a_cs = ta ? a.strides[0] : a.strides[1];
+    p.b_rs = tb ? b.strides[1] : b.strides[0];
+    p.b_cs = tb ? b.strides[0] : b.strides[1];
+    p.c_rs = c.strides[0];
+    p.c_cs = c.strides[1];
+    LaunchConfig config;
+    config.grid = Dim3{static_cast<uint32_t>((n + kGemmTile - 1) / kGemmTile),
+                       static_cast<uint32_t>((m + kGemmTile - 1) / kGemmTile), 1};
+    config.block = Dim3{kGemmTile, kGemmTile, 1};
+    return launch(env, entryAfter(Entry::kGemmF32, floatTypeIndex<T>()), config, p);
   }
 };
+
+using Impl = PerMatrixGemm<OneMatrix>;
 
 constexpr char kDevice[] = "hsa";
 RAL_KERNEL_FLOAT_TYPES(RAL_REGISTER_GEMM)

@@ -19,55 +19,43 @@ struct GemmPush {
 };
 
 // One matrix, shapes checked (k = ka).
-Status gemmImpl(ExecutionContext* ctx, const MemRef<float, 2>& a, const MemRef<float, 2>& b,
-                const MemRef<float, 2>& c, bool ta, bool tb, int64_t ka) {
-  const char* kKernel = "ral_gemm";
-  const int64_t m = c.sizes[0], n = c.sizes[1];
-  if (m == 0 || n == 0) return Status();
-  if (overlaps(c, a) || overlaps(c, b)) return invalidArgument(kKernel, ": c overlaps an input");
-  RAL_ASSIGN_OR_RETURN(VulkanEnv env, vulkanEnv(ctx));
-  RAL_ASSIGN_OR_RETURN(Executable * exe, executable(env, RAL_VULKAN_SHADER_REF(gemm_f32)));
+struct OneMatrix {
+  static Status run(ExecutionContext* ctx, const MemRef<float, 2>& a, const MemRef<float, 2>& b,
+                    const MemRef<float, 2>& c, bool ta, bool tb, int64_t ka) {
+    const char* kKernel = "ral_gemm";
+    const int64_t m = c.sizes[0], n = c.sizes[1];
+    if (m == 0 || n == 0) return Status();
+    if (overlaps(c, a) || overlaps(c, b)) return invalidArgument(kKernel, ": c overlaps an input");
+    RAL_ASSIGN_OR_RETURN(VulkanEnv env, vulkanEnv(ctx));
+    RAL_ASSIGN_OR_RETURN(Executable * exe, executable(env, RAL_VULKAN_SHADER_REF(gemm_f32)));
 
-  Binding bind[3];
-  GemmPush p{};
-  p.m = static_cast<uint32_t>(m);
-  p.n = static_cast<uint32_t>(n);
-  p.k = static_cast<uint32_t>(ka);
-  RAL_ASSIGN_OR_RETURN(bind[2], bindView(env, kKernel, "output c", c));
-  if (ka > 0) {
-    RAL_ASSIGN_OR_RETURN(bind[0], bindView(env, kKernel, "input a", a));
-    RAL_ASSIGN_OR_RETURN(bind[1], bindView(env, kKernel, "input b", b));
-  } else {
-    bind[0] = bind[1] = bind[2];  // k = 0: c = 0 and a, b are never read
-  }
-  p.a_base = bind[0].base;
-  p.b_base = bind[1].base;
-  p.c_base = bind[2].base;
-  RAL_RETURN_IF_ERROR(toInt32(kKernel, ta ? a.strides[1] : a.strides[0], &p.a_rs));
-  RAL_RETURN_IF_ERROR(toInt32(kKernel, ta ? a.strides[0] : a.strides[1], &p.a_cs));
-  RAL_RETURN_IF_ERROR(toInt32(kKernel, tb ? b.strides[1] : b.strides[0], &p.b_rs));
-  RAL_RETURN_IF_ERROR(toInt32(kKernel, tb ? b.strides[0] : b.strides[1], &p.b_cs));
-  RAL_RETURN_IF_ERROR(toInt32(kKernel, c.strides[0], &p.c_rs));
-  RAL_RETURN_IF_ERROR(toInt32(kKernel, c.strides[1], &p.c_cs));
-  const Dim3 grid{static_cast<uint32_t>((n + 63) / 64), static_cast<uint32_t>((m + 63) / 64), 1};
-  return launch(env, exe, grid, bind, 3, &p, sizeof(p));
-}
-
-struct Impl {
-  template <typename T>
-  static Status gemm(ExecutionContext* ctx, const MemRef<T, 2>& a, const MemRef<T, 2>& b,
-                     const MemRef<T, 2>& c, bool ta, bool tb, int64_t k) {
-    return gemmImpl(ctx, a, b, c, ta, tb, k);
-  }
-
-  template <typename T, int RA, int RB, int RC>
-  static Status batchGemm(ExecutionContext* ctx, const MemRef<T, RA>& a, const MemRef<T, RB>& b,
-                          const MemRef<T, RC>& c, bool ta, bool tb, int64_t k) {
-    return gemmPerMatrix(a, b, c, [&](const auto& ai, const auto& bi, const auto& ci) {
-      return gemmImpl(ctx, ai, bi, ci, ta, tb, k);
-    });
+    Binding bind[3];
+    GemmPush p{};
+    p.m = static_cast<uint32_t>(m);
+    p.n = static_cast<uint32_t>(n);
+    p.k = static_cast<uint32_t>(ka);
+    RAL_ASSIGN_OR_RETURN(bind[2], bindView(env, kKernel, "output c", c));
+    if (ka > 0) {
+      RAL_ASSIGN_OR_RETURN(bind[0], bindView(env, kKernel, "input a", a));
+      RAL_ASSIGN_OR_RETURN(bind[1], bindView(env, kKernel, "input b", b));
+    } else {
+      bind[0] = bind[1] = bind[2];  // k = 0: c = 0 and a, b are never read
+    }
+    p.a_base = bind[0].base;
+    p.b_base = bind[1].base;
+    p.c_base = bind[2].base;
+    RAL_RETURN_IF_ERROR(toInt32(kKernel, ta ? a.strides[1] : a.strides[0], &p.a_rs));
+    RAL_RETURN_IF_ERROR(toInt32(kKernel, ta ? a.strides[0] : a.strides[1], &p.a_cs));
+    RAL_RETURN_IF_ERROR(toInt32(kKernel, tb ? b.strides[1] : b.strides[0], &p.b_rs));
+    RAL_RETURN_IF_ERROR(toInt32(kKernel, tb ? b.strides[0] : b.strides[1], &p.b_cs));
+    RAL_RETURN_IF_ERROR(toInt32(kKernel, c.strides[0], &p.c_rs));
+    RAL_RETURN_IF_ERROR(toInt32(kKernel, c.strides[1], &p.c_cs));
+    const Dim3 grid{static_cast<uint32_t>((n + 63) / 64), static_cast<uint32_t>((m + 63) / 64), 1};
+    return launch(env, exe, grid, bind, 3, &p, sizeof(p));
   }
 };
+
+using Impl = PerMatrixGemm<OneMatrix>;
 
 // f32 only: the shader has no other variant.
 constexpr char kDevice[] = "vulkan";

@@ -1,8 +1,8 @@
 // RAL's GPU kernel library, shared by every GPU device that runs compiled MLIR (cuda, hsa): the
 // kernels of kernels/gpu/device_kernels.py, built at build time into a cubin per CUDA
 // architecture (plus PTX that newer GPUs compile at load) and an HSA code object per AMD
-// architecture, embedded in libral. An op's GPU code is written once against this header; its
-// <op>_cuda.cc and <op>_hsa.cc only register it.
+// architecture, embedded in libral. An op's GPU code is written once against this header and
+// registered for both devices by kernels/gpu/gpu_ops.h.
 //
 // The variant the driver ranks best is loaded into each Context on first use and cached there
 // (DeviceKernelLibrary). Launches take the argument structs of kernels/gpu/device_args.h, each
