@@ -8,18 +8,11 @@
 #include <cstring>
 #include <new>
 
+#include "ral/file_kind.h"
+
 namespace ral {
 
 namespace {
-
-const char* kindOf(mode_t mode) {
-  if (S_ISDIR(mode)) return "a directory";
-  if (S_ISFIFO(mode)) return "a FIFO (pipe)";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISSOCK(mode)) return "a socket";
-  return "not a regular file";
-}
 
 Status openError(const std::string& path, int e) {
   return Status(e == ENOENT || e == ENOTDIR ? StatusCode::kNotFound : StatusCode::kUnavailable,
@@ -39,7 +32,8 @@ StatusOr<std::pair<int, uint64_t>> openRegular(const std::string& path, uint64_t
   }
   if (!S_ISREG(st.st_mode)) {
     close(fd);
-    return invalidArgument("'", path, "' is ", kindOf(st.st_mode), ", not a regular file");
+    return invalidArgument("'", path, "' is ", internal::fileKindName(st.st_mode),
+                           ", not a regular file");
   }
   const auto size = static_cast<uint64_t>(st.st_size);
   if (size > max_bytes) {

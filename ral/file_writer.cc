@@ -13,19 +13,11 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "ral/file_kind.h"
+
 namespace ral {
 
 namespace {
-
-const char* kindOf(mode_t mode) {
-  if (S_ISDIR(mode)) return "a directory";
-  if (S_ISFIFO(mode)) return "a FIFO (pipe)";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISSOCK(mode)) return "a socket";
-  if (S_ISLNK(mode)) return "a symbolic link";
-  return "not a regular file";
-}
 
 std::string directoryOf(const std::string& path) {
   const size_t slash = path.find_last_of('/');
@@ -92,7 +84,7 @@ StatusOr<Destination> resolve(const std::string& path) {
       return unavailable("cannot write '", path, "': '", d.path, "': ", std::strerror(errno));
     if (!S_ISREG(d.st.st_mode))
       return invalidArgument("'", path, "' is a symbolic link to '", d.path, "', which is ",
-                             kindOf(d.st.st_mode),
+                             internal::fileKindName(d.st.st_mode),
                              ", not a regular file: give the path of a regular file or a new one");
     if (d.st.st_uid != geteuid())
       return invalidArgument("'", path, "' is a symbolic link to '", d.path,
@@ -101,7 +93,7 @@ StatusOr<Destination> resolve(const std::string& path) {
                              "): links are written through only to the user's own files; name "
                              "the file itself to replace it");
   } else if (!S_ISREG(d.st.st_mode)) {
-    return invalidArgument("'", path, "' is ", kindOf(d.st.st_mode),
+    return invalidArgument("'", path, "' is ", internal::fileKindName(d.st.st_mode),
                            ", not a regular file: give the path of a regular file or a new one");
   }
   d.exists = true;

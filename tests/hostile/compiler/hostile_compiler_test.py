@@ -7,12 +7,13 @@ naming the problem, or compile to a module that runs correctly; never a crash or
 Inputs are generated here (deep nesting, long functions); see CASES at the end. Compile time is
 never asserted on: a case that became slow again shows up as a CTest timeout.
 """
-import argparse
 import os
 import resource
 import subprocess
 import sys
 import time
+
+from case_runner import CaseRunner, run_case
 
 # compiler_passes/transforms/limits.h
 MAX_NESTING = 256
@@ -119,20 +120,7 @@ def many_buffers(ops):
     return "\n".join(lines) + "\n"
 
 
-class Runner:
-    def __init__(self, args):
-        self.args = args
-        self.failures = []
-
-    def path(self, name):
-        return os.path.join(self.args.work_dir, name)
-
-    def write(self, name, text):
-        p = self.path(name)
-        with open(p, "w") as f:
-            f.write(text)
-        return p
-
+class Runner(CaseRunner):
     def run(self, argv, stack_kib=None, timeout=900):
         def limit_stack():
             if stack_kib:
@@ -141,13 +129,6 @@ class Runner:
                            errors="replace", timeout=timeout,
                            preexec_fn=limit_stack if stack_kib else None)
         return p.returncode, p.stdout + p.stderr
-
-    def check(self, ok, what, output=""):
-        print(("ok     " if ok else "FAILED ") + what)
-        if not ok:
-            self.failures.append(what)
-            if output:
-                print("  output: " + output[-3000:])
 
     def compile(self, source, *flags):
         module = source[:-len(".mlir")] + ".ralm"
@@ -391,23 +372,5 @@ CASES = {
 }
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("case", choices=sorted(CASES))
-    parser.add_argument("--ral-compile", required=True)
-    parser.add_argument("--ral-opt", required=True)
-    parser.add_argument("--ral-run", required=True)
-    parser.add_argument("--work-dir", required=True)
-    args = parser.parse_args()
-    args.work_dir = os.path.join(args.work_dir, args.case)
-    os.makedirs(args.work_dir, exist_ok=True)
-    r = Runner(args)
-    CASES[args.case](r)
-    if r.failures:
-        print("%d check(s) failed" % len(r.failures))
-        return 1
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_case(__doc__, CASES, Runner, ["--ral-compile", "--ral-opt", "--ral-run"]))

@@ -7,7 +7,6 @@ own, and be followed by a compile that works. No subprocess compiles anything he
 
     in_process_test.py <case> --library libral_compiler.so --ral-run X --work-dir D
 """
-import argparse
 import contextlib
 import ctypes
 import os
@@ -17,6 +16,8 @@ import subprocess
 import sys
 import tempfile
 import threading
+
+from case_runner import CaseRunner, run_case
 
 OK, FAILED, USAGE, INTERNAL = 0, 1, 2, 4
 
@@ -114,27 +115,10 @@ def stderr_captured():
             captured.append(f.read().decode("utf-8", "replace"))
 
 
-class Runner:
+class Runner(CaseRunner):
     def __init__(self, args):
-        self.args = args
+        super().__init__(args)
         self.compiler = Compiler(args.library)
-        self.failures = []
-
-    def path(self, name):
-        return os.path.join(self.args.work_dir, name)
-
-    def write(self, name, text):
-        p = self.path(name)
-        with open(p, "w") as f:
-            f.write(text)
-        return p
-
-    def check(self, ok, what, output=""):
-        print(("ok     " if ok else "FAILED ") + what, flush=True)
-        if not ok:
-            self.failures.append(what)
-            if output:
-                print("  output: " + output[-3000:], flush=True)
 
     def expect(self, name, text, code, message, options="", output=None):
         """Compiles `text` in process; the exit code and message must match, LLVM must print
@@ -394,22 +378,5 @@ CASES = {
 }
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("case", choices=sorted(CASES))
-    parser.add_argument("--library", required=True)
-    parser.add_argument("--ral-run", required=True)
-    parser.add_argument("--work-dir", required=True)
-    args = parser.parse_args()
-    args.work_dir = os.path.join(args.work_dir, "in_process_" + args.case)
-    os.makedirs(args.work_dir, exist_ok=True)
-    r = Runner(args)
-    CASES[args.case](r)
-    if r.failures:
-        print("%d check(s) failed" % len(r.failures))
-        return 1
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_case(__doc__, CASES, Runner, ["--library", "--ral-run"], "in_process_"))
