@@ -45,19 +45,22 @@ namespace mlir {
 namespace disc_ral {
 namespace {
 
-// Emits f64 scalar arithmetic at one location.
-class F64 {
+// The scalar arithmetic the f64 and f32 emitters share, at one location. Self provides c(v),
+// the constant v of its float type.
+template <class Self>
+class ScalarOps {
  public:
-  F64(OpBuilder& b, Location loc) : b_(b), loc_(loc) {}
+  ScalarOps(OpBuilder& b, Location loc) : b_(b), loc_(loc) {}
 
-  Value c(double v) { return b_.create<arith::ConstantOp>(loc_, b_.getF64FloatAttr(v)); }
-  Value ci(int64_t v) { return b_.create<arith::ConstantOp>(loc_, b_.getI64IntegerAttr(v)); }
   Value add(Value a, Value b) { return b_.create<arith::AddFOp>(loc_, a, b); }
   Value sub(Value a, Value b) { return b_.create<arith::SubFOp>(loc_, a, b); }
   Value mul(Value a, Value b) { return b_.create<arith::MulFOp>(loc_, a, b); }
   Value div(Value a, Value b) { return b_.create<arith::DivFOp>(loc_, a, b); }
-  // a * b + c, fused where the target has FMA (either way far inside the error budget).
-  Value muladd(Value a, Value b, Value c) {
+  Value neg(Value a) { return b_.create<arith::NegFOp>(loc_, a); }
+  // a * b + c, fused where the target has FMA. Where exactness matters (the reductions, products
+  // by powers of two) the product is exact either way; elsewhere the extra rounding without FMA
+  // is a fraction of an ulp.
+  Value fma(Value a, Value b, Value c) {
     auto contract = arith::FastMathFlagsAttr::get(b_.getContext(), arith::FastMathFlags::contract);
     Value p = b_.create<arith::MulFOp>(loc_, a, b, contract);
     return b_.create<arith::AddFOp>(loc_, p, c, contract);
@@ -71,13 +74,27 @@ class F64 {
   Value isNaN(Value a) { return cmp(arith::CmpFPredicate::UNO, a, a); }
   // v limited to [lo, hi]; NaN stays NaN.
   Value clamp(Value v, double lo, double hi) {
-    v = select(cmp(arith::CmpFPredicate::OLT, v, c(lo)), c(lo), v);
-    return select(cmp(arith::CmpFPredicate::OGT, v, c(hi)), c(hi), v);
+    Self& self = static_cast<Self&>(*this);
+    v = select(cmp(arith::CmpFPredicate::OLT, v, self.c(lo)), self.c(lo), v);
+    return select(cmp(arith::CmpFPredicate::OGT, v, self.c(hi)), self.c(hi), v);
   }
+
+ protected:
+  OpBuilder& b_;
+  Location loc_;
+};
+
+// Emits f64 scalar arithmetic at one location.
+class F64 : public ScalarOps<F64> {
+ public:
+  using ScalarOps::ScalarOps;
+
+  Value c(double v) { return b_.create<arith::ConstantOp>(loc_, b_.getF64FloatAttr(v)); }
+  Value ci(int64_t v) { return b_.create<arith::ConstantOp>(loc_, b_.getI64IntegerAttr(v)); }
   // Horner: coeffs[0] + x * (coeffs[1] + x * (...)).
   Value poly(Value x, ArrayRef<double> coeffs) {
     Value r = c(coeffs.back());
-    for (int i = static_cast<int>(coeffs.size()) - 2; i >= 0; --i) r = muladd(r, x, c(coeffs[i]));
+    for (int i = static_cast<int>(coeffs.size()) - 2; i >= 0; --i) r = fma(r, x, c(coeffs[i]));
     return r;
   }
   // Conversions between f64 and i64 use the bits of 1.5 * 2^52 + n, whose low mantissa bits
@@ -119,9 +136,9 @@ class F64 {
     // expm1(r) = r + r^2 * (1/2 + r/6 + ...), Taylor to r^9 (relative error below 1e-10).
     Value tail = poly(r, {1.0 / 2, 1.0 / 6, 1.0 / 24, 1.0 / 120, 1.0 / 720, 1.0 / 5040, 1.0 / 40320,
                           1.0 / 362880});
-    Value em = muladd(mul(r, r), tail, r);
+    Value em = fma(mul(r, r), tail, r);
     Value two_k = pow2(k_int);
-    Value scaled = muladd(two_k, em, sub(two_k, c(1.0)));
+    Value scaled = fma(two_k, em, sub(two_k, c(1.0)));
     return select(cmp(arith::CmpFPredicate::OEQ, k, c(0.0)), em, scaled);
   }
 
@@ -164,7 +181,7 @@ class F64 {
     Value s = div(f, add(f, c(2.0)));
     Value z = mul(s, s);
     Value series = poly(z, {2.0, 2.0 / 3, 2.0 / 5, 2.0 / 7, 2.0 / 9, 2.0 / 11});
-    return muladd(e, c(M_LN2), mul(s, series));
+    return fma(e, c(M_LN2), mul(s, series));
   }
 
  private:
@@ -195,11 +212,11 @@ class F64 {
     Value t2 = add(t, t);
     Value b1 = c(coeffs[N - 1]), b2 = c(0.0);
     for (size_t j = N - 2; j >= 1; --j) {
-      Value b0 = muladd(t2, b1, sub(c(coeffs[j]), b2));
+      Value b0 = fma(t2, b1, sub(c(coeffs[j]), b2));
       b2 = b1;
       b1 = b0;
     }
-    return muladd(t, b1, sub(c(coeffs[0] / 2), b2));
+    return fma(t, b1, sub(c(coeffs[0] / 2), b2));
   }
 
   // x = k ln 2 + r with k integral and |r| <= ln(2)/2 (ln 2 split so k * ln2_hi is exact).
@@ -214,9 +231,6 @@ class F64 {
     Value r = sub(sub(x, mul(k, c(ln2_hi))), mul(k, c(ln2_lo)));
     return {k, magicToInt(m), r};
   }
-
-  OpBuilder& b_;
-  Location loc_;
 };
 
 // Monomial coefficients, in u = x - (lo + hi) / 2 (in x itself where `centred` is false, for
@@ -307,33 +321,14 @@ struct F32Polynomials {
 };
 
 // Emits f32 scalar arithmetic (and i32 bit operations) at one location.
-class F32 {
+class F32 : public ScalarOps<F32> {
  public:
-  F32(OpBuilder& b, Location loc) : b_(b), loc_(loc) {}
+  using ScalarOps::ScalarOps;
 
   Value c(double v) {
     return b_.create<arith::ConstantOp>(loc_, b_.getF32FloatAttr(static_cast<float>(v)));
   }
   Value ci(int32_t v) { return b_.create<arith::ConstantOp>(loc_, b_.getI32IntegerAttr(v)); }
-  Value add(Value a, Value b) { return b_.create<arith::AddFOp>(loc_, a, b); }
-  Value sub(Value a, Value b) { return b_.create<arith::SubFOp>(loc_, a, b); }
-  Value mul(Value a, Value b) { return b_.create<arith::MulFOp>(loc_, a, b); }
-  Value div(Value a, Value b) { return b_.create<arith::DivFOp>(loc_, a, b); }
-  Value neg(Value a) { return b_.create<arith::NegFOp>(loc_, a); }
-  // a * b + c, fused where the target has FMA. Where exactness matters (the reductions, products
-  // by powers of two) the product is exact either way; elsewhere the extra rounding without FMA
-  // is a fraction of an ulp.
-  Value fma(Value a, Value b, Value c) {
-    auto contract = arith::FastMathFlagsAttr::get(b_.getContext(), arith::FastMathFlags::contract);
-    Value p = b_.create<arith::MulFOp>(loc_, a, b, contract);
-    return b_.create<arith::AddFOp>(loc_, p, c, contract);
-  }
-  Value cmp(arith::CmpFPredicate pred, Value a, Value b) {
-    return b_.create<arith::CmpFOp>(loc_, pred, a, b);
-  }
-  Value select(Value cond, Value a, Value b) {
-    return b_.create<arith::SelectOp>(loc_, cond, a, b);
-  }
   Value toBits(Value v) { return b_.create<arith::BitcastOp>(loc_, b_.getI32Type(), v); }
   Value fromBits(Value v) { return b_.create<arith::BitcastOp>(loc_, b_.getF32Type(), v); }
   Value addi(Value a, Value b) { return b_.create<arith::AddIOp>(loc_, a, b); }
@@ -343,11 +338,6 @@ class F32 {
   Value ashr(Value a, int32_t n) { return b_.create<arith::ShRSIOp>(loc_, a, ci(n)); }
   Value abs(Value a) { return b_.create<math::AbsFOp>(loc_, a); }
   Value copysign(Value a, Value sign) { return b_.create<math::CopySignOp>(loc_, a, sign); }
-  // v limited to [lo, hi]; NaN stays NaN.
-  Value clamp(Value v, double lo, double hi) {
-    v = select(cmp(arith::CmpFPredicate::OLT, v, c(lo)), c(lo), v);
-    return select(cmp(arith::CmpFPredicate::OGT, v, c(hi)), c(hi), v);
-  }
   // Horner with FMA: coeffs[0] + u * (coeffs[1] + u * (...)).
   Value poly(Value u, const std::vector<double>& coeffs) {
     Value r = c(coeffs.back());
@@ -457,10 +447,6 @@ class F32 {
     big = copysign(big, x);
     return select(cmp(arith::CmpFPredicate::OLE, a, c(F32Polynomials::kTanhSmall)), small, big);
   }
-
- private:
-  OpBuilder& b_;
-  Location loc_;
 };
 
 constexpr double kInf = HUGE_VAL;

@@ -200,15 +200,9 @@ inline double cos04(double x) {
   return (1.0 - 0.5 * z) + (z * z) * p;
 }
 
-// (sin, cos) of 2 pi k / 2^24 for a 24-bit k, reduced exactly.
-inline void sinCos24(uint32_t k, float* s, float* c) {
-  const uint32_t q = k >> 22;
-  const uint32_t r = k & 0x3fffffu;
-  const bool fold = r >= 0x200000u;
-  const uint32_t a = fold ? 0x400000u - r : r;                        // in [0, 2^21]
-  const float psi = static_cast<float>(a) * 3.7450702829239288e-07f;  // 2 pi / 2^24
-  const float sp = sinf04(psi), cp = cosf04(psi);
-  const float sr = fold ? cp : sp, cr = fold ? sp : cp;  // sin, cos of the in-quadrant angle
+// (sin, cos) of q * pi/2 + x from sr = sin x and cr = cos x, for the quadrant q in [0, 3].
+template <typename T>
+inline void fromQuadrant(int q, T sr, T cr, T* s, T* c) {
   switch (q) {
     case 0:
       *s = sr, *c = cr;
@@ -225,6 +219,18 @@ inline void sinCos24(uint32_t k, float* s, float* c) {
   }
 }
 
+// (sin, cos) of 2 pi k / 2^24 for a 24-bit k, reduced exactly.
+inline void sinCos24(uint32_t k, float* s, float* c) {
+  const uint32_t q = k >> 22;
+  const uint32_t r = k & 0x3fffffu;
+  const bool fold = r >= 0x200000u;
+  const uint32_t a = fold ? 0x400000u - r : r;                        // in [0, 2^21]
+  const float psi = static_cast<float>(a) * 3.7450702829239288e-07f;  // 2 pi / 2^24
+  const float sp = sinf04(psi), cp = cosf04(psi);
+  const float sr = fold ? cp : sp, cr = fold ? sp : cp;  // sin, cos of the in-quadrant angle
+  fromQuadrant(static_cast<int>(q), sr, cr, s, c);
+}
+
 // (sin, cos) of 2 pi k / 2^53 for a 53-bit k held exactly in a double.
 inline void sinCos53(double k, double* s, double* c) {
   const double quarter = 2251799813685248.0;  // 2^51
@@ -235,20 +241,7 @@ inline void sinCos53(double k, double* s, double* c) {
   const double psi = a * 6.9757369960172638e-16;  // 2 pi / 2^53
   const double sp = sin04(psi), cp = cos04(psi);
   const double sr = fold ? cp : sp, cr = fold ? sp : cp;
-  switch (static_cast<int>(q)) {
-    case 0:
-      *s = sr, *c = cr;
-      break;
-    case 1:
-      *s = cr, *c = -sr;
-      break;
-    case 2:
-      *s = -sr, *c = -cr;
-      break;
-    default:
-      *s = -cr, *c = sr;
-      break;
-  }
+  fromQuadrant(static_cast<int>(q), sr, cr, s, c);
 }
 
 // ---- per-element values ----------------------------------------------------------------------
