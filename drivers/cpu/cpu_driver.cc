@@ -72,6 +72,25 @@ void fillRange(void* dst, size_t bytes, const void* pattern, size_t pattern_size
   }
 }
 
+// piece(from, to) over [0, bytes) in kParallelChunkBytes parts on the pool's threads.
+template <typename Piece>
+Status runInChunks(ThreadPool& pool, size_t bytes, const Piece& piece) {
+  struct State {
+    const Piece* piece;
+    size_t bytes;
+  } state{&piece, bytes};
+  const uint64_t chunks = (bytes + kParallelChunkBytes - 1) / kParallelChunkBytes;
+  return pool.run(
+      chunks, 1,
+      [](void* p, uint64_t begin, uint64_t end) {
+        const auto& st = *static_cast<const State*>(p);
+        const size_t from = begin * kParallelChunkBytes;  // a multiple of every fill pattern size
+        (*st.piece)(from, std::min(st.bytes, end * kParallelChunkBytes));
+        return Status();
+      },
+      &state);
+}
+
 }  // namespace
 
 class CpuDriver::CpuExecutable final : public Executable {
@@ -164,22 +183,11 @@ Status CpuDriver::copy(void* dst, const void* src, size_t bytes, CopyKind, Strea
       std::memcpy(dst, src, bytes);
       return Status();
     }
-    struct State {
-      unsigned char* dst;
-      const unsigned char* src;
-      size_t bytes;
-    } state{static_cast<unsigned char*>(dst), static_cast<const unsigned char*>(src), bytes};
-    const uint64_t chunks = (bytes + kParallelChunkBytes - 1) / kParallelChunkBytes;
-    return pool_->run(
-        chunks, 1,
-        [](void* p, uint64_t begin, uint64_t end) {
-          auto& st = *static_cast<State*>(p);
-          const size_t from = begin * kParallelChunkBytes;
-          const size_t to = std::min(st.bytes, end * kParallelChunkBytes);
-          std::memcpy(st.dst + from, st.src + from, to - from);
-          return Status();
-        },
-        &state);
+    auto* out = static_cast<unsigned char*>(dst);
+    const auto* in = static_cast<const unsigned char*>(src);
+    return runInChunks(*pool_, bytes, [&](size_t from, size_t to) {
+      std::memcpy(out + from, in + from, to - from);
+    });
   };
   if (stream == nullptr) return run();
   RAL_ASSIGN_OR_RETURN(CpuStream * s, asCpuStream(stream));
@@ -203,23 +211,10 @@ Status CpuDriver::fill(void* dst, size_t bytes, const void* pattern, size_t patt
       fillRange(dst, bytes, &value, pattern_size);
       return Status();
     }
-    struct State {
-      unsigned char* dst;
-      size_t bytes;
-      const uint64_t* value;
-      size_t pattern_size;
-    } state{static_cast<unsigned char*>(dst), bytes, &value, pattern_size};
-    const uint64_t chunks = (bytes + kParallelChunkBytes - 1) / kParallelChunkBytes;
-    return pool_->run(
-        chunks, 1,
-        [](void* p, uint64_t begin, uint64_t end) {
-          auto& st = *static_cast<State*>(p);
-          const size_t from = begin * kParallelChunkBytes;  // a multiple of every pattern size
-          const size_t to = std::min(st.bytes, end * kParallelChunkBytes);
-          fillRange(st.dst + from, to - from, st.value, st.pattern_size);
-          return Status();
-        },
-        &state);
+    auto* out = static_cast<unsigned char*>(dst);
+    return runInChunks(*pool_, bytes, [&](size_t from, size_t to) {
+      fillRange(out + from, to - from, &value, pattern_size);
+    });
   };
   if (stream == nullptr) return run();
   RAL_ASSIGN_OR_RETURN(CpuStream * s, asCpuStream(stream));
