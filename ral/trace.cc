@@ -33,8 +33,9 @@ namespace {
 struct Event {
   const char* category;
   const char* name;  // null: owned_name
-  const char* args;  // may be null
+  const char* args;  // null: owned_args
   std::string owned_name;
+  std::string owned_args;
   int64_t begin_ns, end_ns;
   uint32_t tid;
 };
@@ -99,7 +100,7 @@ Status writeTrace(const std::string& path, const std::vector<Event>& events) {
     out += ", \"ts\": " + microseconds(e.begin_ns - origin);
     out += ", \"dur\": " + microseconds(e.end_ns - e.begin_ns);
     out += ", \"args\": {";
-    if (e.args != nullptr) out += e.args;
+    out += e.args != nullptr ? std::string(e.args) : e.owned_args;
     out += "}}";
   }
   out += "\n]}\n";
@@ -156,12 +157,13 @@ constexpr std::array<ral_fn, kSlots> kTrampolines = trampolines(std::make_index_
 namespace internal {
 
 void record(const char* category, const char* name, const char* args, std::string owned_name,
-            int64_t begin_ns, int64_t end_ns) {
+            std::string owned_args, int64_t begin_ns, int64_t end_ns) {
   const uint32_t tid = threadNumber();
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
   if (!active()) return;  // stopped while the span was open
-  s.events.push_back({category, name, args, std::move(owned_name), begin_ns, end_ns, tid});
+  s.events.push_back(
+      {category, name, args, std::move(owned_name), std::move(owned_args), begin_ns, end_ns, tid});
 }
 
 }  // namespace internal

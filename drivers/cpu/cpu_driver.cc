@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "drivers/common/driver_trace.h"
 #include "drivers/cpu/cpu_info.h"
 #include "drivers/cpu/cpu_stream.h"
 #include "drivers/cpu/host_semaphore.h"
@@ -171,7 +172,8 @@ Status CpuDriver::trim() {
   return Status();
 }
 
-Status CpuDriver::copy(void* dst, const void* src, size_t bytes, CopyKind, Stream* stream) {
+Status CpuDriver::copy(void* dst, const void* src, size_t bytes, CopyKind kind, Stream* stream) {
+  auto span = drivers::transferSpan("copy", DeviceKind::kCpu, bytes, drivers::copyKindName(kind));
   if (bytes == 0) return Status();
   if (dst == nullptr || src == nullptr)
     return invalidArgument("cpu: copy of ", bytes, " bytes with a null pointer");
@@ -197,6 +199,7 @@ Status CpuDriver::copy(void* dst, const void* src, size_t bytes, CopyKind, Strea
 
 Status CpuDriver::fill(void* dst, size_t bytes, const void* pattern, size_t pattern_size,
                        Stream* stream) {
+  auto span = drivers::transferSpan("fill", DeviceKind::kCpu, bytes);
   if (pattern_size != 1 && pattern_size != 2 && pattern_size != 4 && pattern_size != 8)
     return invalidArgument("cpu: fill pattern of ", pattern_size, " bytes (expected 1, 2, 4, 8)");
   if (bytes % pattern_size != 0)
@@ -338,6 +341,7 @@ StatusOr<std::unique_ptr<Stream>> CpuDriver::createStream() {
 }
 
 Status CpuDriver::synchronize(Stream* stream) {
+  auto span = drivers::waitSpan("synchronize", DeviceKind::kCpu);
   if (stream == nullptr) return Status();  // the default stream runs synchronously
   RAL_ASSIGN_OR_RETURN(CpuStream * s, asCpuStream(stream));
   return s->synchronize();

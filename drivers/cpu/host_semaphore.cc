@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "drivers/common/deadline.h"
+#include "drivers/common/driver_trace.h"
 
 namespace ral::cpu {
 
@@ -34,6 +35,7 @@ Status HostSemaphore::signal(uint64_t value) {
 }
 
 Status HostSemaphore::wait(uint64_t value, Timeout timeout) {
+  auto span = drivers::waitSpan("semaphore_wait", DeviceKind::kCpu, value);
   if (failed_.load(std::memory_order_acquire)) return failure();
   if (value_.load(std::memory_order_acquire) >= value) return Status();
   if (timeout <= Timeout::zero())

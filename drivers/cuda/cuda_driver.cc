@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "drivers/common/driver_trace.h"
 #include "drivers/cuda/cuda_device.h"
 #include "drivers/cuda/cuda_target.h"
 #include "drivers/cuda/pending_queue.h"
@@ -250,6 +251,7 @@ Status CudaDriver::enqueue(Stream* stream, std::function<Status(void* cu_stream)
 }
 
 Status CudaDriver::copy(void* dst, const void* src, size_t bytes, CopyKind kind, Stream* stream) {
+  auto span = drivers::transferSpan("copy", DeviceKind::kCuda, bytes, drivers::copyKindName(kind));
   if (bytes == 0) return Status();
   if (dst == nullptr || src == nullptr)
     return invalidArgument("cuda: copy of ", bytes, " bytes with a null pointer");
@@ -274,6 +276,7 @@ Status CudaDriver::copy(void* dst, const void* src, size_t bytes, CopyKind kind,
 
 Status CudaDriver::fill(void* dst, size_t bytes, const void* pattern, size_t pattern_size,
                         Stream* stream) {
+  auto span = drivers::transferSpan("fill", DeviceKind::kCuda, bytes);
   if (pattern_size != 1 && pattern_size != 2 && pattern_size != 4 && pattern_size != 8)
     return invalidArgument("cuda: fill pattern of ", pattern_size,
                            " bytes (expected 1, 2, 4 or 8)");
@@ -433,6 +436,7 @@ StatusOr<std::unique_ptr<Stream>> CudaDriver::wrapNativeStream(void* native) {
 }
 
 Status CudaDriver::synchronize(Stream* stream) {
+  auto span = drivers::waitSpan("synchronize", DeviceKind::kCuda);
   RAL_ASSIGN_OR_RETURN(CudaStream * s, resolveStream(stream));
   Status held = queue_->drain(s->state());
   RAL_RETURN_IF_ERROR(device_->makeCurrent());

@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "drivers/common/deadline.h"
+#include "drivers/common/driver_trace.h"
 
 namespace ral::cuda {
 namespace {
@@ -157,6 +158,7 @@ void TimelineSemaphore::failWith(Status status, bool on_host_thread) {
 }
 
 Status TimelineSemaphore::wait(uint64_t value, Timeout timeout) {
+  auto span = drivers::waitSpan("semaphore_wait", DeviceKind::kCuda, value);
   const drivers::Deadline deadline(timeout);
   const bool bounded = !deadline.infinite();
   std::unique_lock<std::mutex> lock(mutex_);

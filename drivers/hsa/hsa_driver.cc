@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "drivers/common/driver_trace.h"
 #include "drivers/hsa/hsa_device.h"
 #include "drivers/hsa/hsa_executable.h"
 #include "drivers/hsa/hsa_semaphore.h"
@@ -125,6 +126,7 @@ struct Endpoint {
 }  // namespace
 
 Status HsaDriver::copy(void* dst, const void* src, size_t bytes, CopyKind kind, Stream* stream) {
+  auto span = drivers::transferSpan("copy", DeviceKind::kHsa, bytes, drivers::copyKindName(kind));
   if (bytes == 0) return Status();
   if (dst == nullptr || src == nullptr)
     return invalidArgument("hsa: copy of ", bytes, " bytes with a null pointer");
@@ -169,6 +171,7 @@ bool HsaDriver::kernelsCanAccess(const void* ptr, size_t bytes) const {
 
 Status HsaDriver::fill(void* dst, size_t bytes, const void* pattern, size_t pattern_size,
                        Stream* stream) {
+  auto span = drivers::transferSpan("fill", DeviceKind::kHsa, bytes);
   if (pattern_size != 1 && pattern_size != 2 && pattern_size != 4 && pattern_size != 8)
     return invalidArgument("hsa: fill pattern of ", pattern_size,
                            " bytes (expected 1, 2, 4 or 8)");
@@ -281,6 +284,7 @@ StatusOr<std::unique_ptr<Stream>> HsaDriver::createStream() {
 }
 
 Status HsaDriver::synchronize(Stream* stream) {
+  auto span = drivers::waitSpan("synchronize", DeviceKind::kHsa);
   RAL_ASSIGN_OR_RETURN(HsaStream * s, resolveStream(stream));
   return s->synchronize();
 }

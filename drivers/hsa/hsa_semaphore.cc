@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "drivers/common/deadline.h"
+#include "drivers/common/driver_trace.h"
 
 namespace ral::hsa {
 
@@ -63,6 +64,7 @@ Status HsaSemaphore::signal(uint64_t value) {
 }
 
 Status HsaSemaphore::wait(uint64_t value, Timeout timeout) {
+  auto span = drivers::waitSpan("semaphore_wait", DeviceKind::kHsa, value);
   const drivers::Deadline deadline(timeout);
   std::unique_lock<std::mutex> lock(mutex_);
   auto done = [&] { return failed_ || value_ >= value; };

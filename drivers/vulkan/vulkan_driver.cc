@@ -4,6 +4,7 @@
 #include <cstring>
 #include <utility>
 
+#include "drivers/common/driver_trace.h"
 #include "ral/context.h"
 #include "ral/device_uri.h"
 #include "ral/registration.h"
@@ -234,6 +235,7 @@ StatusOr<std::unique_ptr<Stream>> VulkanDriver::createStream() {
 }
 
 Status VulkanDriver::synchronize(Stream* stream) {
+  auto span = drivers::waitSpan("synchronize", DeviceKind::kVulkan);
   RAL_ASSIGN_OR_RETURN(CommandStream * s, commandStream(stream));
   return s->synchronize();
 }

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "drivers/common/driver_trace.h"
 #include "drivers/vulkan/vulkan_driver.h"
 
 namespace ral::vulkan {
@@ -122,6 +123,8 @@ Status VulkanDriver::copyToHost(CommandStream& s, void* dst, const BufferRange& 
 }
 
 Status VulkanDriver::copy(void* dst, const void* src, size_t bytes, CopyKind kind, Stream* stream) {
+  auto span =
+      drivers::transferSpan("copy", DeviceKind::kVulkan, bytes, drivers::copyKindName(kind));
   if (bytes == 0) return Status();
   if (dst == nullptr || src == nullptr)
     return invalidArgument("vulkan: copy of ", bytes, " bytes with a null pointer");
@@ -180,6 +183,7 @@ Status VulkanDriver::fillPieces(CommandStream& s, const BufferRange& dst, size_t
 
 Status VulkanDriver::fill(void* dst, size_t bytes, const void* pattern, size_t pattern_size,
                           Stream* stream) {
+  auto span = drivers::transferSpan("fill", DeviceKind::kVulkan, bytes);
   if (pattern_size != 1 && pattern_size != 2 && pattern_size != 4 && pattern_size != 8)
     return invalidArgument("vulkan: fill pattern of ", pattern_size, " bytes (1, 2, 4 or 8)");
   if (bytes % pattern_size != 0)

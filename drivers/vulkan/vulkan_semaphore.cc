@@ -1,5 +1,7 @@
 #include "drivers/vulkan/vulkan_semaphore.h"
 
+#include "drivers/common/driver_trace.h"
+
 namespace ral::vulkan {
 
 StatusOr<std::shared_ptr<VulkanSemaphore>> VulkanSemaphore::create(
@@ -16,6 +18,7 @@ StatusOr<uint64_t> VulkanSemaphore::query() { return scheduler_->query(*state_);
 Status VulkanSemaphore::signal(uint64_t value) { return scheduler_->hostSignal(*state_, value); }
 
 Status VulkanSemaphore::wait(uint64_t value, Timeout timeout) {
+  auto span = drivers::waitSpan("semaphore_wait", DeviceKind::kVulkan, value);
   return scheduler_->hostWait(*state_, value, timeout);
 }
 

@@ -2,7 +2,8 @@
 // chrome://tracing): one track per thread, a span per execution of a module and, inside it, a
 // span per RAL call the module makes (ral_gemm, ral_kernel_launch, ral_alloc, ...), inside each
 // kernel launch a span (category "kernel") named after the kernel, so a trace shows where an
-// execution's time went.
+// execution's time went. Drivers add spans (category "driver") for the host side of copies,
+// fills, stream synchronizations and semaphore waits, with the device and size in their args.
 //
 // Recording starts with start(path), with RAL_TRACE=path in the environment (from the first use
 // of the library until the process exits), or with `ral-run --trace=path`; stop() writes the
@@ -16,6 +17,8 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <type_traits>
+#include <utility>
 
 #include "ral/abi.h"
 #include "ral/status.h"
@@ -24,10 +27,10 @@ namespace ral::trace {
 
 namespace internal {
 extern std::atomic<bool> g_active;
-// `name` and `args` are copied when `owned` is set, else they outlive the trace (string
-// literals, the wrappers' own strings).
+// `name` and `args` outlive the trace (string literals, the wrappers' own strings); a null one
+// is taken from `owned_name` / `owned_args`.
 void record(const char* category, const char* name, const char* args, std::string owned_name,
-            int64_t begin_ns, int64_t end_ns);
+            std::string owned_args, int64_t begin_ns, int64_t end_ns);
 int64_t nowNs();
 }  // namespace internal
 
@@ -62,9 +65,22 @@ class Scope {
       begin_ = internal::nowNs();
     }
   }
+  // Args made by make_args() (a std::string of JSON members), called only when recording, so an
+  // inactive trace formats nothing.
+  template <typename MakeArgs,
+            typename = std::enable_if_t<std::is_invocable_r_v<std::string, MakeArgs&>>>
+  Scope(const char* category, const char* name, MakeArgs make_args) {
+    if (active()) {
+      category_ = category;
+      name_ = name;
+      owned_args_ = make_args();
+      begin_ = internal::nowNs();
+    }
+  }
   ~Scope() {
     if (category_ != nullptr)
-      internal::record(category_, name_, args_, std::move(owned_), begin_, internal::nowNs());
+      internal::record(category_, name_, args_, std::move(owned_), std::move(owned_args_), begin_,
+                       internal::nowNs());
   }
   Scope(const Scope&) = delete;
   Scope& operator=(const Scope&) = delete;
@@ -74,6 +90,7 @@ class Scope {
   const char* name_ = nullptr;
   const char* args_ = nullptr;
   std::string owned_;
+  std::string owned_args_;
   int64_t begin_ = 0;
 };
 
