@@ -6,6 +6,7 @@
 #ifndef RAL_DRIVERS_COMMON_DRIVER_TRACE_H_
 #define RAL_DRIVERS_COMMON_DRIVER_TRACE_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -15,17 +16,13 @@
 namespace ral::drivers {
 
 inline const char* copyKindName(CopyKind kind) {
-  switch (kind) {
-    case CopyKind::kHostToDevice:
-      return "host_to_device";
-    case CopyKind::kDeviceToHost:
-      return "device_to_host";
-    case CopyKind::kDeviceToDevice:
-      return "device_to_device";
-    case CopyKind::kHostToHost:
-      return "host_to_host";
-  }
-  return "unknown";
+  static_assert(static_cast<int>(CopyKind::kHostToDevice) == 0 &&
+                    static_cast<int>(CopyKind::kHostToHost) == 3,
+                "the names follow CopyKind's order");
+  static constexpr const char* kNames[] = {"host_to_device", "device_to_host", "device_to_device",
+                                           "host_to_host"};
+  const auto i = static_cast<size_t>(kind);
+  return i < 4 ? kNames[i] : "unknown";
 }
 
 // A copy (`kind` given) or fill of `bytes` on `device`.
