@@ -19,7 +19,9 @@ RAL_MODULE_EXPORT void ral_entry(void* ctx) {
   const int64_t v = x.aligned[x.offset];
   *(int64_t*)tmp = v;
   *(int64_t*)p = v + 1;
-  scalar out = {(int64_t*)p, (int64_t*)p, 0};
+  scalar out;
+  out.allocated = out.aligned = (int64_t*)p;
+  out.offset = 0;
   RAL_CALL_I64(3, 0, &out);
   if (v < 0) RAL_FAIL(4, "error module: the input is negative");
   RAL_CALL(2, &tmp);

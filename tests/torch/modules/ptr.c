@@ -13,6 +13,8 @@ RAL_MODULE_EXPORT void ral_entry(void* ctx) {
   void* p = 0;
   RAL_CALL_I64(1, 8, &p);
   *(int64_t*)p = (int64_t)(intptr_t)(x.aligned + x.offset);
-  scalar out = {(int64_t*)p, (int64_t*)p, 0};
+  scalar out;
+  out.allocated = out.aligned = (int64_t*)p;
+  out.offset = 0;
   RAL_CALL_I64(2, 0, &out);
 }
