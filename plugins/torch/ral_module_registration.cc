@@ -1,4 +1,5 @@
-// Registers torch.classes.ral.Module (see ral_module.h) when libral_torch.so is loaded
+// Registers torch.classes.ral.Module (see ral_module.h) and the trace controls
+// torch.ops.ral.trace_start / trace_stop (<ral/trace.h>) when libral_torch.so is loaded
 // (torch.ops.load_library, or linking it into a C++ program).
 #include <torch/custom_class.h>
 #include <torch/library.h>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "plugins/torch/ral_module.h"
+#include "ral/trace.h"
 
 namespace ral::torch_host {
 namespace {
@@ -15,6 +17,14 @@ namespace {
 using Self = c10::intrusive_ptr<RalModule>;
 
 TORCH_LIBRARY(ral, m) {
+  m.def("trace_start(str path) -> ()", [](const std::string& path) {
+    const Status s = trace::start(path);
+    TORCH_CHECK(s.ok(), "ral: ", s.toString());
+  });
+  m.def("trace_stop() -> ()", [] {
+    const Status s = trace::stop();
+    TORCH_CHECK(s.ok(), "ral: ", s.toString());
+  });
   m.class_<RalModule>("Module")
       .def(torch::init<std::string>(), "Loads a .ralm module file from a path.")
       .def_static(

@@ -33,10 +33,11 @@ from ._compiler import CompileError, UnsupportedOperatorError  # noqa: E402
 from ._cache import CacheError  # noqa: E402
 from ._checks import MutationError, TracingError  # noqa: E402
 from ._compile import CompiledModule, FallbackWarning, compile  # noqa: E402
+from ._trace import trace  # noqa: E402
 
 __all__ = ["RalModule", "load", "load_bytes", "library_path", "compile", "CompiledModule",
            "CompileError", "UnsupportedOperatorError", "TracingError", "MutationError",
-           "CacheError", "FallbackWarning"]
+           "CacheError", "FallbackWarning", "trace"]
 
 
 def library_path() -> str:
