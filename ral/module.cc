@@ -19,6 +19,7 @@
 #include "ral/memref.h"
 #include "ral/module_checks.h"
 #include "ral/name_encoding.h"
+#include "ral/trace.h"
 
 namespace ral {
 
@@ -175,6 +176,7 @@ StatusOr<std::shared_ptr<Module>> Module::load(const void* data, size_t size,
 }
 
 Module::~Module() {
+  if (link_done_) trace::unwatchImports(import_table_);
   if (library_ != nullptr) dlclose(library_);
   if (mapping_ != nullptr) munmap(mapping_, mapping_size_);
   std::free(owned_);
@@ -466,6 +468,7 @@ Status Module::link(const Context& context) {
   linked_type_ = type;
   linked_registry_ = registry;
   link_done_ = true;
+  trace::watchImports(import_table_, imports_.size());
   return link_status_;
 }
 

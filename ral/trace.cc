@@ -152,6 +152,26 @@ constexpr std::array<ral_fn, sizeof...(I)> trampolines(std::index_sequence<I...>
 
 constexpr std::array<ral_fn, kSlots> kTrampolines = trampolines(std::make_index_sequence<kSlots>());
 
+// The function a wrapper stands for (`fn` itself when it is not one).
+ral_fn untraced(ral_fn fn) {
+  for (size_t i = 0; i < kSlots; ++i)
+    if (kTrampolines[i] == fn) return slots()[i].fn;
+  return fn;
+}
+
+// Watched import tables and each entry's unwrapped function; guarded by State::mutex.
+std::map<ral_import*, std::vector<ral_fn>>& watched() {
+  static auto* w = new std::map<ral_import*, std::vector<ral_fn>>();
+  return *w;
+}
+
+// Points every watched entry at its wrapper (`wrap`) or back at its function.
+void switchWatched(bool wrap) {
+  for (auto& [table, fns] : watched())
+    for (size_t i = 0; i < fns.size(); ++i)
+      table[i].fn = wrap ? traced(table[i].name, fns[i]) : fns[i];
+}
+
 }  // namespace
 
 namespace internal {
@@ -177,6 +197,7 @@ Status start(const std::string& path) {
   s.events.clear();
   s.events.reserve(1 << 16);
   internal::g_active.store(true, std::memory_order_relaxed);
+  switchWatched(true);
   return Status();
 }
 
@@ -188,6 +209,7 @@ Status stop() {
     std::lock_guard<std::mutex> lock(s.mutex);
     if (!active()) return failedPrecondition("trace: not recording");
     internal::g_active.store(false, std::memory_order_relaxed);
+    switchWatched(false);
     events.swap(s.events);
     path.swap(s.path);
   }
@@ -219,6 +241,21 @@ ral_fn traced(const char* api_name, ral_fn fn) {
   }
   bound->emplace(key, i);
   return kTrampolines[i];
+}
+
+void watchImports(ral_import* imports, size_t count) {
+  if (imports == nullptr || count == 0) return;
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  std::vector<ral_fn> fns(count);
+  for (size_t i = 0; i < count; ++i) fns[i] = untraced(imports[i].fn);
+  watched()[imports] = std::move(fns);
+}
+
+void unwatchImports(ral_import* imports) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  watched().erase(imports);
 }
 
 }  // namespace ral::trace

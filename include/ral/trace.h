@@ -7,8 +7,9 @@
 //
 // Recording starts with start(path), with RAL_TRACE=path in the environment (from the first use
 // of the library until the process exits), or with `ral-run --trace=path`; stop() writes the
-// file. Calls of modules loaded while recording are traced (the loader resolves their imports to
-// recording wrappers), by-name calls (ral_api_call) always. Off, the cost is one relaxed atomic
+// file. The calls a module makes are traced whenever a trace records, whether the module was
+// linked before or during the recording (its import table is switched to recording wrappers and
+// back), by-name calls (ral_api_call) always. Off, the cost is one relaxed atomic
 // load per execution. Events are buffered in memory until stop(). Thread-safe.
 #ifndef RAL_TRACE_H_
 #define RAL_TRACE_H_
@@ -98,6 +99,12 @@ class Scope {
 // API's target (the wrapper is shared by every import of that name). `fn` itself when no trace
 // is active or every wrapper slot is taken.
 ral_fn traced(const char* api_name, ral_fn fn);
+
+// The import table of a linked module, whose entries start() switches to wrappers and stop()
+// back (each entry's function as linked, unwrapped). The owner calls unwatchImports before the
+// table's memory goes away. Both are thread-safe.
+void watchImports(ral_import* imports, size_t count);
+void unwatchImports(ral_import* imports);
 
 }  // namespace ral::trace
 

@@ -33,6 +33,17 @@ def test_trace_records_executions_and_calls_of_modules_loaded_inside(load, tmp_p
     assert len([e for e in events(tmp_path / "u.json") if e["cat"] == "execution"]) == 1
 
 
+def test_trace_records_calls_of_modules_linked_before_it(load, tmp_path):
+    m = load("add_r2")
+    a, b = torch.randn(2, 3), torch.randn(2, 3)
+    assert torch.equal(m(a, b), a + b)  # linked now, with no trace recording
+    with ral_torch.trace(tmp_path / "t.json"):
+        assert torch.equal(m(a, b), a + b)
+    calls = [e["name"] for e in events(tmp_path / "t.json") if e["cat"] == "ral"]
+    assert {"ral_recv_input", "ral_alloc", "ral_send_output"} <= set(calls), calls
+    assert torch.equal(m(a, b), a + b)  # and unwrapped again afterwards
+
+
 def test_trace_errors_leave_no_trace_running(load, tmp_path):
     with pytest.raises(RuntimeError, match="already recording"):
         with ral_torch.trace(tmp_path / "outer.json"):

@@ -71,6 +71,35 @@ TEST(TraceTest, ImportsAreWrappedOnlyWhileRecording) {
   std::remove(path.c_str());
 }
 
+TEST(TraceTest, WatchedImportTablesAreWrappedWhileRecordingAndRestoredAfter) {
+  ral_import table[] = {{"ral_watched_fn___cpu___pvoid___void", &counted}};
+  watchImports(table, 1);  // linked before any trace
+  EXPECT_EQ(table[0].fn, &counted);
+  const std::string path = ::testing::TempDir() + "ral_trace_watch.json";
+  ASSERT_TRUE(start(path).ok());
+  EXPECT_NE(table[0].fn, &counted);
+  g_calls = 0;
+  table[0].fn(nullptr, nullptr);
+  EXPECT_EQ(g_calls, 1);
+  ASSERT_TRUE(stop().ok());
+  EXPECT_EQ(table[0].fn, &counted);
+  EXPECT_NE(readFile(path).find(R"("name": "ral_watched_fn")"), std::string::npos);
+  // Linked while recording (the entry already a wrapper): back to the function at stop.
+  ral_import later[] = {{"ral_watched_fn___cpu___pvoid___void", &counted}};
+  ASSERT_TRUE(start(path).ok());
+  later[0].fn = traced(later[0].name, &counted);
+  watchImports(later, 1);
+  ASSERT_TRUE(stop().ok());
+  EXPECT_EQ(later[0].fn, &counted);
+  // Unwatched tables are left alone.
+  unwatchImports(table);
+  unwatchImports(later);
+  ASSERT_TRUE(start(path).ok());
+  EXPECT_EQ(table[0].fn, &counted);
+  ASSERT_TRUE(stop().ok());
+  std::remove(path.c_str());
+}
+
 TEST(TraceTest, AnUnwritablePathIsAnErrorAndRecordingStops) {
   ASSERT_TRUE(start("/nonexistent-dir/t.json").ok());
   { Scope span("test", "lost"); }

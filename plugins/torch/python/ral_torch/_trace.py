@@ -8,8 +8,7 @@ import torch
 def trace(path: str):
     """Records every RAL execution in the block, its RAL calls and the drivers' copies, fills
     and waits, and writes the trace-event JSON to `path` when the block ends (open it at
-    https://ui.perfetto.dev). The calls inside an execution are recorded for modules loaded
-    while a trace records (RAL_TRACE=path records from the start of the process).
+    https://ui.perfetto.dev). RAL_TRACE=path records from the start of the process instead.
 
     RuntimeError when a trace is already recording or when `path` cannot be written."""
     torch.ops.ral.trace_start(str(path))
