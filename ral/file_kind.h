@@ -1,5 +1,5 @@
 // What a path that is not a regular file is, in words for error messages ("a directory", ...):
-// shared by the module file reader and the output file writer. Thread-safe.
+// shared by the file reader and writer of the core and by ral_torch's module loader. Thread-safe.
 #ifndef RAL_RAL_FILE_KIND_H_
 #define RAL_RAL_FILE_KIND_H_
 

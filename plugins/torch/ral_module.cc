@@ -11,6 +11,7 @@
 #include <cstring>
 #include <utility>
 
+#include "ral/file_kind.h"
 #include "ral/module_spec.h"
 
 namespace ral::torch_host {
@@ -18,15 +19,6 @@ namespace {
 
 // Module files are at most this large (the core loader's FlatBuffers limit, 2 GiB).
 constexpr int64_t kMaxModuleFileBytes = (int64_t{1} << 31) - 2;
-
-const char* fileKind(mode_t mode) {
-  if (S_ISDIR(mode)) return "a directory";
-  if (S_ISFIFO(mode)) return "a FIFO";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISSOCK(mode)) return "a socket";
-  return "not a regular file";
-}
 
 // The whole file, checked to be a regular file of a module's size before anything is read:
 // directories, FIFOs and devices would fail (or block, or never end) in the middle of a read.
@@ -42,7 +34,7 @@ std::string readFile(const std::string& path) {
   TORCH_CHECK(fstat(fd, &st) == 0, "ral: cannot stat module file '", path,
               "': ", std::strerror(errno));
   TORCH_CHECK(S_ISREG(st.st_mode), "ral: cannot load module file '", path, "': it is ",
-              fileKind(st.st_mode), ", not a module file");
+              internal::fileKindName(st.st_mode), ", not a module file");
   TORCH_CHECK(st.st_size <= kMaxModuleFileBytes, "ral: cannot load module file '", path,
               "': it has ", static_cast<int64_t>(st.st_size),
               " bytes; module files are limited to 2 GiB");
