@@ -1,9 +1,9 @@
 // registerKernels for device "cuda": registers the ops written once for every device
-// (kernels/generic_ops.h), the GPU library's ops (kernels/gpu/gpu_ops.h), and names every other
+// (kernels/generic_ops.h), the GPU library's ops (kernels/gpu_library_ops.h), and names every other
 // kernel source with registrations for it, so a static link keeps them. A new op's cuda file adds
 // its anchor here.
 #include "kernels/generic_ops.h"
-#include "kernels/gpu/gpu_ops.h"
+#include "kernels/gpu_library_ops.h"
 #include "ral/registration.h"
 
 RAL_REGISTER_GENERIC_OPS(cuda, "cuda")

@@ -2,7 +2,7 @@
 // kernels of kernels/gpu/device_kernels.py, built at build time into a cubin per CUDA
 // architecture (plus PTX that newer GPUs compile at load) and an HSA code object per AMD
 // architecture, embedded in libral. An op's GPU code is written once against this header and
-// registered for both devices by kernels/gpu/gpu_ops.h.
+// registered for both devices by kernels/gpu_library_ops.h.
 //
 // The variant the driver ranks best is loaded into each Context on first use and cached there
 // (DeviceKernelLibrary). Launches take the argument structs of kernels/gpu/device_args.h, each
