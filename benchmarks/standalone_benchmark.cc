@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "empty_inputs.h"
 #include "ral/standalone_context.h"
 #include "ratio_report.h"
 
@@ -24,21 +25,7 @@ std::shared_ptr<StandaloneContext> loadEmpty() {
   return *ctx;
 }
 
-struct Inputs {
-  float a[4] = {1, 2, 3, 4}, b[4] = {5, 6, 7, 8};
-  int64_t shape[1] = {4};
-  DLTensor da{}, db{};
-  Inputs() {
-    for (DLTensor* t : {&da, &db}) {
-      t->device = {kDLCPU, 0};
-      t->dtype = {kDLFloat, 32, 1};
-      t->ndim = 1;
-      t->shape = shape;
-    }
-    da.data = a;
-    db.data = b;
-  }
-};
+using Inputs = EmptyInputs;
 
 void BM_StandaloneApi(benchmark::State& state) {
   auto ctx = loadEmpty();

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "contexts/standalone/host_visible_driver.h"
+#include "contexts/standalone/submission_queue.h"
 #include "ral/io_checks.h"
 #include "ral/layout.h"
 #include "ral/module_spec.h"
@@ -265,6 +266,39 @@ StatusOr<std::shared_ptr<StandaloneContext>> StandaloneContext::load(const std::
 
 std::unique_ptr<ExecutionContext> StandaloneContext::newExecutionContext() {
   return std::make_unique<StandaloneExecutionContext>(this);
+}
+
+StandaloneContext::~StandaloneContext() {
+  if (queue_) queue_->stop();
+}
+
+StatusOr<std::shared_ptr<Submission>> StandaloneContext::submit(
+    std::vector<SubmitInput> inputs, std::vector<SemaphoreValue> waits,
+    std::vector<SemaphoreValue> signals) {
+  if (inputs.size() != module_->inputs().size())
+    return invalidArgument("module '", module_->name(), "' takes ", module_->inputs().size(),
+                           " input(s), got ", inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (inputs[i].tensor == nullptr && inputs[i].from == nullptr)
+      return invalidArgument("input ", i, " is null");
+  for (size_t k = 0; k < waits.size(); ++k)
+    if (waits[k].semaphore == nullptr) return invalidArgument("wait semaphore ", k, " is null");
+  for (size_t k = 0; k < signals.size(); ++k)
+    if (signals[k].semaphore == nullptr) return invalidArgument("signal semaphore ", k, " is null");
+  std::shared_ptr<SubmissionQueue> queue;
+  {
+    std::lock_guard<std::mutex> lock(queue_mutex_);
+    if (!queue_) queue_ = SubmissionQueue::start();
+    queue = queue_;
+  }
+  auto submission = std::make_shared<Submission>();
+  RAL_RETURN_IF_ERROR(queue->push(SubmissionQueue::Job{
+      shared_from_this(), std::move(inputs), std::move(waits), std::move(signals), submission}));
+  return submission;
+}
+
+StatusOr<std::shared_ptr<Semaphore>> StandaloneContext::createSemaphore(uint64_t initial_value) {
+  return host_driver_->createSemaphore(initial_value);
 }
 
 StatusOr<std::vector<DLTensorPtr>> StandaloneContext::run(

@@ -25,9 +25,9 @@ Status HostSemaphore::signal(uint64_t value) {
       return invalidArgument("semaphore signal(", value, ") would decrease its value ", current);
     if (value == current) return Status();
   } while (!value_.compare_exchange_weak(current, value, std::memory_order_seq_cst));
-  // Paired with the sleeper's increment before it re-checks the value under the lock: either it
-  // sees the new value or we see it sleeping and wake it.
-  if (sleepers_.load(std::memory_order_seq_cst) > 0) {
+  // Paired with the sleeper's store of next_wake_ before it re-checks the value under the lock:
+  // either it sees the new value or we see its target and wake it.
+  if (value >= next_wake_.load(std::memory_order_seq_cst)) {
     { std::lock_guard<std::mutex> lock(mutex_); }
     cv_.notify_all();
   }
@@ -45,9 +45,11 @@ Status HostSemaphore::wait(uint64_t value, Timeout timeout) {
     const auto start = std::chrono::steady_clock::now();
     const drivers::Deadline deadline(timeout);
     std::unique_lock<std::mutex> lock(mutex_);
-    sleepers_.fetch_add(1, std::memory_order_seq_cst);
+    auto target = targets_.insert(value);
+    next_wake_.store(*targets_.begin(), std::memory_order_seq_cst);
     deadline.wait(cv_, lock, [&] { return reached(value); });
-    sleepers_.fetch_sub(1, std::memory_order_relaxed);
+    targets_.erase(target);
+    next_wake_.store(targets_.empty() ? UINT64_MAX : *targets_.begin(), std::memory_order_seq_cst);
     if (failed_.load(std::memory_order_acquire)) return failure_;
     if (value_.load(std::memory_order_acquire) < value) {
       const auto waited = std::chrono::duration_cast<std::chrono::microseconds>(

@@ -4,7 +4,8 @@
 // every current and future wait, signal and query returns that status.
 //
 // A wait that is not satisfied at once sleeps on a condition variable; signal only takes the lock
-// when someone sleeps.
+// (and wakes the sleepers) when it reaches the lowest value someone sleeps for, so a waiter at the
+// end of a chain is not woken by every step of it.
 #ifndef RAL_DRIVERS_CPU_HOST_SEMAPHORE_H_
 #define RAL_DRIVERS_CPU_HOST_SEMAPHORE_H_
 
@@ -12,6 +13,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
+#include <set>
 
 #include "ral/driver.h"
 #include "ral/status.h"
@@ -40,7 +42,10 @@ class HostSemaphore final : public Semaphore {
 
   std::atomic<uint64_t> value_;
   std::atomic<bool> failed_{false};
-  std::atomic<int> sleepers_{0};
+  // The lowest value a sleeper waits for (max: none sleeps); its source, `targets_`, is guarded
+  // by mutex_.
+  std::atomic<uint64_t> next_wake_{UINT64_MAX};
+  std::multiset<uint64_t> targets_;
   mutable std::mutex mutex_;
   std::condition_variable cv_;
   Status failure_;  // guarded by mutex_; set once, before failed_

@@ -24,7 +24,27 @@
  *     from this API.
  *
  * Thread safety: every function may be called from any thread. A context may be run from many
- * threads at once; a module may be shared by contexts on different threads. */
+ * threads at once; a module may be shared by contexts on different threads.
+ *
+ * Asynchronous executions (ral_context_submit; include/ral/submission.h has the whole contract):
+ *
+ *   ral_semaphore* s; ral_semaphore_create(c, 0, &s);
+ *   ral_input in[2] = {{x, NULL, 0}, {y, NULL, 0}};
+ *   ral_semaphore_value done = {s, 1};
+ *   ral_submission* sub;
+ *   ral_context_submit(c, in, 2, NULL, 0, &done, 1, &sub);   // returns at once
+ *   ral_input next[1] = {{NULL, sub, 0}};                     // output 0 of `sub`, once ready
+ *   ral_context_submit(c2, next, 1, &done, 1, NULL, 0, &sub2);
+ *   ral_submission_outputs(sub2, out, 1);                     // waits; owned outputs
+ *   ral_submission_free(sub); ral_submission_free(sub2); ral_semaphore_free(s);
+ *
+ * A context runs its submissions one after another on a thread of its own, in submission order;
+ * each starts once its wait semaphores reached their values and the submissions it takes outputs
+ * from are done, and sets its signal semaphores when its outputs are ready. Its failure (or a
+ * failed wait) fails its signal semaphores with its error, so whoever waits at the end of a chain
+ * sees the first error. Input tensors are borrowed until the submission is done. Handles of
+ * semaphores and submissions may be freed at any time: the work goes on, and a context lives
+ * until its pending submissions are done. */
 #ifndef RAL_C_API_H_
 #define RAL_C_API_H_
 
@@ -37,9 +57,15 @@ extern "C" {
 #endif
 
 #define RAL_OK 0
+/* What a wait that timed out returns (ral::StatusCode::kDeadlineExceeded). */
+#define RAL_DEADLINE_EXCEEDED 3
+/* A timeout that never expires. */
+#define RAL_INFINITE_TIMEOUT UINT64_MAX
 
 typedef struct ral_module ral_module;
 typedef struct ral_context ral_context;
+typedef struct ral_semaphore ral_semaphore;
+typedef struct ral_submission ral_submission;
 
 int ral_module_load(const char* path, ral_module** out);
 int ral_module_load_bytes(const void* data, size_t size, ral_module** out);
@@ -78,6 +104,55 @@ void ral_context_free(ral_context* context);
  * num_inputs and num_outputs must equal the module's counts. */
 int ral_context_run(ral_context* context, DLManagedTensor* const* inputs, size_t num_inputs,
                     DLManagedTensor** outputs, size_t num_outputs);
+
+/* ---- Timeline semaphores: a 64-bit value that only grows. */
+
+/* A host timeline semaphore starting at `initial_value`; usable with any context. */
+int ral_semaphore_create(ral_context* context, uint64_t initial_value, ral_semaphore** out);
+/* Safe with NULL; submissions that use the semaphore keep it alive. */
+void ral_semaphore_free(ral_semaphore* semaphore);
+/* The current value; a failed semaphore returns its failure. */
+int ral_semaphore_query(ral_semaphore* semaphore, uint64_t* value);
+/* Sets the value (it must not decrease). */
+int ral_semaphore_signal(ral_semaphore* semaphore, uint64_t value);
+/* Until the value is >= `value` (RAL_OK), the semaphore fails (its failure), or `timeout_ns`
+ * passes (RAL_DEADLINE_EXCEEDED; RAL_INFINITE_TIMEOUT waits for ever). */
+int ral_semaphore_wait(ral_semaphore* semaphore, uint64_t value, uint64_t timeout_ns);
+/* Fails the semaphore: every current and later wait returns an ABORTED error with `message`. */
+int ral_semaphore_fail(ral_semaphore* semaphore, const char* message);
+
+/* ---- Asynchronous executions */
+
+typedef struct ral_semaphore_value {
+  ral_semaphore* semaphore;
+  uint64_t value;
+} ral_semaphore_value;
+
+/* One input of ral_context_submit: `tensor` (borrowed until the submission is done), or, with
+ * `tensor` NULL, output `output` of the earlier submission `from`. */
+typedef struct ral_input {
+  DLManagedTensor* tensor;
+  ral_submission* from;
+  size_t output;
+} ral_input;
+
+/* Queues one execution and returns at once with its handle in `*out`. Wrong counts and NULL
+ * tensors or semaphores are returned here and queue nothing; every other error arrives through
+ * ral_submission_wait / ral_submission_outputs and the signal semaphores. */
+int ral_context_submit(ral_context* context, const ral_input* inputs, size_t num_inputs,
+                       const ral_semaphore_value* waits, size_t num_waits,
+                       const ral_semaphore_value* signals, size_t num_signals,
+                       ral_submission** out);
+/* Until the submission is done: its status; RAL_DEADLINE_EXCEEDED when `timeout_ns` passes
+ * first (the execution goes on). */
+int ral_submission_wait(ral_submission* submission, uint64_t timeout_ns);
+/* Waits until done, then gives the caller a reference to each output (release each with its
+ * deleter, once); may be called again for more references. num_outputs must equal the
+ * module's count. On failure `outputs[i]` are set to NULL. */
+int ral_submission_outputs(ral_submission* submission, DLManagedTensor** outputs,
+                           size_t num_outputs);
+/* Safe with NULL and while the execution runs (it goes on). */
+void ral_submission_free(ral_submission* submission);
 
 /* The message of the last failure on this thread ("" if none). */
 const char* ral_last_error(void);

@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -34,10 +35,12 @@
 #include "ral/memref.h"
 #include "ral/module.h"
 #include "ral/status.h"
+#include "ral/submission.h"
 
 namespace ral::standalone {
 
 class StandaloneContext;
+class SubmissionQueue;
 
 // A borrowed view of a host buffer: `strides` in elements (null: dense row-major).
 struct TensorRef {
@@ -151,6 +154,21 @@ class StandaloneContext : public Context, public std::enable_shared_from_this<St
   // Binds inputs (borrowed; inputs.size() must match the module), runs, returns every output.
   StatusOr<std::vector<DLTensorPtr>> run(const std::vector<const DLTensor*>& inputs);
 
+  // Queues one execution and returns at once (ral/submission.h): it starts once every wait
+  // semaphore reached its value and the submissions it takes outputs from are done, and sets
+  // each signal semaphore to its value when its outputs are ready, or fails them with its error.
+  // Errors found here (input count, null tensors or semaphores) are returned and queue nothing;
+  // every other error (a wrong input, a failed wait, the execution's) arrives through the
+  // submission and its signal semaphores.
+  StatusOr<std::shared_ptr<Submission>> submit(std::vector<SubmitInput> inputs,
+                                               std::vector<SemaphoreValue> waits = {},
+                                               std::vector<SemaphoreValue> signals = {});
+  // A timeline semaphore for submit()'s waits and signals (a host semaphore of the CPU driver;
+  // any driver's semaphore works, since waits happen on the host).
+  StatusOr<std::shared_ptr<Semaphore>> createSemaphore(uint64_t initial_value = 0);
+
+  ~StandaloneContext() override;
+
  protected:
   std::unique_ptr<ExecutionContext> newExecutionContext() override;
 
@@ -164,6 +182,8 @@ class StandaloneContext : public Context, public std::enable_shared_from_this<St
   std::unique_ptr<DriverBufferAllocator> host_memory_;
   DeviceKind device_ = DeviceKind::kCpu;
   Driver* device_driver_ = nullptr;  // the device's driver; null for kCpu
+  std::mutex queue_mutex_;
+  std::shared_ptr<SubmissionQueue> queue_;  // started by the first submit()
 };
 
 }  // namespace ral::standalone

@@ -9,6 +9,7 @@
 
 #include "ral/module.h"
 #include "ral/standalone_context.h"
+#include "ral/submission.h"
 
 struct ral_module {
   std::shared_ptr<ral::Module> module;
@@ -16,6 +17,16 @@ struct ral_module {
 struct ral_context {
   std::shared_ptr<ral::standalone::StandaloneContext> context;
 };
+struct ral_semaphore {
+  std::shared_ptr<ral::Semaphore> semaphore;
+};
+struct ral_submission {
+  std::shared_ptr<ral::standalone::Submission> submission;
+  size_t num_outputs = 0;
+  std::string module_name;  // for errors
+};
+
+static_assert(RAL_DEADLINE_EXCEEDED == static_cast<int>(ral::StatusCode::kDeadlineExceeded));
 
 namespace {
 
@@ -35,6 +46,36 @@ int loaded(ral::StatusOr<std::shared_ptr<ral::Module>> m, ral_module** out) {
   if (handle == nullptr) return report(ral::outOfMemory("allocating a module handle"));
   *out = handle;
   return RAL_OK;
+}
+
+ral::Timeout timeoutOf(uint64_t ns) {
+  if (ns == RAL_INFINITE_TIMEOUT || ns > static_cast<uint64_t>(ral::kInfiniteTimeout.count()))
+    return ral::kInfiniteTimeout;
+  return ral::Timeout(static_cast<int64_t>(ns));
+}
+
+// A caller's reference to a shared output: its own DLManagedTensor over the same DLTensor, whose
+// deleter drops the reference.
+struct OutputRef {
+  DLManagedTensor managed;
+  ral::standalone::SharedTensor tensor;
+};
+
+void deleteOutputRef(DLManagedTensor* m) { delete static_cast<OutputRef*>(m->manager_ctx); }
+
+template <typename T>
+ral::StatusOr<std::vector<ral::standalone::SemaphoreValue>> semaphoreValues(const T* values,
+                                                                            size_t count,
+                                                                            const char* what) {
+  if (values == nullptr && count > 0) return ral::invalidArgument(what, " is NULL");
+  std::vector<ral::standalone::SemaphoreValue> out;
+  out.reserve(count);
+  for (size_t k = 0; k < count; ++k) {
+    if (values[k].semaphore == nullptr)
+      return ral::invalidArgument(what, "[", k, "].semaphore is NULL");
+    out.push_back({values[k].semaphore->semaphore, values[k].value});
+  }
+  return out;
 }
 
 }  // namespace
@@ -133,6 +174,118 @@ int ral_context_run(ral_context* context, DLManagedTensor* const* inputs, size_t
   }
   return RAL_OK;
 }
+
+int ral_semaphore_create(ral_context* context, uint64_t initial_value, ral_semaphore** out) {
+  if (out == nullptr) return nullArgument("out");
+  *out = nullptr;
+  if (context == nullptr) return nullArgument("context");
+  auto s = context->context->createSemaphore(initial_value);
+  if (!s.ok()) return report(s.status());
+  auto* handle = new (std::nothrow) ral_semaphore{std::move(*s)};
+  if (handle == nullptr) return report(ral::outOfMemory("allocating a semaphore handle"));
+  *out = handle;
+  return RAL_OK;
+}
+
+void ral_semaphore_free(ral_semaphore* semaphore) { delete semaphore; }
+
+int ral_semaphore_query(ral_semaphore* semaphore, uint64_t* value) {
+  if (semaphore == nullptr) return nullArgument("semaphore");
+  if (value == nullptr) return nullArgument("value");
+  auto v = semaphore->semaphore->query();
+  if (!v.ok()) return report(v.status());
+  *value = *v;
+  return RAL_OK;
+}
+
+int ral_semaphore_signal(ral_semaphore* semaphore, uint64_t value) {
+  if (semaphore == nullptr) return nullArgument("semaphore");
+  return report(semaphore->semaphore->signal(value));
+}
+
+int ral_semaphore_wait(ral_semaphore* semaphore, uint64_t value, uint64_t timeout_ns) {
+  if (semaphore == nullptr) return nullArgument("semaphore");
+  return report(semaphore->semaphore->wait(value, timeoutOf(timeout_ns)));
+}
+
+int ral_semaphore_fail(ral_semaphore* semaphore, const char* message) {
+  if (semaphore == nullptr) return nullArgument("semaphore");
+  semaphore->semaphore->fail(ral::aborted(message != nullptr ? message : "failed by the host"));
+  return RAL_OK;
+}
+
+int ral_context_submit(ral_context* context, const ral_input* inputs, size_t num_inputs,
+                       const ral_semaphore_value* waits, size_t num_waits,
+                       const ral_semaphore_value* signals, size_t num_signals,
+                       ral_submission** out) {
+  if (out == nullptr) return nullArgument("out");
+  *out = nullptr;
+  if (context == nullptr) return nullArgument("context");
+  if (inputs == nullptr && num_inputs > 0) return nullArgument("inputs");
+  std::vector<ral::standalone::SubmitInput> in;
+  in.reserve(num_inputs);
+  for (size_t i = 0; i < num_inputs; ++i) {
+    if (inputs[i].tensor != nullptr && inputs[i].from != nullptr)
+      return report(ral::invalidArgument("input ", i, " sets both `tensor` and `from`"));
+    if (inputs[i].tensor != nullptr)
+      in.emplace_back(&inputs[i].tensor->dl_tensor);
+    else if (inputs[i].from != nullptr)
+      in.emplace_back(inputs[i].from->submission, inputs[i].output);
+    else
+      return report(ral::invalidArgument("input ", i, " is NULL (neither `tensor` nor `from`)"));
+  }
+  auto w = semaphoreValues(waits, num_waits, "waits");
+  if (!w.ok()) return report(w.status());
+  auto sig = semaphoreValues(signals, num_signals, "signals");
+  if (!sig.ok()) return report(sig.status());
+  auto* handle = new (std::nothrow) ral_submission();
+  if (handle == nullptr) return report(ral::outOfMemory("allocating a submission handle"));
+  auto sub = context->context->submit(std::move(in), std::move(*w), std::move(*sig));
+  if (!sub.ok()) {
+    delete handle;
+    return report(sub.status());
+  }
+  handle->submission = std::move(*sub);
+  handle->num_outputs = context->context->module().outputs().size();
+  handle->module_name = context->context->module().name();
+  *out = handle;
+  return RAL_OK;
+}
+
+int ral_submission_wait(ral_submission* submission, uint64_t timeout_ns) {
+  if (submission == nullptr) return nullArgument("submission");
+  return report(submission->submission->wait(timeoutOf(timeout_ns)));
+}
+
+int ral_submission_outputs(ral_submission* submission, DLManagedTensor** outputs,
+                           size_t num_outputs) {
+  if (submission == nullptr) return nullArgument("submission");
+  if (outputs == nullptr && num_outputs > 0) return nullArgument("outputs");
+  for (size_t i = 0; i < num_outputs; ++i) outputs[i] = nullptr;
+  if (num_outputs != submission->num_outputs)
+    return report(ral::invalidArgument("module '", submission->module_name, "' returns ",
+                                       submission->num_outputs, " output(s), room was given for ",
+                                       num_outputs));
+  auto shared = submission->submission->outputs();
+  if (!shared.ok()) return report(shared.status());
+  std::vector<OutputRef*> refs(num_outputs, nullptr);
+  for (size_t i = 0; i < num_outputs; ++i) {
+    refs[i] = new (std::nothrow) OutputRef{{}, (*shared)[i]};
+    if (refs[i] == nullptr) {
+      for (OutputRef* r : refs) delete r;
+      return report(ral::outOfMemory("allocating output references"));
+    }
+  }
+  for (size_t i = 0; i < num_outputs; ++i) {
+    refs[i]->managed.dl_tensor = refs[i]->tensor->dl_tensor;
+    refs[i]->managed.manager_ctx = refs[i];
+    refs[i]->managed.deleter = &deleteOutputRef;
+    outputs[i] = &refs[i]->managed;
+  }
+  return RAL_OK;
+}
+
+void ral_submission_free(ral_submission* submission) { delete submission; }
 
 const char* ral_last_error(void) { return last_error.c_str(); }
 

@@ -55,6 +55,100 @@ static void good_run(ral_context* ctx, float base) {
   outputs[0]->deleter(outputs[0]);
 }
 
+/* Asynchronous executions of add_r1: a chain of three submissions linked by a semaphore and by
+ * outputs, held back until the host signals; a failing one in the middle fails the rest of its
+ * chain and the semaphore; timeouts; bad calls; handles freed with work in flight. */
+static void submissions(const char* dir) {
+  ral_module* module = NULL;
+  ral_context* ctx = NULL;
+  CHECK(ral_module_load(path(dir, "add_r1"), &module) == RAL_OK);
+  CHECK(ral_context_create(module, &ctx) == RAL_OK);
+  ral_module_free(module);
+  if (ctx == NULL) return;
+  ral_semaphore* s = NULL;
+  CHECK(ral_semaphore_create(ctx, 0, &s) == RAL_OK);
+  float a[3] = {1, 2, 3}, b[3] = {10, 20, 30};
+  int64_t shape[1] = {3};
+  DLManagedTensor ta = tensor(a, shape, 1), tb = tensor(b, shape, 1);
+
+  ral_input first_in[2] = {{&ta, NULL, 0}, {&tb, NULL, 0}};
+  ral_semaphore_value start = {s, 1}, v2 = {s, 2}, v3 = {s, 3}, v4 = {s, 4};
+  ral_submission *first = NULL, *second = NULL, *third = NULL;
+  CHECK(ral_context_submit(ctx, first_in, 2, &start, 1, &v2, 1, &first) == RAL_OK);
+  ral_input second_in[2] = {{NULL, first, 0}, {&tb, NULL, 0}};
+  CHECK(ral_context_submit(ctx, second_in, 2, &v2, 1, &v3, 1, &second) == RAL_OK);
+  ral_input third_in[2] = {{NULL, second, 0}, {NULL, first, 0}};
+  CHECK(ral_context_submit(ctx, third_in, 2, &v3, 1, &v4, 1, &third) == RAL_OK);
+  /* Held back by the first wait. */
+  CHECK(ral_submission_wait(third, 10 * 1000 * 1000) == RAL_DEADLINE_EXCEEDED);
+  uint64_t value = 99;
+  CHECK(ral_semaphore_query(s, &value) == RAL_OK && value == 0);
+  CHECK(ral_semaphore_signal(s, 1) == RAL_OK);
+  CHECK(ral_semaphore_wait(s, 4, RAL_INFINITE_TIMEOUT) == RAL_OK);
+  DLManagedTensor* out[1] = {NULL};
+  CHECK(ral_submission_outputs(third, out, 1) == RAL_OK);
+  if (out[0] != NULL) {
+    /* ((a + b) + b) + (a + b) */
+    const float* y = (const float*)out[0]->dl_tensor.data;
+    for (int i = 0; i < 3; ++i) CHECK(y[i] == 2 * a[i] + 3 * b[i]);
+    out[0]->deleter(out[0]);
+  }
+  CHECK(ral_submission_outputs(third, out, 2) == 2 /* INVALID_ARGUMENT */);
+  CHECK(strstr(ral_last_error(), "room was given for 2") != NULL);
+  ral_submission_free(first);
+  ral_submission_free(second);
+  ral_submission_free(third);
+
+  /* The middle one gets a rank-2 input: its error reaches the end of the chain. */
+  int64_t shape2[2] = {1, 3};
+  DLManagedTensor bad = tensor(a, shape2, 2);
+  ral_input bad_in[2] = {{&bad, NULL, 0}, {&tb, NULL, 0}};
+  ral_semaphore_value v5 = {s, 5}, v6 = {s, 6};
+  CHECK(ral_context_submit(ctx, first_in, 2, NULL, 0, &v5, 1, &first) == RAL_OK);
+  CHECK(ral_context_submit(ctx, bad_in, 2, &v5, 1, &v6, 1, &second) == RAL_OK);
+  ral_input after_in[2] = {{NULL, second, 0}, {&tb, NULL, 0}};
+  CHECK(ral_context_submit(ctx, after_in, 2, &v6, 1, NULL, 0, &third) == RAL_OK);
+  CHECK(ral_submission_wait(third, RAL_INFINITE_TIMEOUT) == 2 /* INVALID_ARGUMENT */);
+  CHECK(strstr(ral_last_error(), "expected rank 1") != NULL);
+  CHECK(ral_semaphore_wait(s, 6, RAL_INFINITE_TIMEOUT) == 2);
+  CHECK(ral_submission_outputs(third, out, 1) == 2 && out[0] == NULL);
+  CHECK(ral_submission_wait(first, 0) == RAL_OK);
+  ral_submission_free(first);
+  ral_submission_free(second);
+  ral_submission_free(third);
+
+  /* Bad calls queue nothing. */
+  ral_submission* none = NULL;
+  CHECK(ral_context_submit(ctx, first_in, 1, NULL, 0, NULL, 0, &none) == 2);
+  CHECK(strstr(ral_last_error(), "takes 2 input(s), got 1") != NULL && none == NULL);
+  ral_input neither[2] = {{NULL, NULL, 0}, {&tb, NULL, 0}};
+  CHECK(ral_context_submit(ctx, neither, 2, NULL, 0, NULL, 0, &none) == 2);
+  CHECK(strstr(ral_last_error(), "input 0 is NULL") != NULL);
+  ral_semaphore_value null_sem = {NULL, 1};
+  CHECK(ral_context_submit(ctx, first_in, 2, &null_sem, 1, NULL, 0, &none) == 2);
+  CHECK(strstr(ral_last_error(), "waits[0].semaphore is NULL") != NULL);
+  CHECK(ral_context_submit(NULL, first_in, 2, NULL, 0, NULL, 0, &none) != RAL_OK);
+  CHECK(ral_semaphore_create(ctx, 0, NULL) != RAL_OK);
+  CHECK(ral_semaphore_wait(NULL, 1, 0) != RAL_OK);
+
+  /* Handles freed with a submission waiting: it runs when the semaphore is signalled. */
+  ral_semaphore* gate = NULL;
+  CHECK(ral_semaphore_create(ctx, 0, &gate) == RAL_OK);
+  /* (`s` failed with the chain above: a failed semaphore stays failed.) */
+  ral_semaphore_value open = {gate, 1}, ran = {gate, 2};
+  CHECK(ral_context_submit(ctx, first_in, 2, &open, 1, &ran, 1, &first) == RAL_OK);
+  ral_submission_free(first);
+  ral_context_free(ctx);
+  CHECK(ral_semaphore_signal(gate, 1) == RAL_OK);
+  CHECK(ral_semaphore_wait(gate, 2, RAL_INFINITE_TIMEOUT) == RAL_OK);
+  /* A failed semaphore reports its failure. */
+  CHECK(ral_semaphore_fail(gate, "given up") == RAL_OK);
+  CHECK(ral_semaphore_wait(gate, 3, 0) == 13 /* ABORTED */);
+  CHECK(strstr(ral_last_error(), "given up") != NULL);
+  ral_semaphore_free(gate);
+  ral_semaphore_free(s);
+}
+
 int main(int argc, char** argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: c_api_test <module dir>\n");
@@ -179,6 +273,8 @@ int main(int argc, char** argv) {
   CHECK(ral_context_create_with_options(module, &options, &ctx) == RAL_OK);
   ral_context_free(ctx);
   ral_module_free(module);
+
+  submissions(dir);
 
   if (failures == 0) printf("c_api_test: ok\n");
   return failures == 0 ? 0 : 1;

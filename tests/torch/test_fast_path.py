@@ -1,11 +1,11 @@
 """The eager fast path (RalModule.__call__ -> ral_torch._fast.run): the same results and errors as
 the TorchScript method, hooks and keyword arguments still honoured through nn.Module.__call__."""
 
-import threading
 
 import pytest
 import torch
 
+from conftest import assert_same, run_threads
 from ral_torch import _module
 
 fast = pytest.importorskip("ral_torch._fast")
@@ -15,18 +15,6 @@ def script_path(m, *inputs):
     """The result of the TorchScript custom-class method, shaped as the module returns it."""
     out = m.module.forward(list(inputs))
     return out[0] if len(out) == 1 else tuple(out)
-
-
-def assert_same(got, expected):
-    if isinstance(expected, tuple):
-        assert isinstance(got, tuple) and len(got) == len(expected)
-        for g, e in zip(got, expected):
-            assert_same(g, e)
-    else:
-        assert isinstance(got, torch.Tensor)
-        assert got.dtype == expected.dtype and got.shape == expected.shape
-        assert got.stride() == expected.stride()
-        assert torch.equal(got, expected)
 
 
 class CountingRunner:
@@ -295,10 +283,6 @@ def test_four_threads_thousand_calls_through_the_fast_path(load, monkeypatch):
         except Exception as e:  # reported below, with the thread
             errors.append("thread {}: {!r}".format(t, e))
 
-    threads = [threading.Thread(target=worker, args=(t,)) for t in range(4)]
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join()
+    run_threads(worker)
     assert not errors, errors
     assert counter.calls == 4000

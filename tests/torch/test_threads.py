@@ -1,8 +1,8 @@
 """Several Python threads calling one loaded module at the same time get correct results."""
 
-import threading
-
 import torch
+
+from conftest import run_threads
 
 
 def test_four_threads_thousand_calls_each(load):
@@ -26,11 +26,7 @@ def test_four_threads_thousand_calls_each(load):
         except Exception as e:  # reported below, with the thread
             errors.append("thread {}: {!r}".format(t, e))
 
-    threads = [threading.Thread(target=worker, args=(t,)) for t in range(4)]
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join()
+    run_threads(worker)
     assert not errors, errors
     assert counts == [1000] * 4
 
@@ -50,9 +46,5 @@ def test_threads_with_errors_in_between(load):
                 if v >= 0 or "negative" not in str(e):
                     errors.append("thread {}: {} raised {}".format(t, v, e))
 
-    threads = [threading.Thread(target=worker, args=(t,)) for t in range(4)]
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join()
+    run_threads(worker)
     assert not errors, errors[:5]

@@ -3,6 +3,7 @@
     import ral_torch
     m = ral_torch.load("model.ralm")      # a torch.nn.Module
     y = m(x)                              # one tensor, or a tuple for several outputs
+    fut = m.submit(x)                     # a torch.futures.Future of m(x), run on m's thread
     scripted = torch.jit.script(m)        # also as a submodule of a scripted model
 
     c = ral_torch.compile(model, (x,))    # a PyTorch nn.Module compiled by RAL (via ONNX)

@@ -15,6 +15,9 @@ Proxies: FX patches nn.Module.__call__ to see leaf modules). TorchScript compile
 __call__, so scripted models are unaffected. Without the extension every call uses the TorchScript
 method.
 
+RalModule.submit(*inputs) queues such a call on a worker thread of the module's own and returns a
+torch.futures.Future of its result (see _submit.py); it is Python-only, like strict_zero_copy.
+
 Modules with the same name and forward() share one generated class (classes and their linecache
 entries would otherwise accumulate with every load); a class and its linecache entry go away with
 its last module.
@@ -36,6 +39,7 @@ try:
     from . import _fast
 except ImportError:  # built without Python's headers: the TorchScript method serves every call
     _fast = None
+from . import _submit
 
 _counter = itertools.count(1)
 # (class name, forward source) -> the generated class, while a module of it lives.
@@ -81,8 +85,9 @@ class RalModule(torch.nn.Module):
     refused.
     """
 
-    # Python-only: TorchScript does not compile it (scripted code calls forward()).
+    # Python-only: TorchScript does not compile them (scripted code calls forward()).
     __jit_unused_properties__ = ["strict_zero_copy"]
+    __jit_ignored_attributes__ = ["_submitter"]
 
     def __init__(self, module):
         super().__init__()
@@ -156,6 +161,31 @@ class RalModule(torch.nn.Module):
         except TypeError:
             # Not all tensors: torch.fx's Proxies, or a mistake that forward() reports.
             return _module_call(self, *args)
+
+    @torch.jit.unused
+    def submit(self, *inputs) -> torch.futures.Future:
+        """Runs `self(*inputs)` on this module's worker thread; returns a torch.futures.Future
+        whose value is what the call returns (one tensor, or a tuple for several outputs).
+
+        A module's submissions run one at a time in submission order, so their futures complete
+        in that order; other modules' submissions, and Python, run meanwhile: the RAL execution
+        releases the GIL. The worker thread is started by the first submit and ends after the
+        module is collected, once the calls still pending have run (they keep it alive until
+        then). Errors do not escape submit(): fut.wait() and fut.value() raise the exception a
+        direct call would raise (hooks included), and the next submission runs normally. Only
+        under torch.jit.trace does submit() itself raise: a trace cannot record it.
+
+        The call runs in the submitting thread's grad and inference mode and, for CUDA inputs,
+        on its current CUDA stream of each input's device (the outputs are ordered on that
+        stream, as a direct call's are). Callbacks added with fut.then() or add_done_callback()
+        run on the worker thread (or in the adding thread once the future is done), and wait()
+        may return before they have run; they must not wait for a later submission of this
+        module.
+
+        The inputs are referenced until the future completes; do not modify them (or their
+        storage, through other views) until then.
+        """
+        return _submit.submit(self, inputs)
 
     def input_signature(self) -> List[str]:
         return self.module.input_signature()

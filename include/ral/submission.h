@@ -1,0 +1,96 @@
+// Asynchronous executions of a StandaloneContext (StandaloneContext::submit).
+//
+//   auto a = ctx_a->submit({&x}, /*waits=*/{}, /*signals=*/{{sem, 1}});  // returns at once
+//   auto b = ctx_b->submit({SubmitInput(*a, 0)}, {{sem, 1}}, {{sem, 2}});  // a's output 0
+//   sem->wait(2);                                   // or (*b)->wait()
+//   auto outputs = (*b)->outputs();                 // StatusOr<vector<SharedTensor>>
+//
+// A submission waits for its wait semaphores to reach their values and for the submissions whose
+// outputs it takes, then runs the module's entry once, then sets each signal semaphore to its
+// value, once its outputs are ready. A failure (of a wait semaphore, of an earlier submission it
+// takes outputs from, of its own execution) fails every signal semaphore and the submission with
+// that status, so the first error of a chain reaches whoever waits at its end; nothing is thrown
+// and nothing blocks the submitting thread.
+//
+// Where the work runs: each context has one submission queue, a thread of its own that runs the
+// context's submissions one after another in submission order, like work on one device queue
+// (submissions from many threads are serialized there; run() from several threads executes
+// concurrently). Waits are host waits on that thread, on every device: a module compiled for a
+// GPU still takes and returns host tensors, and its execution ends with the device finished, so
+// its submission's queue thread waits for the device before it signals. A submission that waits
+// for a semaphore only a later submission of the same context signals never starts (as with one
+// device stream); one whose semaphore is never signaled stays pending, and keeps its context alive,
+// until the semaphore is signaled or failed.
+//
+// Lifetimes: tensors given as inputs are borrowed until the submission is done (their data and
+// their shape and strides arrays); the context lives until its pending submissions are done, so a
+// context handle may be dropped with submissions in flight. Outputs are shared: outputs() may be
+// called any number of times, from any thread, and the tensors outlive the submission and the
+// context. Every member is thread-safe.
+#ifndef RAL_SUBMISSION_H_
+#define RAL_SUBMISSION_H_
+
+#include <dlpack/dlpack.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "ral/driver.h"
+#include "ral/status.h"
+
+namespace ral::standalone {
+
+// A point on a timeline semaphore: reached once the semaphore's value is >= value.
+struct SemaphoreValue {
+  std::shared_ptr<Semaphore> semaphore;
+  uint64_t value = 0;
+};
+
+// An output tensor shared by whoever holds it (its memory is released with the last holder).
+using SharedTensor = std::shared_ptr<DLManagedTensor>;
+
+class Submission;
+
+// An input of submit(): a tensor the caller owns, or output `index` of an earlier submission
+// (used once that one finished; its failure fails this submission).
+struct SubmitInput {
+  SubmitInput(const DLTensor* t) : tensor(t) {}   // NOLINT(google-explicit-constructor)
+  SubmitInput(const DLTensor& t) : tensor(&t) {}  // NOLINT(google-explicit-constructor)
+  SubmitInput(std::shared_ptr<Submission> submission, size_t output)
+      : from(std::move(submission)), index(output) {}
+
+  const DLTensor* tensor = nullptr;
+  std::shared_ptr<Submission> from;
+  size_t index = 0;
+};
+
+// One submitted execution: its completion, status and outputs.
+class Submission {
+ public:
+  // Blocks until the execution is done and returns its status, or returns DeadlineExceeded when
+  // `timeout` passes first (the execution goes on).
+  Status wait(Timeout timeout = kInfiniteTimeout) const;
+  // Whether it is done (without waiting).
+  bool done() const;
+  // Waits until done; the outputs, in the module's order, or the execution's error.
+  StatusOr<std::vector<SharedTensor>> outputs() const;
+
+ private:
+  friend class SubmissionQueue;
+  void publish(std::vector<SharedTensor> outputs);  // before the signals
+  void finish(Status status);
+
+  mutable std::mutex mutex_;
+  mutable std::condition_variable done_cv_;
+  std::atomic<bool> done_{false};  // set under mutex_, read without it
+  Status status_;
+  std::vector<SharedTensor> outputs_;
+};
+
+}  // namespace ral::standalone
+
+#endif  // RAL_SUBMISSION_H_

@@ -1,0 +1,367 @@
+// Asynchronous executions (StandaloneContext::submit, ral/submission.h): chains of modules linked
+// by semaphores and by outputs of earlier submissions, on the CPU and on Vulkan; a failure in the
+// middle of a chain reaching every later waiter, then a correct chain; timeouts; contexts dropped
+// with submissions in flight; many threads submitting to one context.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "ral/standalone_context.h"
+#include "ral/submission.h"
+#include "ral/trace.h"
+
+namespace ral::standalone {
+namespace {
+
+using namespace std::chrono_literals;
+
+std::string modulePath(const std::string& name) {
+  return std::string(RAL_TEST_MODULE_DIR) + "/" + name + ".ralm";
+}
+
+std::shared_ptr<StandaloneContext> load(const std::string& name) {
+  auto ctx = StandaloneContext::load(modulePath(name));
+  EXPECT_TRUE(ctx.ok()) << name << ": " << ctx.status();
+  return ctx.ok() ? *ctx : nullptr;
+}
+
+bool contains(std::string_view haystack, std::string_view needle) {
+  return haystack.find(needle) != std::string_view::npos;
+}
+
+// An i64 scalar for the `error` module (x -> x + 1; fails for x < 0).
+struct Scalar {
+  int64_t value;
+  DLTensor dl{};
+  explicit Scalar(int64_t v) : value(v) {
+    dl.data = &value;
+    dl.device = {kDLCPU, 0};
+    dl.ndim = 0;
+    dl.dtype = {kDLInt, 64, 1};
+  }
+};
+
+int64_t scalarOf(const SharedTensor& t) { return *static_cast<const int64_t*>(t->dl_tensor.data); }
+
+std::shared_ptr<Semaphore> semaphore(StandaloneContext& ctx, uint64_t initial = 0) {
+  auto s = ctx.createSemaphore(initial);
+  EXPECT_TRUE(s.ok()) << s.status();
+  return s.ok() ? *s : nullptr;
+}
+
+TEST(SubmitTest, OneSubmissionReturnsItsOutputsAndSignals) {
+  auto ctx = load("error");
+  ASSERT_NE(ctx, nullptr);
+  auto done = semaphore(*ctx);
+  Scalar x(41);
+  auto sub = ctx->submit({&x.dl}, {}, {{done, 7}});
+  ASSERT_TRUE(sub.ok()) << sub.status();
+  ASSERT_TRUE(done->wait(7).ok());
+  auto outs = (*sub)->outputs();
+  ASSERT_TRUE(outs.ok()) << outs.status();
+  ASSERT_EQ(outs->size(), 1u);
+  EXPECT_EQ(scalarOf((*outs)[0]), 42);
+  EXPECT_TRUE((*sub)->done());
+  // Outputs are shared: asked again, the same tensor.
+  auto again = (*sub)->outputs();
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ((*again)[0].get(), (*outs)[0].get());
+}
+
+// Three executions of two contexts, each waiting for the one before through a semaphore and
+// taking its output: nothing runs until the host releases the first wait, and the last output is
+// x + 3.
+TEST(SubmitTest, ChainsOfThreeLinkedBySemaphoresAndOutputs) {
+  auto a = load("error");
+  auto b = load("error");
+  ASSERT_TRUE(a && b);
+  auto start = semaphore(*a);
+  auto chain = semaphore(*a);
+  for (int64_t round = 0; round < 3; ++round) {
+    const uint64_t base = 10 * static_cast<uint64_t>(round);
+    Scalar x(100 * round);
+    const uint64_t before = *chain->query();
+    auto first = a->submit({&x.dl}, {{start, base + 1}}, {{chain, base + 1}});
+    ASSERT_TRUE(first.ok()) << first.status();
+    auto second = b->submit({SubmitInput(*first, 0)}, {{chain, base + 1}}, {{chain, base + 2}});
+    ASSERT_TRUE(second.ok()) << second.status();
+    auto third = a->submit({SubmitInput(*second, 0)}, {{chain, base + 2}}, {{chain, base + 3}});
+    ASSERT_TRUE(third.ok()) << third.status();
+    // Nothing has run: the first waits for `start`.
+    std::this_thread::sleep_for(5ms);
+    EXPECT_EQ(*chain->query(), before);
+    EXPECT_FALSE((*third)->done());
+    ASSERT_TRUE(start->signal(base + 1).ok());
+    ASSERT_TRUE(chain->wait(base + 3, 10s).ok());
+    auto outs = (*third)->outputs();
+    ASSERT_TRUE(outs.ok()) << outs.status();
+    EXPECT_EQ(scalarOf((*outs)[0]), 100 * round + 3);
+  }
+}
+
+// The middle execution fails: its signal semaphore fails with its error, the execution after it
+// (which waits for that semaphore and takes its output) fails with the same message, and so does
+// a host waiting at the end. A new chain on the same contexts is correct.
+TEST(SubmitTest, AFailureInTheMiddleReachesEveryLaterWaiter) {
+  auto ctx = load("error");
+  ASSERT_NE(ctx, nullptr);
+  auto s = semaphore(*ctx);
+  Scalar ok(1), bad(-5);
+  auto first = ctx->submit({&ok.dl}, {}, {{s, 1}});
+  auto middle = ctx->submit({&bad.dl}, {{s, 1}}, {{s, 2}});
+  auto last = ctx->submit({SubmitInput(*middle, 0)}, {{s, 2}}, {{s, 3}});
+  ASSERT_TRUE(first.ok() && middle.ok() && last.ok());
+  Status end = s->wait(3, 10s);
+  ASSERT_FALSE(end.ok());
+  EXPECT_TRUE(contains(end.message(), "error module: the input is negative")) << end;
+  EXPECT_TRUE((*first)->wait().ok());
+  Status m = (*middle)->wait();
+  EXPECT_TRUE(contains(m.message(), "the input is negative")) << m;
+  EXPECT_TRUE(contains(m.message(), "module 'error'")) << m;
+  Status l = (*last)->wait();
+  ASSERT_FALSE(l.ok());
+  EXPECT_TRUE(contains(l.message(), "the input is negative")) << l;
+  EXPECT_FALSE((*last)->outputs().ok());
+
+  auto fresh = semaphore(*ctx);
+  Scalar x(5);
+  auto again = ctx->submit({&x.dl}, {}, {{fresh, 1}});
+  auto next = ctx->submit({SubmitInput(*again, 0)}, {{fresh, 1}}, {{fresh, 2}});
+  ASSERT_TRUE(again.ok() && next.ok());
+  auto outs = (*next)->outputs();
+  ASSERT_TRUE(outs.ok()) << outs.status();
+  EXPECT_EQ(scalarOf((*outs)[0]), 7);
+}
+
+// Errors about the call itself come back from submit() and queue nothing; errors about inputs
+// come through the submission, and the next one works.
+TEST(SubmitTest, BadSubmissionsAreErrors) {
+  auto ctx = load("error");
+  ASSERT_NE(ctx, nullptr);
+  Scalar x(1);
+  auto none = ctx->submit({});
+  ASSERT_FALSE(none.ok());
+  EXPECT_TRUE(contains(none.status().message(), "takes 1 input(s), got 0")) << none.status();
+  auto null_input = ctx->submit({static_cast<const DLTensor*>(nullptr)});
+  EXPECT_FALSE(null_input.ok());
+  auto null_wait = ctx->submit({&x.dl}, {{nullptr, 1}});
+  ASSERT_FALSE(null_wait.ok());
+  EXPECT_TRUE(contains(null_wait.status().message(), "wait semaphore 0 is null"));
+  auto null_signal = ctx->submit({&x.dl}, {}, {{nullptr, 1}});
+  EXPECT_FALSE(null_signal.ok());
+
+  float f = 1;
+  DLTensor wrong{};
+  wrong.data = &f;
+  wrong.device = {kDLCPU, 0};
+  wrong.dtype = {kDLFloat, 32, 1};
+  auto s = semaphore(*ctx);
+  auto bad = ctx->submit({&wrong}, {}, {{s, 1}});
+  ASSERT_TRUE(bad.ok()) << bad.status();
+  Status st = (*bad)->wait();
+  EXPECT_FALSE(st.ok());
+  EXPECT_FALSE(s->wait(1).ok());  // its signal failed with it
+
+  // An output index the earlier submission does not have.
+  auto good = ctx->submit({&x.dl});
+  ASSERT_TRUE(good.ok());
+  auto out_of_range = ctx->submit({SubmitInput(*good, 3)});
+  ASSERT_TRUE(out_of_range.ok());
+  Status oor = (*out_of_range)->wait();
+  EXPECT_TRUE(contains(oor.message(), "output 3 of a submission that has 1 output(s)")) << oor;
+
+  auto fine = ctx->submit({&x.dl});
+  ASSERT_TRUE(fine.ok());
+  auto outs = (*fine)->outputs();
+  ASSERT_TRUE(outs.ok()) << outs.status();
+  EXPECT_EQ(scalarOf((*outs)[0]), 2);
+}
+
+TEST(SubmitTest, WaitsTimeOutAndAFailedWaitFailsTheSubmission) {
+  auto ctx = load("error");
+  ASSERT_NE(ctx, nullptr);
+  auto gate = semaphore(*ctx);
+  Scalar x(1);
+  auto sub = ctx->submit({&x.dl}, {{gate, 1}});
+  ASSERT_TRUE(sub.ok());
+  Status early = (*sub)->wait(20ms);
+  EXPECT_EQ(early.code(), StatusCode::kDeadlineExceeded) << early;
+  EXPECT_FALSE((*sub)->done());
+  gate->fail(aborted("upstream gave up"));
+  Status failed = (*sub)->wait(10s);
+  EXPECT_EQ(failed.code(), StatusCode::kAborted) << failed;
+  EXPECT_TRUE(contains(failed.message(), "upstream gave up")) << failed;
+  EXPECT_TRUE(contains(failed.message(), "wait semaphore 0")) << failed;
+  // The queue goes on.
+  auto next = ctx->submit({&x.dl});
+  ASSERT_TRUE(next.ok());
+  EXPECT_TRUE((*next)->wait(10s).ok());
+}
+
+// Dropping the context (and the submission handles) with submissions waiting: they run once the
+// gate opens, their outputs stay valid, and nothing leaks or races (ASan, TSan).
+TEST(SubmitTest, ContextsDroppedWithSubmissionsInFlight) {
+  auto gate = std::shared_ptr<Semaphore>();
+  std::shared_ptr<Submission> last;
+  {
+    auto ctx = load("error");
+    ASSERT_NE(ctx, nullptr);
+    gate = semaphore(*ctx);
+    std::vector<std::unique_ptr<Scalar>> inputs;
+    for (int i = 0; i < 8; ++i) {
+      inputs.push_back(std::make_unique<Scalar>(i));
+      auto sub = ctx->submit({&inputs.back()->dl}, {{gate, 1}});
+      ASSERT_TRUE(sub.ok());
+      last = *sub;
+    }
+    // The inputs must outlive the submissions: released after the gate below.
+    ASSERT_TRUE(gate->signal(1).ok());
+    ASSERT_TRUE(last->wait(10s).ok());
+  }
+  auto outs = last->outputs();
+  ASSERT_TRUE(outs.ok());
+  EXPECT_EQ(scalarOf((*outs)[0]), 8);
+
+  // Dropped before the gate opens: the context lives until its queue is done.
+  auto gate2 = std::shared_ptr<Semaphore>();
+  Scalar x(9);
+  {
+    auto ctx = load("error");
+    ASSERT_NE(ctx, nullptr);
+    gate2 = semaphore(*ctx);
+    auto sub = ctx->submit({&x.dl}, {{gate2, 1}});
+    ASSERT_TRUE(sub.ok());
+    last = *sub;
+  }
+  ASSERT_TRUE(gate2->signal(1).ok());
+  auto late = last->outputs();
+  ASSERT_TRUE(late.ok()) << late.status();
+  EXPECT_EQ(scalarOf((*late)[0]), 10);
+  last.reset();
+}
+
+TEST(SubmitTest, ManyThreadsSubmitToOneContext) {
+  auto ctx = load("error");
+  ASSERT_NE(ctx, nullptr);
+  constexpr int kThreads = 4, kEach = 50;
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      std::vector<std::unique_ptr<Scalar>> inputs;
+      std::vector<std::shared_ptr<Submission>> subs;
+      for (int i = 0; i < kEach; ++i) {
+        inputs.push_back(std::make_unique<Scalar>(t * 1000 + i));
+        auto sub = ctx->submit({&inputs.back()->dl});
+        if (!sub.ok()) {
+          ++wrong;
+          continue;
+        }
+        // Every other one chains on the one before it.
+        if (i % 2 == 1) {
+          auto chained = ctx->submit({SubmitInput(subs.back(), 0)});
+          if (!chained.ok()) ++wrong;
+          auto outs = (*chained)->outputs();
+          if (!outs.ok() || scalarOf((*outs)[0]) != t * 1000 + i + 1) ++wrong;
+        }
+        subs.push_back(*sub);
+      }
+      for (int i = 0; i < kEach; ++i) {
+        auto outs = subs[i]->outputs();
+        if (!outs.ok() || scalarOf((*outs)[0]) != t * 1000 + i + 1) ++wrong;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(wrong.load(), 0);
+}
+
+// Softmax compiled for the CPU and for Vulkan: three applications chained by semaphores and
+// outputs, against a double reference.
+void expectSoftmaxChain(const std::string& module) {
+  auto ctx = load(module);
+  ASSERT_NE(ctx, nullptr);
+  const int64_t rows = 5, cols = 9;
+  std::vector<float> x(rows * cols);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.37f * static_cast<float>(i)) * 3;
+  const int64_t shape[] = {rows, cols};
+  DLTensor in{};
+  in.data = x.data();
+  in.device = {kDLCPU, 0};
+  in.ndim = 2;
+  in.dtype = {kDLFloat, 32, 1};
+  in.shape = const_cast<int64_t*>(shape);
+  auto s = semaphore(*ctx);
+  auto first = ctx->submit({&in}, {}, {{s, 1}});
+  ASSERT_TRUE(first.ok()) << first.status();
+  auto second = ctx->submit({SubmitInput(*first, 0)}, {{s, 1}}, {{s, 2}});
+  ASSERT_TRUE(second.ok());
+  auto third = ctx->submit({SubmitInput(*second, 0)}, {{s, 2}}, {{s, 3}});
+  ASSERT_TRUE(third.ok());
+  ASSERT_TRUE(s->wait(3, 30s).ok());
+  auto outs = (*third)->outputs();
+  ASSERT_TRUE(outs.ok()) << outs.status();
+  const float* y = static_cast<const float*>((*outs)[0]->dl_tensor.data);
+  std::vector<double> ref(x.begin(), x.end());
+  for (int step = 0; step < 3; ++step) {
+    for (int64_t r = 0; r < rows; ++r) {
+      double m = -INFINITY, sum = 0;
+      for (int64_t c = 0; c < cols; ++c) m = std::max(m, ref[r * cols + c]);
+      for (int64_t c = 0; c < cols; ++c) sum += std::exp(ref[r * cols + c] - m);
+      for (int64_t c = 0; c < cols; ++c) ref[r * cols + c] = std::exp(ref[r * cols + c] - m) / sum;
+    }
+  }
+  for (size_t i = 0; i < ref.size(); ++i) ASSERT_NEAR(y[i], ref[i], 1e-6) << module << " " << i;
+}
+
+size_t count(const std::string& haystack, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = haystack.find(needle); at != std::string::npos;
+       at = haystack.find(needle, at + 1))
+    ++n;
+  return n;
+}
+
+// A trace of a chain of three: a `submission` span per submission, each holding its execution.
+TEST(SubmitTest, TracesShowEachSubmissionAndItsExecution) {
+  auto ctx = load("error");
+  ASSERT_NE(ctx, nullptr);
+  const std::string path = ::testing::TempDir() + "ral_submit_trace.json";
+  ASSERT_TRUE(trace::start(path).ok());
+  auto s = semaphore(*ctx);
+  Scalar x(1);
+  auto a = ctx->submit({&x.dl}, {}, {{s, 1}});
+  auto b = ctx->submit({SubmitInput(*a, 0)}, {{s, 1}}, {{s, 2}});
+  auto c = ctx->submit({SubmitInput(*b, 0)}, {{s, 2}}, {{s, 3}});
+  ASSERT_TRUE(c.ok());
+  ASSERT_TRUE((*c)->wait(10s).ok());
+  ASSERT_TRUE(trace::stop().ok());
+  std::ifstream in(path);
+  const std::string json((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(count(json, R"("cat": "submission")"), 3u) << json;
+  EXPECT_EQ(count(json, R"("cat": "execution")"), 3u) << json;
+  EXPECT_NE(json.find(R"("module": "error", "waits": 1, "signals": 1)"), std::string::npos) << json;
+}
+
+TEST(SubmitTest, CompiledSoftmaxChainOnTheCpu) {
+  if (!std::ifstream(modulePath("compiled_softmax")).good())
+    GTEST_SKIP() << "built without the MLIR compiler";
+  expectSoftmaxChain("compiled_softmax");
+}
+
+TEST(SubmitTest, CompiledSoftmaxChainOnVulkan) {
+  if (!std::ifstream(modulePath("compiled_softmax_vulkan")).good())
+    GTEST_SKIP() << "built without the MLIR compiler";
+  if (!Context().driver(DeviceKind::kVulkan).ok()) GTEST_SKIP() << "no Vulkan device";
+  expectSoftmaxChain("compiled_softmax_vulkan");
+}
+
+}  // namespace
+}  // namespace ral::standalone
