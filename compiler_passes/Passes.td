@@ -268,6 +268,22 @@ def SerializeGpuKernelsPass : Pass<"disc-ral-serialize-gpu-kernels", "::mlir::Mo
   }];
 }
 
+def PlaceInputsOutputsPass : Pass<"disc-ral-place-inputs-outputs", "::mlir::ModuleOp"> {
+  let summary = "Receive each input right before its first use, send each output once final";
+  let description = [{
+    Partial execution: in the entry's first block, each `disc_ral.recv_input` (with the pure
+    ops and layout checks that only need it) moves down to right before the first op that uses
+    the input, and each `disc_ral.send_output` moves up to right after the last op that may write
+    the output's buffer, so a host can run part of the module before all its inputs are ready
+    and hand out an output before the others are computed. An output is moved only when its
+    buffer is allocated in that block (`memref.alloc`, `disc_ral.alloc`), where every access
+    goes through SSA uses of the allocation and of values derived from them; any other output
+    (a view of an input, a constant, a call's result) is sent where it was. Runs late, after
+    fusion and outlining, so it never keeps loops apart.
+  }];
+  let dependentDialects = ["::mlir::disc_ral::DiscRalDialect"];
+}
+
 def ExpandArithPass : Pass<"disc-ral-expand-arith", "::mlir::ModuleOp"> {
   let summary = "Arith ops LLVM cannot lower become basic arithmetic";
   let description = [{

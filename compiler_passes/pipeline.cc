@@ -96,6 +96,7 @@ void buildCompilePipeline(OpPassManager& pm, const PipelineOptions& options) {
     }
   }
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addPass(createPlaceInputsOutputsPass());
   // Views (subview, expand/collapse_shape, ...) become explicit offset and stride arithmetic.
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());

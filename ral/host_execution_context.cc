@@ -61,6 +61,11 @@ void HostExecutionContext::unbind(size_t index) {
   if (b.copied) dropInputCopy(index);
   b.bound = false;
   b.copied = false;
+  b.deferred = false;
+}
+
+Status HostExecutionContext::bindDeferredInput(size_t index) {
+  return failedPrecondition("input ", index, " was deferred but this host binds no input later");
 }
 
 Status HostExecutionContext::bindInput(size_t index, const HostTensor& t) {
@@ -137,7 +142,7 @@ Status HostExecutionContext::bindInput(size_t index, const HostTensor& t) {
 Status HostExecutionContext::execute() {
   if (ran_) return failedPrecondition("this execution already ran; start a new one");
   for (size_t i = 0; i < inputs_.size(); ++i)
-    if (!inputs_[i].bound)
+    if (!inputs_[i].bound && !inputs_[i].deferred)
       return invalidArgument("input ", i, " (", module_.inputs()[i].typeString(),
                              ") is not bound; module '", module_.name(), "' takes ", inputs_.size(),
                              " input(s)");
@@ -181,6 +186,13 @@ const HostExecutionContext::Binding* HostExecutionContext::checkInput(int64_t in
     return nullptr;
   }
   const Binding& b = inputs_[index];
+  if (!b.bound && b.deferred) {
+    Status bound = bindDeferredInput(static_cast<size_t>(index));
+    if (!bound.ok()) {
+      signalError(bound.withContext(internal::strCat("ral_recv_input: input ", index)));
+      return nullptr;
+    }
+  }
   if (!b.bound) {
     signalError(failedPrecondition("ral_recv_input: input ", index, " is not bound"));
     return nullptr;

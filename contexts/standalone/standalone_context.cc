@@ -66,7 +66,22 @@ void StandaloneExecutionContext::resetOutputs() {
 
 void StandaloneExecutionContext::reset() {
   freeOutputs();
+  sources_.clear();
+  listener_ = nullptr;
   HostExecutionContext::reset();
+}
+
+void StandaloneExecutionContext::bindInputLater(size_t index, InputSource source) {
+  if (sources_.size() < input_copies_.size()) sources_.resize(input_copies_.size());
+  sources_[index] = std::move(source);
+  deferInput(index);
+}
+
+Status StandaloneExecutionContext::bindDeferredInput(size_t index) {
+  if (index >= sources_.size() || !sources_[index])
+    return HostExecutionContext::bindDeferredInput(index);
+  RAL_ASSIGN_OR_RETURN(const DLTensor* t, sources_[index]());
+  return bindInput(index, *t);
 }
 
 bool StandaloneExecutionContext::strictZeroCopy() const {
@@ -173,11 +188,23 @@ Status StandaloneExecutionContext::acceptOutput(size_t index, const OutputBuffer
     o.data = *copy;
   }
   o.set = true;
-  return Status();
+  if (!listener_) return Status();
+  // The output is final once the device caught up with the work queued so far.
+  if (Driver* device = standalone_->device_driver_) {
+    Status synced = device->synchronize();
+    if (!synced.ok())
+      return synced.withContext(internal::strCat("waiting for ", device->deviceName(),
+                                                 " before handing out output ", index));
+  }
+  return listener_(index);
 }
 
 StatusOr<DLManagedTensor*> StandaloneExecutionContext::takeOutput(size_t index) {
   if (!succeeded()) return failedPrecondition("no outputs: the execution has not run successfully");
+  return takeSentOutput(index);
+}
+
+StatusOr<DLManagedTensor*> StandaloneExecutionContext::takeSentOutput(size_t index) {
   if (index >= outputs_.size())
     return outOfRange("output index ", index, " is out of range: module '", module().name(),
                       "' has ", outputs_.size(), " output(s)");
@@ -274,7 +301,7 @@ StandaloneContext::~StandaloneContext() {
 
 StatusOr<std::shared_ptr<Submission>> StandaloneContext::submit(
     std::vector<SubmitInput> inputs, std::vector<SemaphoreValue> waits,
-    std::vector<SemaphoreValue> signals) {
+    std::vector<SemaphoreValue> signals, std::vector<SemaphoreValue> output_signals) {
   if (inputs.size() != module_->inputs().size())
     return invalidArgument("module '", module_->name(), "' takes ", module_->inputs().size(),
                            " input(s), got ", inputs.size());
@@ -285,6 +312,9 @@ StatusOr<std::shared_ptr<Submission>> StandaloneContext::submit(
     if (waits[k].semaphore == nullptr) return invalidArgument("wait semaphore ", k, " is null");
   for (size_t k = 0; k < signals.size(); ++k)
     if (signals[k].semaphore == nullptr) return invalidArgument("signal semaphore ", k, " is null");
+  if (!output_signals.empty() && output_signals.size() != module_->outputs().size())
+    return invalidArgument("module '", module_->name(), "' has ", module_->outputs().size(),
+                           " output(s), got ", output_signals.size(), " output semaphores");
   std::shared_ptr<SubmissionQueue> queue;
   {
     std::lock_guard<std::mutex> lock(queue_mutex_);
@@ -292,8 +322,9 @@ StatusOr<std::shared_ptr<Submission>> StandaloneContext::submit(
     queue = queue_;
   }
   auto submission = std::make_shared<Submission>();
-  RAL_RETURN_IF_ERROR(queue->push(SubmissionQueue::Job{
-      shared_from_this(), std::move(inputs), std::move(waits), std::move(signals), submission}));
+  RAL_RETURN_IF_ERROR(
+      queue->push(SubmissionQueue::Job{shared_from_this(), std::move(inputs), std::move(waits),
+                                       std::move(signals), std::move(output_signals), submission}));
   return submission;
 }
 

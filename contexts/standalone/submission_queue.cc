@@ -43,16 +43,29 @@ StatusOr<std::vector<SharedTensor>> Submission::outputs() const {
   return outputs_;
 }
 
-void Submission::publish(std::vector<SharedTensor> outputs) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  outputs_ = std::move(outputs);
+StatusOr<SharedTensor> Submission::output(size_t index) const {
+  std::unique_lock<std::mutex> lock(mutex_);
+  done_cv_.wait(lock, [&] {
+    return (index < outputs_.size() && outputs_[index]) || done_.load(std::memory_order_relaxed);
+  });
+  if (index < outputs_.size() && outputs_[index]) return outputs_[index];
+  if (!status_.ok()) return status_;
+  return outOfRange("output ", index, " of a submission that has ", outputs_.size(), " output(s)");
+}
+
+void Submission::publish(size_t index, SharedTensor output) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (outputs_.size() <= index) outputs_.resize(index + 1);
+    outputs_[index] = std::move(output);
+  }
+  done_cv_.notify_all();
 }
 
 void Submission::finish(Status status) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     status_ = std::move(status);
-    if (!status_.ok()) outputs_.clear();
     done_.store(true, std::memory_order_release);
   }
   done_cv_.notify_all();
@@ -62,41 +75,93 @@ void Submission::finish(Status status) {
 
 namespace {
 
-SharedTensor share(DLTensorPtr t) {
-  return SharedTensor(t.release(), [](DLManagedTensor* m) {
+SharedTensor share(DLManagedTensor* t) {
+  return SharedTensor(t, [](DLManagedTensor* m) {
     if (m != nullptr && m->deleter != nullptr) m->deleter(m);
   });
 }
 
-// Waits for the job's semaphores and earlier submissions; fills `inputs` (and `held`, which
-// keeps earlier submissions' outputs alive while they are read).
-Status gatherInputs(SubmissionQueue::Job& job, std::vector<const DLTensor*>& inputs,
-                    std::vector<SharedTensor>& held) {
-  for (size_t k = 0; k < job.waits.size(); ++k) {
-    Status s = job.waits[k].semaphore->wait(job.waits[k].value);
-    if (!s.ok())
-      return s.withContext(internal::strCat("wait semaphore ", k, " (for value ",
-                                            job.waits[k].value, ") of the submission"));
-  }
-  inputs.resize(job.inputs.size());
-  for (size_t i = 0; i < job.inputs.size(); ++i) {
-    const SubmitInput& in = job.inputs[i];
-    if (in.from == nullptr) {
-      inputs[i] = in.tensor;
-      continue;
-    }
-    auto outs = in.from->outputs();
-    if (!outs.ok())
-      return outs.status().withContext(
-          internal::strCat("input ", i, " is output ", in.index, " of a submission that failed"));
-    if (in.index >= outs->size())
-      return invalidArgument("input ", i, " is output ", in.index, " of a submission that has ",
-                             outs->size(), " output(s)");
-    held.push_back((*outs)[in.index]);
-    inputs[i] = &held.back()->dl_tensor;
-  }
-  return Status();
+Status waitFor(const SemaphoreValue& point, const char* what, size_t k) {
+  Status s = point.semaphore->wait(point.value);
+  if (s.ok()) return s;
+  return s.withContext(internal::strCat(what, " ", k, " (for value ", point.value, ")"));
 }
+
+// One job's execution: binds what is ready, defers the rest to the module's first receive,
+// publishes (and signals) each output as it is sent when the job asks for output semaphores,
+// the others at the end.
+class JobRun {
+ public:
+  JobRun(SubmissionQueue::Job& job, Execution& exec)
+      : job_(job),
+        exec_(exec),
+        held_(job.inputs.size()),
+        published_(exec.ctx()->module().outputs().size()) {}
+
+  Status bind() {
+    StandaloneExecutionContext* ctx = exec_.ctx();
+    for (size_t i = 0; i < job_.inputs.size(); ++i) {
+      const SubmitInput& in = job_.inputs[i];
+      if (in.from != nullptr) {
+        ctx->bindInputLater(i, [this, i]() -> StatusOr<const DLTensor*> {
+          const SubmitInput& from = job_.inputs[i];
+          auto t = from.from->output(from.index);
+          if (!t.ok())
+            return t.status().withContext(internal::strCat("input ", i, " (output ", from.index,
+                                                           " of an earlier submission)"));
+          held_[i] = *t;
+          return &held_[i]->dl_tensor;
+        });
+      } else if (in.ready.semaphore != nullptr) {
+        ctx->bindInputLater(i, [this, i]() -> StatusOr<const DLTensor*> {
+          RAL_RETURN_IF_ERROR(waitFor(job_.inputs[i].ready, "ready semaphore of input", i));
+          return job_.inputs[i].tensor;
+        });
+      } else {
+        RAL_RETURN_IF_ERROR(exec_.bindInput(i, *in.tensor));
+      }
+    }
+    if (!job_.output_signals.empty())
+      ctx->setOutputListener([this](size_t k) { return publish(k, true); });
+    return Status();
+  }
+
+  // Publishes output `k` (taken from the execution) and sets its semaphore.
+  Status publish(size_t k, bool early) {
+    auto t = early ? exec_.ctx()->takeSentOutput(k) : exec_.takeOutput(k);
+    if (!t.ok()) return t.status();
+    SubmissionQueue::publish(*job_.submission, k, share(*t));
+    published_[k] = true;
+    if (k < job_.output_signals.size() && job_.output_signals[k].semaphore != nullptr) {
+      Status s = job_.output_signals[k].semaphore->signal(job_.output_signals[k].value);
+      if (!s.ok())
+        return s.withContext(
+            internal::strCat("output semaphore ", k, " (to ", job_.output_signals[k].value, ")"));
+    }
+    return Status();
+  }
+
+  Status run() {
+    RAL_RETURN_IF_ERROR(bind());
+    RAL_RETURN_IF_ERROR(exec_.run());
+    for (size_t k = 0; k < published_.size(); ++k)
+      if (!published_[k]) RAL_RETURN_IF_ERROR(publish(k, false));
+    return Status();
+  }
+
+  // The output semaphores of outputs not handed out.
+  void failRest(const Status& status) {
+    for (size_t k = 0; k < job_.output_signals.size(); ++k)
+      if (!published_[k] && job_.output_signals[k].semaphore != nullptr)
+        job_.output_signals[k].semaphore->fail(status);
+  }
+
+ private:
+  SubmissionQueue::Job& job_;
+  Execution& exec_;
+  std::vector<SharedTensor> held_;  // earlier submissions' outputs bound as inputs
+  std::vector<bool> published_;
+};
 
 }  // namespace
 
@@ -107,25 +172,21 @@ void SubmissionQueue::run(Job& job) {
                             "\", \"waits\": ", job.waits.size(),
                             ", \"signals\": ", job.signals.size());
   });
-  std::vector<const DLTensor*> inputs;
-  std::vector<SharedTensor> held;
-  std::vector<SharedTensor> outputs;
-  Status status = gatherInputs(job, inputs, held);
-  if (status.ok()) {
-    auto run = ctx.run(inputs);
-    if (run.ok()) {
-      outputs.reserve(run->size());
-      for (DLTensorPtr& t : *run) outputs.push_back(share(std::move(t)));
-    } else {
-      status = run.status();
+  Status status;
+  for (size_t k = 0; k < job.waits.size() && status.ok(); ++k)
+    status = waitFor(job.waits[k], "wait semaphore", k);
+  std::vector<bool> published;
+  {
+    Execution exec = ctx.newExecution();
+    JobRun run(job, exec);
+    if (status.ok()) status = run.run();
+    if (!status.ok()) {
+      status =
+          status.withContext(internal::strCat("submission of module '", ctx.module().name(), "'"));
+      run.failRest(status);
     }
-  }
-  held.clear();
-  if (!status.ok())
-    status =
-        status.withContext(internal::strCat("submission of module '", ctx.module().name(), "'"));
-  // Outputs are published before the signals, so whoever waits on a signal finds them.
-  if (status.ok()) job.submission->publish(std::move(outputs));
+  }  // the execution (and the inputs it held) is released before anyone is told
+  // Outputs were published before the signals, so whoever waits on a signal finds them.
   for (size_t k = 0; k < job.signals.size() && status.ok(); ++k) {
     Status s = job.signals[k].semaphore->signal(job.signals[k].value);
     if (!s.ok())
@@ -139,6 +200,10 @@ void SubmissionQueue::run(Job& job) {
 }
 
 // ---- SubmissionQueue ------------------------------------------------------------------------
+
+void SubmissionQueue::publish(Submission& submission, size_t index, SharedTensor output) {
+  submission.publish(index, std::move(output));
+}
 
 std::shared_ptr<SubmissionQueue> SubmissionQueue::start() {
   std::shared_ptr<SubmissionQueue> queue(new SubmissionQueue());

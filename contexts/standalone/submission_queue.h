@@ -29,10 +29,13 @@ class SubmissionQueue {
     std::vector<SubmitInput> inputs;
     std::vector<SemaphoreValue> waits;
     std::vector<SemaphoreValue> signals;
+    std::vector<SemaphoreValue> output_signals;  // empty or one per output
     std::shared_ptr<Submission> submission;
   };
 
   static std::shared_ptr<SubmissionQueue> start();
+  // Hands output `index` of `submission` to its waiters (before the output's semaphore is set).
+  static void publish(Submission& submission, size_t index, SharedTensor output);
   // Queues `job`; FailedPrecondition once stopped.
   Status push(Job job);
   // Ends the thread once the jobs queued so far are done (called by ~StandaloneContext, when

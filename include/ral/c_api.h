@@ -29,12 +29,12 @@
  * Asynchronous executions (ral_context_submit; include/ral/submission.h has the whole contract):
  *
  *   ral_semaphore* s; ral_semaphore_create(c, 0, &s);
- *   ral_input in[2] = {{x, NULL, 0}, {y, NULL, 0}};
+ *   ral_input in[2] = {{x}, {y}};
  *   ral_semaphore_value done = {s, 1};
  *   ral_submission* sub;
- *   ral_context_submit(c, in, 2, NULL, 0, &done, 1, &sub);   // returns at once
- *   ral_input next[1] = {{NULL, sub, 0}};                     // output 0 of `sub`, once ready
- *   ral_context_submit(c2, next, 1, &done, 1, NULL, 0, &sub2);
+ *   ral_context_submit(c, in, 2, NULL, 0, &done, 1, NULL, 0, &sub);  // returns at once
+ *   ral_input next[1] = {{NULL, sub, 0}};                   // output 0 of `sub`, once ready
+ *   ral_context_submit(c2, next, 1, &done, 1, NULL, 0, NULL, 0, &sub2);
  *   ral_submission_outputs(sub2, out, 1);                     // waits; owned outputs
  *   ral_submission_free(sub); ral_submission_free(sub2); ral_semaphore_free(s);
  *
@@ -129,11 +129,15 @@ typedef struct ral_semaphore_value {
 } ral_semaphore_value;
 
 /* One input of ral_context_submit: `tensor` (borrowed until the submission is done), or, with
- * `tensor` NULL, output `output` of the earlier submission `from`. */
+ * `tensor` NULL, output `output` of the earlier submission `from`.
+ * Partial execution: a tensor with a `ready` semaphore, or an output of an earlier submission, is
+ * bound only when the module first receives it (compiled modules receive each input right before
+ * its first use), once `ready` is reached or that output is ready; the module runs until then. */
 typedef struct ral_input {
   DLManagedTensor* tensor;
   ral_submission* from;
   size_t output;
+  ral_semaphore_value ready; /* {NULL, 0}: ready now */
 } ral_input;
 
 /* Queues one execution and returns at once with its handle in `*out`. Wrong counts and NULL
@@ -142,7 +146,11 @@ typedef struct ral_input {
 int ral_context_submit(ral_context* context, const ral_input* inputs, size_t num_inputs,
                        const ral_semaphore_value* waits, size_t num_waits,
                        const ral_semaphore_value* signals, size_t num_signals,
+                       const ral_semaphore_value* output_signals, size_t num_output_signals,
                        ral_submission** out);
+/* (ral_context_submit) `output_signals`: none (0), or one per output of the module, each set as
+ * soon as the module sent that output (its `semaphore` NULL: none), so a consumer can start on
+ * output 0 while output 1 is being computed; see ral_submission_output. */
 /* Until the submission is done: its status; RAL_DEADLINE_EXCEEDED when `timeout_ns` passes
  * first (the execution goes on). */
 int ral_submission_wait(ral_submission* submission, uint64_t timeout_ns);
@@ -151,6 +159,10 @@ int ral_submission_wait(ral_submission* submission, uint64_t timeout_ns);
  * module's count. On failure `outputs[i]` are set to NULL. */
 int ral_submission_outputs(ral_submission* submission, DLManagedTensor** outputs,
                            size_t num_outputs);
+/* Waits until output `index` is ready (sent by the module) or the submission failed first; gives
+ * the caller one owned reference to it. An output handed out stays valid if the execution fails
+ * later. */
+int ral_submission_output(ral_submission* submission, size_t index, DLManagedTensor** output);
 /* Safe with NULL and while the execution runs (it goes on). */
 void ral_submission_free(ral_submission* submission);
 

@@ -18,8 +18,11 @@
 //    leaks, and reports a failed free;
 //  - outputs: sendOutput() checks the request, moves an execution allocation out of the live
 //    list, and hands the buffer to the host (acceptOutput()), which turns it into its tensor type;
-//  - execute(): the run skeleton (every input bound, the entry, the host's afterEntry(), errors
-//    with the module's name, every output sent).
+//  - execute(): the run skeleton (every input bound or deferred, the entry, the host's
+//    afterEntry(), errors with the module's name, every output sent);
+//  - partial execution: an input may be deferred (deferInput()) and bound by the host when the
+//    module first receives it, and each output reaches the host (acceptOutput()) when the module
+//    sends it, which the compiler places right after the output is final.
 // A host supplies only what is specific to its tensor type: the four virtuals below.
 //
 // Thread-safety: an execution context serves one execution at a time (Context pools them); the
@@ -118,6 +121,10 @@ class HostExecutionContext : public ExecutionContext {
   // replaces the earlier binding.
   Status bindInput(size_t index, const HostTensor& t);
   bool inputBound(size_t index) const { return inputs_[index].bound; }
+  // Partial execution: input `index` is bound when the module first receives it, by
+  // bindDeferredInput() (where the host may wait for it to be ready), so execute() starts
+  // without it. Binding it with bindInput() or reset() cancels this.
+  void deferInput(size_t index) { inputs_[index].deferred = true; }
   // Every input bound; the entry runs (once until releaseExecutionMemory()); afterEntry(); the
   // first error signalled, with the module's name; every output sent.
   Status execute();
@@ -159,6 +166,9 @@ class HostExecutionContext : public ExecutionContext {
   virtual Status acceptOutput(size_t index, const OutputBuffer& out) = 0;
   // After the entry returned and before outputs are checked (e.g. wait for a device).
   virtual Status afterEntry() { return Status(); }
+  // Binds deferred input `index` (deferInput()) with bindInput(), on the entry's thread, when
+  // the module receives it; an error fails the execution. The default has nothing to bind.
+  virtual Status bindDeferredInput(size_t index);
   // The tensor in messages (default "2x3xf32"): hosts name their own types and devices.
   virtual std::string describe(const HostTensor& t) const;
   virtual std::string typeName(const HostTensor& t) const;
@@ -172,6 +182,7 @@ class HostExecutionContext : public ExecutionContext {
     int64_t strides[kMaxMemRefRank] = {};
     bool bound = false;
     bool copied = false;
+    bool deferred = false;  // bound by bindDeferredInput() at the first receive
   };
   struct Allocation {
     void* ptr;

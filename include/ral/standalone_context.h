@@ -21,6 +21,7 @@
 #include <dlpack/dlpack.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -70,6 +71,19 @@ class StandaloneExecutionContext : public HostExecutionContext {
   Status run() { return execute(); }
   // The output as an owned DLPack tensor (the caller calls its deleter). Once per output.
   StatusOr<DLManagedTensor*> takeOutput(size_t index);
+  // Partial execution (StandaloneContext::submit uses these). Input `index` is bound from what
+  // `source` returns when the module first receives it; `source` may wait for the input to be
+  // ready, and the tensor must live until the execution ends.
+  using InputSource = std::function<StatusOr<const DLTensor*>()>;
+  void bindInputLater(size_t index, InputSource source);
+  // `listener(index)` runs when the module sends output `index` (for a device module, after the
+  // device finished what was queued so far), on the entry's thread; it may take the output with
+  // takeSentOutput(). Its error fails the execution.
+  void setOutputListener(std::function<Status(size_t)> listener) {
+    listener_ = std::move(listener);
+  }
+  // Output `index` once sent, even before the run ended (from the listener). Once per output.
+  StatusOr<DLManagedTensor*> takeSentOutput(size_t index);
   // Drops outputs not taken and the error state, keeping the input bindings, so run() can be
   // called again on the same inputs.
   void resetOutputs();
@@ -83,6 +97,7 @@ class StandaloneExecutionContext : public HostExecutionContext {
   void dropInputCopy(size_t index) override;
   Status acceptOutput(size_t index, const OutputBuffer& out) override;
   Status afterEntry() override;
+  Status bindDeferredInput(size_t index) override;
 
  private:
   struct Output {
@@ -98,6 +113,8 @@ class StandaloneExecutionContext : public HostExecutionContext {
   BufferAllocator& memory_;          // the context's hostMemory()
   std::vector<void*> input_copies_;  // per input: its copy (owned) or null
   std::vector<Output> outputs_;
+  std::vector<InputSource> sources_;  // per input, for bindInputLater()
+  std::function<Status(size_t)> listener_;
 };
 
 // One execution: binds, runs, hands out outputs; returns its context to the pool when destroyed.
@@ -160,9 +177,12 @@ class StandaloneContext : public Context, public std::enable_shared_from_this<St
   // Errors found here (input count, null tensors or semaphores) are returned and queue nothing;
   // every other error (a wrong input, a failed wait, the execution's) arrives through the
   // submission and its signal semaphores.
+  // `output_signals`: empty, or one point per output (a null semaphore: none), set when that
+  // output is ready.
   StatusOr<std::shared_ptr<Submission>> submit(std::vector<SubmitInput> inputs,
                                                std::vector<SemaphoreValue> waits = {},
-                                               std::vector<SemaphoreValue> signals = {});
+                                               std::vector<SemaphoreValue> signals = {},
+                                               std::vector<SemaphoreValue> output_signals = {});
   // A timeline semaphore for submit()'s waits and signals (a host semaphore of the CPU driver;
   // any driver's semaphore works, since waits happen on the host).
   StatusOr<std::shared_ptr<Semaphore>> createSemaphore(uint64_t initial_value = 0);

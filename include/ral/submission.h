@@ -5,9 +5,12 @@
 //   sem->wait(2);                                   // or (*b)->wait()
 //   auto outputs = (*b)->outputs();                 // StatusOr<vector<SharedTensor>>
 //
-// A submission waits for its wait semaphores to reach their values and for the submissions whose
-// outputs it takes, then runs the module's entry once, then sets each signal semaphore to its
-// value, once its outputs are ready. A failure (of a wait semaphore, of an earlier submission it
+// A submission waits for its wait semaphores to reach their values, then runs the module's entry
+// once, then sets each signal semaphore to its value, once its outputs are ready. Partial
+// execution: inputs may be bound only when the module receives them (SubmitInput), and each
+// output may have a semaphore of its own, set as soon as the module sent that output (the
+// compiler sends each output right after it is final), so a consumer can start on output 0 while
+// output 1 is still being computed. A failure (of a wait semaphore, of an earlier submission it
 // takes outputs from, of its own execution) fails every signal semaphore and the submission with
 // that status, so the first error of a chain reaches whoever waits at its end; nothing is thrown
 // and nothing blocks the submitting thread.
@@ -55,15 +58,21 @@ using SharedTensor = std::shared_ptr<DLManagedTensor>;
 
 class Submission;
 
-// An input of submit(): a tensor the caller owns, or output `index` of an earlier submission
-// (used once that one finished; its failure fails this submission).
+// An input of submit(): a tensor the caller owns, or output `index` of an earlier submission.
+// Partial execution: an input with a `ready` point, or from an earlier submission, is bound only
+// when the module first receives it (the compiler receives each input right before its first
+// use), once `ready` is reached or that output is ready; the module runs until then. A failed
+// `ready` semaphore, or an earlier submission that failed before that output was ready, fails
+// this submission.
 struct SubmitInput {
   SubmitInput(const DLTensor* t) : tensor(t) {}   // NOLINT(google-explicit-constructor)
   SubmitInput(const DLTensor& t) : tensor(&t) {}  // NOLINT(google-explicit-constructor)
+  SubmitInput(const DLTensor* t, SemaphoreValue ready_at) : tensor(t), ready(std::move(ready_at)) {}
   SubmitInput(std::shared_ptr<Submission> submission, size_t output)
       : from(std::move(submission)), index(output) {}
 
   const DLTensor* tensor = nullptr;
+  SemaphoreValue ready;  // null semaphore: ready at submission
   std::shared_ptr<Submission> from;
   size_t index = 0;
 };
@@ -78,17 +87,21 @@ class Submission {
   bool done() const;
   // Waits until done; the outputs, in the module's order, or the execution's error.
   StatusOr<std::vector<SharedTensor>> outputs() const;
+  // Waits until output `index` is ready (the module sent it: partial execution) or the
+  // submission is done; that output, or the error that came first. An output handed out stays
+  // valid if the execution fails later.
+  StatusOr<SharedTensor> output(size_t index) const;
 
  private:
   friend class SubmissionQueue;
-  void publish(std::vector<SharedTensor> outputs);  // before the signals
+  void publish(size_t index, SharedTensor output);  // before its signals
   void finish(Status status);
 
   mutable std::mutex mutex_;
   mutable std::condition_variable done_cv_;
   std::atomic<bool> done_{false};  // set under mutex_, read without it
   Status status_;
-  std::vector<SharedTensor> outputs_;
+  std::vector<SharedTensor> outputs_;  // published so far (null: not yet)
 };
 
 }  // namespace ral::standalone

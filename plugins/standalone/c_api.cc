@@ -63,6 +63,16 @@ struct OutputRef {
 
 void deleteOutputRef(DLManagedTensor* m) { delete static_cast<OutputRef*>(m->manager_ctx); }
 
+// A new reference to `tensor` for the caller, or null when out of memory.
+DLManagedTensor* newOutputRef(ral::standalone::SharedTensor tensor) {
+  auto* ref = new (std::nothrow) OutputRef{{}, std::move(tensor)};
+  if (ref == nullptr) return nullptr;
+  ref->managed.dl_tensor = ref->tensor->dl_tensor;
+  ref->managed.manager_ctx = ref;
+  ref->managed.deleter = &deleteOutputRef;
+  return &ref->managed;
+}
+
 template <typename T>
 ral::StatusOr<std::vector<ral::standalone::SemaphoreValue>> semaphoreValues(const T* values,
                                                                             size_t count,
@@ -217,6 +227,7 @@ int ral_semaphore_fail(ral_semaphore* semaphore, const char* message) {
 int ral_context_submit(ral_context* context, const ral_input* inputs, size_t num_inputs,
                        const ral_semaphore_value* waits, size_t num_waits,
                        const ral_semaphore_value* signals, size_t num_signals,
+                       const ral_semaphore_value* output_signals, size_t num_output_signals,
                        ral_submission** out) {
   if (out == nullptr) return nullArgument("out");
   *out = nullptr;
@@ -227,7 +238,13 @@ int ral_context_submit(ral_context* context, const ral_input* inputs, size_t num
   for (size_t i = 0; i < num_inputs; ++i) {
     if (inputs[i].tensor != nullptr && inputs[i].from != nullptr)
       return report(ral::invalidArgument("input ", i, " sets both `tensor` and `from`"));
-    if (inputs[i].tensor != nullptr)
+    if (inputs[i].ready.semaphore != nullptr && inputs[i].tensor == nullptr)
+      return report(ral::invalidArgument("input ", i, " sets `ready` without a `tensor`"));
+    if (inputs[i].tensor != nullptr && inputs[i].ready.semaphore != nullptr)
+      in.emplace_back(&inputs[i].tensor->dl_tensor,
+                      ral::standalone::SemaphoreValue{inputs[i].ready.semaphore->semaphore,
+                                                      inputs[i].ready.value});
+    else if (inputs[i].tensor != nullptr)
       in.emplace_back(&inputs[i].tensor->dl_tensor);
     else if (inputs[i].from != nullptr)
       in.emplace_back(inputs[i].from->submission, inputs[i].output);
@@ -238,9 +255,15 @@ int ral_context_submit(ral_context* context, const ral_input* inputs, size_t num
   if (!w.ok()) return report(w.status());
   auto sig = semaphoreValues(signals, num_signals, "signals");
   if (!sig.ok()) return report(sig.status());
+  if (output_signals == nullptr && num_output_signals > 0) return nullArgument("output_signals");
+  std::vector<ral::standalone::SemaphoreValue> per_output(num_output_signals);
+  for (size_t k = 0; k < num_output_signals; ++k)
+    if (output_signals[k].semaphore != nullptr)
+      per_output[k] = {output_signals[k].semaphore->semaphore, output_signals[k].value};
   auto* handle = new (std::nothrow) ral_submission();
   if (handle == nullptr) return report(ral::outOfMemory("allocating a submission handle"));
-  auto sub = context->context->submit(std::move(in), std::move(*w), std::move(*sig));
+  auto sub = context->context->submit(std::move(in), std::move(*w), std::move(*sig),
+                                      std::move(per_output));
   if (!sub.ok()) {
     delete handle;
     return report(sub.status());
@@ -268,20 +291,30 @@ int ral_submission_outputs(ral_submission* submission, DLManagedTensor** outputs
                                        num_outputs));
   auto shared = submission->submission->outputs();
   if (!shared.ok()) return report(shared.status());
-  std::vector<OutputRef*> refs(num_outputs, nullptr);
   for (size_t i = 0; i < num_outputs; ++i) {
-    refs[i] = new (std::nothrow) OutputRef{{}, (*shared)[i]};
-    if (refs[i] == nullptr) {
-      for (OutputRef* r : refs) delete r;
+    outputs[i] = newOutputRef((*shared)[i]);
+    if (outputs[i] == nullptr) {
+      for (size_t j = 0; j < i; ++j) {
+        outputs[j]->deleter(outputs[j]);
+        outputs[j] = nullptr;
+      }
       return report(ral::outOfMemory("allocating output references"));
     }
   }
-  for (size_t i = 0; i < num_outputs; ++i) {
-    refs[i]->managed.dl_tensor = refs[i]->tensor->dl_tensor;
-    refs[i]->managed.manager_ctx = refs[i];
-    refs[i]->managed.deleter = &deleteOutputRef;
-    outputs[i] = &refs[i]->managed;
-  }
+  return RAL_OK;
+}
+
+int ral_submission_output(ral_submission* submission, size_t index, DLManagedTensor** output) {
+  if (output == nullptr) return nullArgument("output");
+  *output = nullptr;
+  if (submission == nullptr) return nullArgument("submission");
+  if (index >= submission->num_outputs)
+    return report(ral::outOfRange("output ", index, " of module '", submission->module_name,
+                                  "', which returns ", submission->num_outputs, " output(s)"));
+  auto shared = submission->submission->output(index);
+  if (!shared.ok()) return report(shared.status());
+  *output = newOutputRef(std::move(*shared));
+  if (*output == nullptr) return report(ral::outOfMemory("allocating an output reference"));
   return RAL_OK;
 }
 

@@ -71,14 +71,14 @@ static void submissions(const char* dir) {
   int64_t shape[1] = {3};
   DLManagedTensor ta = tensor(a, shape, 1), tb = tensor(b, shape, 1);
 
-  ral_input first_in[2] = {{&ta, NULL, 0}, {&tb, NULL, 0}};
+  ral_input first_in[2] = {{&ta, NULL, 0, {NULL, 0}}, {&tb, NULL, 0, {NULL, 0}}};
   ral_semaphore_value start = {s, 1}, v2 = {s, 2}, v3 = {s, 3}, v4 = {s, 4};
   ral_submission *first = NULL, *second = NULL, *third = NULL;
-  CHECK(ral_context_submit(ctx, first_in, 2, &start, 1, &v2, 1, &first) == RAL_OK);
-  ral_input second_in[2] = {{NULL, first, 0}, {&tb, NULL, 0}};
-  CHECK(ral_context_submit(ctx, second_in, 2, &v2, 1, &v3, 1, &second) == RAL_OK);
-  ral_input third_in[2] = {{NULL, second, 0}, {NULL, first, 0}};
-  CHECK(ral_context_submit(ctx, third_in, 2, &v3, 1, &v4, 1, &third) == RAL_OK);
+  CHECK(ral_context_submit(ctx, first_in, 2, &start, 1, &v2, 1, NULL, 0, &first) == RAL_OK);
+  ral_input second_in[2] = {{NULL, first, 0, {NULL, 0}}, {&tb, NULL, 0, {NULL, 0}}};
+  CHECK(ral_context_submit(ctx, second_in, 2, &v2, 1, &v3, 1, NULL, 0, &second) == RAL_OK);
+  ral_input third_in[2] = {{NULL, second, 0, {NULL, 0}}, {NULL, first, 0, {NULL, 0}}};
+  CHECK(ral_context_submit(ctx, third_in, 2, &v3, 1, &v4, 1, NULL, 0, &third) == RAL_OK);
   /* Held back by the first wait. */
   CHECK(ral_submission_wait(third, 10 * 1000 * 1000) == RAL_DEADLINE_EXCEEDED);
   uint64_t value = 99;
@@ -93,7 +93,8 @@ static void submissions(const char* dir) {
     for (int i = 0; i < 3; ++i) CHECK(y[i] == 2 * a[i] + 3 * b[i]);
     out[0]->deleter(out[0]);
   }
-  CHECK(ral_submission_outputs(third, out, 2) == 2 /* INVALID_ARGUMENT */);
+  DLManagedTensor* two[2] = {NULL, NULL};
+  CHECK(ral_submission_outputs(third, two, 2) == 2 /* INVALID_ARGUMENT */);
   CHECK(strstr(ral_last_error(), "room was given for 2") != NULL);
   ral_submission_free(first);
   ral_submission_free(second);
@@ -102,12 +103,12 @@ static void submissions(const char* dir) {
   /* The middle one gets a rank-2 input: its error reaches the end of the chain. */
   int64_t shape2[2] = {1, 3};
   DLManagedTensor bad = tensor(a, shape2, 2);
-  ral_input bad_in[2] = {{&bad, NULL, 0}, {&tb, NULL, 0}};
+  ral_input bad_in[2] = {{&bad, NULL, 0, {NULL, 0}}, {&tb, NULL, 0, {NULL, 0}}};
   ral_semaphore_value v5 = {s, 5}, v6 = {s, 6};
-  CHECK(ral_context_submit(ctx, first_in, 2, NULL, 0, &v5, 1, &first) == RAL_OK);
-  CHECK(ral_context_submit(ctx, bad_in, 2, &v5, 1, &v6, 1, &second) == RAL_OK);
-  ral_input after_in[2] = {{NULL, second, 0}, {&tb, NULL, 0}};
-  CHECK(ral_context_submit(ctx, after_in, 2, &v6, 1, NULL, 0, &third) == RAL_OK);
+  CHECK(ral_context_submit(ctx, first_in, 2, NULL, 0, &v5, 1, NULL, 0, &first) == RAL_OK);
+  CHECK(ral_context_submit(ctx, bad_in, 2, &v5, 1, &v6, 1, NULL, 0, &second) == RAL_OK);
+  ral_input after_in[2] = {{NULL, second, 0, {NULL, 0}}, {&tb, NULL, 0, {NULL, 0}}};
+  CHECK(ral_context_submit(ctx, after_in, 2, &v6, 1, NULL, 0, NULL, 0, &third) == RAL_OK);
   CHECK(ral_submission_wait(third, RAL_INFINITE_TIMEOUT) == 2 /* INVALID_ARGUMENT */);
   CHECK(strstr(ral_last_error(), "expected rank 1") != NULL);
   CHECK(ral_semaphore_wait(s, 6, RAL_INFINITE_TIMEOUT) == 2);
@@ -119,15 +120,15 @@ static void submissions(const char* dir) {
 
   /* Bad calls queue nothing. */
   ral_submission* none = NULL;
-  CHECK(ral_context_submit(ctx, first_in, 1, NULL, 0, NULL, 0, &none) == 2);
+  CHECK(ral_context_submit(ctx, first_in, 1, NULL, 0, NULL, 0, NULL, 0, &none) == 2);
   CHECK(strstr(ral_last_error(), "takes 2 input(s), got 1") != NULL && none == NULL);
-  ral_input neither[2] = {{NULL, NULL, 0}, {&tb, NULL, 0}};
-  CHECK(ral_context_submit(ctx, neither, 2, NULL, 0, NULL, 0, &none) == 2);
+  ral_input neither[2] = {{NULL, NULL, 0, {NULL, 0}}, {&tb, NULL, 0, {NULL, 0}}};
+  CHECK(ral_context_submit(ctx, neither, 2, NULL, 0, NULL, 0, NULL, 0, &none) == 2);
   CHECK(strstr(ral_last_error(), "input 0 is NULL") != NULL);
   ral_semaphore_value null_sem = {NULL, 1};
-  CHECK(ral_context_submit(ctx, first_in, 2, &null_sem, 1, NULL, 0, &none) == 2);
+  CHECK(ral_context_submit(ctx, first_in, 2, &null_sem, 1, NULL, 0, NULL, 0, &none) == 2);
   CHECK(strstr(ral_last_error(), "waits[0].semaphore is NULL") != NULL);
-  CHECK(ral_context_submit(NULL, first_in, 2, NULL, 0, NULL, 0, &none) != RAL_OK);
+  CHECK(ral_context_submit(NULL, first_in, 2, NULL, 0, NULL, 0, NULL, 0, &none) != RAL_OK);
   CHECK(ral_semaphore_create(ctx, 0, NULL) != RAL_OK);
   CHECK(ral_semaphore_wait(NULL, 1, 0) != RAL_OK);
 
@@ -136,7 +137,7 @@ static void submissions(const char* dir) {
   CHECK(ral_semaphore_create(ctx, 0, &gate) == RAL_OK);
   /* (`s` failed with the chain above: a failed semaphore stays failed.) */
   ral_semaphore_value open = {gate, 1}, ran = {gate, 2};
-  CHECK(ral_context_submit(ctx, first_in, 2, &open, 1, &ran, 1, &first) == RAL_OK);
+  CHECK(ral_context_submit(ctx, first_in, 2, &open, 1, &ran, 1, NULL, 0, &first) == RAL_OK);
   ral_submission_free(first);
   ral_context_free(ctx);
   CHECK(ral_semaphore_signal(gate, 1) == RAL_OK);
@@ -147,6 +148,56 @@ static void submissions(const char* dir) {
   CHECK(strstr(ral_last_error(), "given up") != NULL);
   ral_semaphore_free(gate);
   ral_semaphore_free(s);
+}
+
+/* Partial execution through the C API (compiled_partial: out0 = x + 1, out1 = 2 * y, built
+ * with the compiler only): y is made ready after output 0 was read. */
+static void partial_execution(const char* dir) {
+  ral_module* module = NULL;
+  if (ral_module_load(path(dir, "compiled_partial"), &module) != RAL_OK) {
+    printf("c_api_test: no compiled_partial module (built without the compiler), skipped\n");
+    return;
+  }
+  ral_context* ctx = NULL;
+  CHECK(ral_context_create(module, &ctx) == RAL_OK);
+  ral_module_free(module);
+  if (ctx == NULL) return;
+  ral_semaphore *ready = NULL, *out0 = NULL;
+  CHECK(ral_semaphore_create(ctx, 0, &ready) == RAL_OK);
+  CHECK(ral_semaphore_create(ctx, 0, &out0) == RAL_OK);
+  float x[3] = {1, 2, 3}, y[3] = {0, 0, 0};
+  int64_t shape[1] = {3};
+  DLManagedTensor tx = tensor(x, shape, 1), ty = tensor(y, shape, 1);
+  ral_input in[2] = {{&tx, NULL, 0, {NULL, 0}}, {&ty, NULL, 0, {ready, 1}}};
+  ral_semaphore_value outs[2] = {{out0, 1}, {NULL, 0}};
+  ral_submission* sub = NULL;
+  CHECK(ral_context_submit(ctx, in, 2, NULL, 0, NULL, 0, outs, 2, &sub) == RAL_OK);
+  CHECK(ral_semaphore_wait(out0, 1, RAL_INFINITE_TIMEOUT) == RAL_OK);
+  CHECK(ral_submission_wait(sub, 1000 * 1000) == RAL_DEADLINE_EXCEEDED); /* waits for y */
+  DLManagedTensor* a = NULL;
+  CHECK(ral_submission_output(sub, 0, &a) == RAL_OK);
+  if (a != NULL) {
+    for (int i = 0; i < 3; ++i) {
+      CHECK(((const float*)a->dl_tensor.data)[i] == x[i] + 1);
+      y[i] = 3 * ((const float*)a->dl_tensor.data)[i];
+    }
+    a->deleter(a);
+  }
+  CHECK(ral_semaphore_signal(ready, 1) == RAL_OK);
+  DLManagedTensor* b = NULL;
+  CHECK(ral_submission_output(sub, 1, &b) == RAL_OK);
+  if (b != NULL) {
+    for (int i = 0; i < 3; ++i) CHECK(((const float*)b->dl_tensor.data)[i] == 6 * (x[i] + 1));
+    b->deleter(b);
+  }
+  CHECK(ral_submission_output(sub, 2, &b) == 7 /* OUT_OF_RANGE */ && b == NULL);
+  ral_submission* refused = NULL;
+  CHECK(ral_context_submit(ctx, in, 2, NULL, 0, NULL, 0, outs, 1, &refused) == 2);
+  CHECK(strstr(ral_last_error(), "got 1 output semaphores") != NULL && refused == NULL);
+  ral_submission_free(sub);
+  ral_semaphore_free(ready);
+  ral_semaphore_free(out0);
+  ral_context_free(ctx);
 }
 
 int main(int argc, char** argv) {
@@ -275,6 +326,7 @@ int main(int argc, char** argv) {
   ral_module_free(module);
 
   submissions(dir);
+  partial_execution(dir);
 
   if (failures == 0) printf("c_api_test: ok\n");
   return failures == 0 ? 0 : 1;

@@ -28,11 +28,12 @@
 // CHECK-NEXT: ral_signal_error___cpu___pvoid_i32_pi8___void
 // CHECK-NEXT: ral_alloc___cpu___pvoid_i64___pvoid
 // CHECK-NEXT: ral_gemm___cpu___pvoid_m2df32_m2df32_m2df32_i1_i1___void
+// Each output is sent once final (disc-ral-place-inputs-outputs): %c right after the GEMM.
+// CHECK-NEXT: ral_send_output___cpu___pvoid_i64_m2df32___void
 // The fill of %k is a kernel.
 // CHECK-NEXT: ral_kernel_launch___cpu___pvoid_i64_i64_i64_i64_i64_i64_i64_i64_i64_ppvoid_pi64_i64___void
-// CHECK-NEXT: ral_dealloc___cpu___pvoid_pvoid___void
-// CHECK-NEXT: ral_send_output___cpu___pvoid_i64_m2df32___void
 // CHECK-NEXT: ral_send_output___cpu___pvoid_i64_m1di32___void
+// CHECK-NEXT: ral_dealloc___cpu___pvoid_pvoid___void
 // CHECK: executables (1):
 // CHECK-NEXT: host_kernels: host, 13 bytes, entries: ral_kernel_0 (0x0x0)
 
