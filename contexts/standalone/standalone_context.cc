@@ -34,6 +34,23 @@ void deleteOwnedTensor(DLManagedTensor* t) {
   delete owned;
 }
 
+// The lowest and highest element offsets of a non-empty view from its first element; hi < lo
+// when it is empty.
+std::pair<int64_t, int64_t> spanOf(const HostTensor& t) {
+  int64_t strides[kMaxMemRefRank];
+  if (t.strides != nullptr)
+    std::copy(t.strides, t.strides + t.rank, strides);
+  else
+    rowMajorStrides(t.shape, t.rank, strides);
+  int64_t lo = 0, hi = 0;
+  for (int d = 0; d < t.rank; ++d) {
+    if (t.shape[d] == 0) return {0, -1};
+    const int64_t reach = (t.shape[d] - 1) * strides[d];
+    (reach < 0 ? lo : hi) += reach;
+  }
+  return {lo, hi};
+}
+
 }  // namespace
 
 // ---- StandaloneExecutionContext -------------------------------------------------------------
@@ -68,6 +85,7 @@ void StandaloneExecutionContext::reset() {
   freeOutputs();
   sources_.clear();
   listener_ = nullptr;
+  synchronize_at_end_ = true;
   HostExecutionContext::reset();
 }
 
@@ -91,9 +109,20 @@ bool StandaloneExecutionContext::strictZeroCopy() const {
 DeviceMatch StandaloneExecutionContext::matchDevice(const HostTensor& t,
                                                     const TensorSignature& sig) const {
   // A device module's CPU inputs cross the boundary as copies into device memory (also where
-  // the signature says cpu but the code calls the device); other devices are refused.
-  if (t.device == DeviceKind::kCpu && standalone_->device() != DeviceKind::kCpu)
+  // the signature says cpu but the code calls the device), unless the device's kernels reach
+  // them already (an earlier execution's output); other devices are refused.
+  if (t.device == DeviceKind::kCpu && standalone_->device() != DeviceKind::kCpu) {
+    if (t.base != nullptr && t.dtype != DType::kInvalid) {
+      const auto [lo, hi] = spanOf(t);
+      const size_t elem = dtypeSize(t.dtype);
+      const char* first =
+          static_cast<const char*>(t.base) + (t.offset + lo) * static_cast<int64_t>(elem);
+      if (hi >= lo && standalone_->device_driver_->kernelsCanAccess(
+                          first, static_cast<size_t>(hi - lo + 1) * elem))
+        return DeviceMatch::kSame;
+    }
     return DeviceMatch::kCopyAcross;
+  }
   return HostExecutionContext::matchDevice(t, sig);
 }
 
@@ -157,7 +186,7 @@ Status StandaloneExecutionContext::bindInput(size_t index, const DLTensor& t) {
 Status StandaloneExecutionContext::afterEntry() {
   // Kernels were queued; outputs (and freed buffers) are settled once the device caught up.
   Driver* device = standalone_->device_driver_;
-  if (device == nullptr) return Status();
+  if (device == nullptr || !synchronize_at_end_) return Status();
   Status synced = device->synchronize();
   if (!synced.ok())
     return synced.withContext(internal::strCat("waiting for ", device->deviceName()));
@@ -318,7 +347,11 @@ StatusOr<std::shared_ptr<Submission>> StandaloneContext::submit(
   std::shared_ptr<SubmissionQueue> queue;
   {
     std::lock_guard<std::mutex> lock(queue_mutex_);
-    if (!queue_) queue_ = SubmissionQueue::start();
+    if (!queue_) {
+      auto started = SubmissionQueue::start(*this);
+      if (!started.ok()) return started.status().withContext("starting the submission queue");
+      queue_ = std::move(*started);
+    }
     queue = queue_;
   }
   auto submission = std::make_shared<Submission>();

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "drivers/common/deadline.h"
+#include "ral/layout.h"
 #include "ral/standalone_context.h"
 #include "ral/trace.h"
 
@@ -62,6 +63,25 @@ void Submission::publish(size_t index, SharedTensor output) {
   done_cv_.notify_all();
 }
 
+void Submission::setQueued(size_t index, SharedTensor output, const void* owner) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (queued_.size() <= index) queued_.resize(index + 1);
+  queued_[index] = std::move(output);
+  queued_owner_ = owner;
+}
+
+void Submission::clearQueued() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  queued_.clear();
+  queued_owner_ = nullptr;
+}
+
+SharedTensor Submission::queued(size_t index, const void* owner) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (owner != queued_owner_ || index >= queued_.size()) return nullptr;
+  return queued_[index];
+}
+
 void Submission::finish(Status status) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -87,22 +107,60 @@ Status waitFor(const SemaphoreValue& point, const char* what, size_t k) {
   return s.withContext(internal::strCat(what, " ", k, " (for value ", point.value, ")"));
 }
 
+// Whether `t` binds as input `index` of `ctx`'s module without a copy.
+bool bindsAsIs(const StandaloneContext& ctx, size_t index, const DLTensor& t) {
+  const TensorSignature& sig = ctx.module().inputs()[index];
+  int64_t strides[kMaxMemRefRank];
+  if (t.ndim > kMaxMemRefRank) return false;
+  if (t.strides != nullptr)
+    std::copy(t.strides, t.strides + t.ndim, strides);
+  else
+    rowMajorStrides(t.shape, t.ndim, strides);
+  auto how = chooseInputBinding(sig, index, t.shape, strides, t.ndim, false);
+  return how.ok() && *how == InputBinding::kAsIs;
+}
+
+using Outcome = SubmissionQueue::Outcome;
+
+Status signalOutput(SubmissionQueue::Job& job, size_t k) {
+  if (k >= job.output_signals.size() || job.output_signals[k].semaphore == nullptr) return Status();
+  Status s = job.output_signals[k].semaphore->signal(job.output_signals[k].value);
+  if (s.ok()) return s;
+  return s.withContext(
+      internal::strCat("output semaphore ", k, " (to ", job.output_signals[k].value, ")"));
+}
+
 // One job's execution: binds what is ready, defers the rest to the module's first receive,
-// publishes (and signals) each output as it is sent when the job asks for output semaphores,
-// the others at the end.
+// hands out (and signals) each output as it is sent when the job asks for output semaphores,
+// and takes the others at the end. With `device_ordered`, inputs that are outputs of this
+// context's earlier submissions are bound at once, their work being queued before this one's on
+// the same device stream.
 class JobRun {
  public:
-  JobRun(SubmissionQueue::Job& job, Execution& exec)
+  JobRun(SubmissionQueue::Job& job, Execution& exec, bool device_ordered, Outcome& outcome)
       : job_(job),
         exec_(exec),
-        held_(job.inputs.size()),
-        published_(exec.ctx()->module().outputs().size()) {}
+        device_ordered_(device_ordered),
+        out_(outcome),
+        held_(job.inputs.size()) {
+    const size_t n = exec.ctx()->module().outputs().size();
+    out_.late.assign(n, nullptr);
+    out_.published.assign(n, false);
+  }
 
   Status bind() {
     StandaloneExecutionContext* ctx = exec_.ctx();
     for (size_t i = 0; i < job_.inputs.size(); ++i) {
       const SubmitInput& in = job_.inputs[i];
       if (in.from != nullptr) {
+        SharedTensor queued =
+            device_ordered_ ? SubmissionQueue::queuedOutput(*in.from, in.index, job_.context.get())
+                            : nullptr;
+        if (queued && bindsAsIs(*job_.context, i, queued->dl_tensor)) {
+          held_[i] = queued;
+          RAL_RETURN_IF_ERROR(exec_.bindInput(i, queued->dl_tensor));
+          continue;
+        }
         ctx->bindInputLater(i, [this, i]() -> StatusOr<const DLTensor*> {
           const SubmitInput& from = job_.inputs[i];
           auto t = from.from->output(from.index);
@@ -121,49 +179,66 @@ class JobRun {
         RAL_RETURN_IF_ERROR(exec_.bindInput(i, *in.tensor));
       }
     }
-    if (!job_.output_signals.empty())
-      ctx->setOutputListener([this](size_t k) { return publish(k, true); });
-    return Status();
-  }
-
-  // Publishes output `k` (taken from the execution) and sets its semaphore.
-  Status publish(size_t k, bool early) {
-    auto t = early ? exec_.ctx()->takeSentOutput(k) : exec_.takeOutput(k);
-    if (!t.ok()) return t.status();
-    SubmissionQueue::publish(*job_.submission, k, share(*t));
-    published_[k] = true;
-    if (k < job_.output_signals.size() && job_.output_signals[k].semaphore != nullptr) {
-      Status s = job_.output_signals[k].semaphore->signal(job_.output_signals[k].value);
-      if (!s.ok())
-        return s.withContext(
-            internal::strCat("output semaphore ", k, " (to ", job_.output_signals[k].value, ")"));
-    }
+    if (!job_.output_signals.empty()) ctx->setOutputListener([this](size_t k) { return early(k); });
     return Status();
   }
 
   Status run() {
     RAL_RETURN_IF_ERROR(bind());
     RAL_RETURN_IF_ERROR(exec_.run());
-    for (size_t k = 0; k < published_.size(); ++k)
-      if (!published_[k]) RAL_RETURN_IF_ERROR(publish(k, false));
+    for (size_t k = 0; k < out_.late.size(); ++k) {
+      if (out_.published[k]) continue;
+      RAL_ASSIGN_OR_RETURN(DLManagedTensor * t, exec_.takeOutput(k));
+      out_.late[k] = share(t);
+    }
     return Status();
   }
 
-  // The output semaphores of outputs not handed out.
-  void failRest(const Status& status) {
-    for (size_t k = 0; k < job_.output_signals.size(); ++k)
-      if (!published_[k] && job_.output_signals[k].semaphore != nullptr)
-        job_.output_signals[k].semaphore->fail(status);
+ private:
+  // Output `k` as the module sends it (the execution synchronized the device first).
+  Status early(size_t k) {
+    RAL_ASSIGN_OR_RETURN(DLManagedTensor * t, exec_.ctx()->takeSentOutput(k));
+    SubmissionQueue::publish(*job_.submission, k, share(t));
+    out_.published[k] = true;
+    return signalOutput(job_, k);
   }
 
- private:
   SubmissionQueue::Job& job_;
   Execution& exec_;
+  const bool device_ordered_;
+  Outcome& out_;
   std::vector<SharedTensor> held_;  // earlier submissions' outputs bound as inputs
-  std::vector<bool> published_;
 };
 
 }  // namespace
+
+// Hands out what the execution left, then sets (or fails) every semaphore, then finishes.
+void SubmissionQueue::finish(Job& job, Outcome& outcome) {
+  Status& status = outcome.status;
+  const std::string& name = job.context->module().name();
+  if (!status.ok())
+    status = status.withContext(internal::strCat("submission of module '", name, "'"));
+  for (size_t k = 0; k < outcome.late.size() && status.ok(); ++k) {
+    if (outcome.published[k]) continue;
+    publish(*job.submission, k, std::move(outcome.late[k]));
+    outcome.published[k] = true;
+    status = signalOutput(job, k);
+  }
+  for (size_t k = 0; k < job.signals.size() && status.ok(); ++k) {
+    Status s = job.signals[k].semaphore->signal(job.signals[k].value);
+    if (!s.ok())
+      status = s.withContext(internal::strCat("signal semaphore ", k, " (to ", job.signals[k].value,
+                                              ") of module '", name, "'s submission"));
+  }
+  if (!status.ok()) {
+    for (size_t k = 0; k < job.output_signals.size(); ++k)
+      if (!outcome.published[k] && job.output_signals[k].semaphore != nullptr)
+        job.output_signals[k].semaphore->fail(status);
+    for (const SemaphoreValue& sv : job.signals) sv.semaphore->fail(status);
+  }
+  outcome.late.clear();
+  job.submission->finish(std::move(status));
+}
 
 void SubmissionQueue::run(Job& job) {
   StandaloneContext& ctx = *job.context;
@@ -172,31 +247,80 @@ void SubmissionQueue::run(Job& job) {
                             "\", \"waits\": ", job.waits.size(),
                             ", \"signals\": ", job.signals.size());
   });
-  Status status;
-  for (size_t k = 0; k < job.waits.size() && status.ok(); ++k)
-    status = waitFor(job.waits[k], "wait semaphore", k);
-  std::vector<bool> published;
+  Outcome outcome;
+  const bool device_ordered = device_done_ != nullptr;
+  std::vector<SemaphoreValue> deferred;
+  for (size_t k = 0; k < job.waits.size() && outcome.status.ok(); ++k) {
+    const SemaphoreValue& w = job.waits[k];
+    if (device_ordered) {
+      auto it = queued_signals_.find(w.semaphore.get());
+      if (it != queued_signals_.end() && it->second >= w.value) {
+        deferred.push_back(w);  // set by work queued before this one's
+        continue;
+      }
+    }
+    outcome.status = waitFor(w, "wait semaphore", k);
+  }
+  uint64_t device_value = 0;
   {
     Execution exec = ctx.newExecution();
-    JobRun run(job, exec);
-    if (status.ok()) status = run.run();
-    if (!status.ok()) {
-      status =
-          status.withContext(internal::strCat("submission of module '", ctx.module().name(), "'"));
-      run.failRest(status);
+    if (device_ordered) exec.ctx()->setSynchronizeAtEnd(false);
+    JobRun run(job, exec, device_ordered, outcome);
+    if (outcome.status.ok()) outcome.status = run.run();
+    if (device_ordered && outcome.status.ok()) {
+      // Later submissions of this context may bind these outputs at once: their work is queued
+      // behind this one's.
+      for (size_t k = 0; k < outcome.late.size(); ++k)
+        if (outcome.late[k]) job.submission->setQueued(k, outcome.late[k], job.context.get());
+      device_value = ++device_value_;
+      outcome.status = ctx.deviceDriver()->queueSignal(nullptr, device_done_.get(), device_value);
+      if (!outcome.status.ok()) {
+        device_value = 0;
+      } else {
+        for (const SemaphoreValue& sv : job.signals) {
+          uint64_t& queued = queued_signals_[sv.semaphore.get()];
+          queued = std::max(queued, sv.value);
+        }
+      }
     }
-  }  // the execution (and the inputs it held) is released before anyone is told
-  // Outputs were published before the signals, so whoever waits on a signal finds them.
-  for (size_t k = 0; k < job.signals.size() && status.ok(); ++k) {
-    Status s = job.signals[k].semaphore->signal(job.signals[k].value);
-    if (!s.ok())
-      status =
-          s.withContext(internal::strCat("signal semaphore ", k, " (to ", job.signals[k].value,
-                                         ") of module '", ctx.module().name(), "'s submission"));
+  }  // the execution's temporaries are freed in stream order (device_ordered) or now
+  if (!device_ordered) return finish(job, outcome);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    completions_.push_back(
+        Completion{std::move(job), std::move(outcome), device_value, std::move(deferred)});
   }
-  if (!status.ok())
-    for (const SemaphoreValue& sv : job.signals) sv.semaphore->fail(status);
-  job.submission->finish(std::move(status));
+  completion_cv_.notify_one();
+}
+
+void SubmissionQueue::complete() {
+  for (;;) {
+    Completion c;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      completion_cv_.wait(lock, [&] { return stopping_ || !completions_.empty(); });
+      if (completions_.empty()) return;
+      c = std::move(completions_.front());
+      completions_.pop_front();
+    }
+    if (c.device_value != 0) {
+      Status done = device_done_->wait(c.device_value);
+      if (!done.ok() && c.outcome.status.ok())
+        c.outcome.status = done.withContext(
+            internal::strCat("waiting for ", c.job.context->deviceDriver()->deviceName()));
+    }
+    // The waits left to stream order: the submissions that set them finished before this one
+    // (in order, above); one that failed fails this one too.
+    for (size_t k = 0; k < c.deferred.size() && c.outcome.status.ok(); ++k) {
+      Status reached = c.deferred[k].semaphore->wait(c.deferred[k].value, Timeout::zero());
+      if (!reached.ok())
+        c.outcome.status = reached.withContext(internal::strCat(
+            "a wait semaphore (for value ", c.deferred[k].value, ") of the submission"));
+    }
+    c.job.submission->clearQueued();
+    finish(c.job, c.outcome);
+    // Dropping the job may drop the last reference to the context (see stop()).
+  }
 }
 
 // ---- SubmissionQueue ------------------------------------------------------------------------
@@ -205,11 +329,22 @@ void SubmissionQueue::publish(Submission& submission, size_t index, SharedTensor
   submission.publish(index, std::move(output));
 }
 
-std::shared_ptr<SubmissionQueue> SubmissionQueue::start() {
+StatusOr<std::shared_ptr<SubmissionQueue>> SubmissionQueue::start(StandaloneContext& context) {
   std::shared_ptr<SubmissionQueue> queue(new SubmissionQueue());
-  // The thread holds the queue, so a detached thread never outlives what it reads.
+  // Vulkan frees memory once the work queued before the free is done, so an execution's
+  // temporaries may go while its kernels still run; other devices synchronize at its end.
+  if (context.device() == DeviceKind::kVulkan) {
+    RAL_ASSIGN_OR_RETURN(queue->device_done_, context.deviceDriver()->createSemaphore(0));
+    queue->completion_thread_ = std::thread([self = queue] { self->complete(); });
+  }
+  // The threads hold the queue, so a detached thread never outlives what it reads.
   queue->thread_ = std::thread([self = queue] { self->loop(); });
   return queue;
+}
+
+SharedTensor SubmissionQueue::queuedOutput(const Submission& submission, size_t index,
+                                           const StandaloneContext* context) {
+  return submission.queued(index, context);
 }
 
 Status SubmissionQueue::push(Job job) {
@@ -254,11 +389,17 @@ void SubmissionQueue::stop() {
     stopping_ = true;
   }
   cv_.notify_all();
-  if (!thread_.joinable()) return;
-  if (thread_.get_id() == std::this_thread::get_id())
-    thread_.detach();
-  else
-    thread_.join();
+  completion_cv_.notify_all();
+  for (std::thread* t : {&thread_, &completion_thread_}) {
+    if (!t->joinable()) continue;
+    if (t->get_id() == std::this_thread::get_id())
+      t->detach();
+    else
+      t->join();
+  }
+  // The semaphore belongs to the context's device driver, which goes with the context; neither
+  // thread touches it any more (a detached one only returns).
+  device_done_.reset();
 }
 
 }  // namespace ral::standalone

@@ -1,8 +1,15 @@
 // The submission queue of a StandaloneContext (ral/submission.h has the contract): one thread,
-// started at the first submit, that runs the context's submissions in order. A queued job holds
-// its context, so the context (and this queue) lives until its jobs are done; the context's
-// destructor stops the thread (joins it, or detaches it when the last reference went away on
-// that thread itself). Thread-safe.
+// started at the first submit, that runs the context's submissions in order. For a module on a
+// device whose driver frees memory in stream order (Vulkan), that thread only queues each
+// execution's work and a signal of a device semaphore, and goes on with the next submission; a
+// second thread waits for the device and then hands out the outputs and sets the submission's
+// semaphores, in the same order. A later submission of the context binds such queued outputs at
+// once (its work runs behind theirs on the same stream), so chains run on the device without a
+// host round trip between their executions.
+//
+// A queued job holds its context, so the context (and this queue) lives until its jobs are done;
+// the context's destructor stops the threads (joins them, or detaches the one the last reference
+// went away on). Thread-safe.
 #ifndef RAL_CONTEXTS_STANDALONE_SUBMISSION_QUEUE_H_
 #define RAL_CONTEXTS_STANDALONE_SUBMISSION_QUEUE_H_
 
@@ -13,8 +20,10 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
+#include "ral/driver.h"
 #include "ral/status.h"
 #include "ral/submission.h"
 
@@ -33,27 +42,61 @@ class SubmissionQueue {
     std::shared_ptr<Submission> submission;
   };
 
-  static std::shared_ptr<SubmissionQueue> start();
+  // Starts the queue of `context` (its device ordering and completion thread where its device
+  // has them).
+  static StatusOr<std::shared_ptr<SubmissionQueue>> start(StandaloneContext& context);
   // Hands output `index` of `submission` to its waiters (before the output's semaphore is set).
   static void publish(Submission& submission, size_t index, SharedTensor output);
   // Queues `job`; FailedPrecondition once stopped.
   Status push(Job job);
-  // Ends the thread once the jobs queued so far are done (called by ~StandaloneContext, when
+  // Ends the threads once the jobs queued so far are done (called by ~StandaloneContext, when
   // none can be left, since each holds the context).
   void stop();
+  // Output `index` of `submission` when it is an output of `context` whose work is still queued
+  // on the device; null otherwise.
+  static SharedTensor queuedOutput(const Submission& submission, size_t index,
+                                   const StandaloneContext* context);
+
+  // What an execution left to hand out once its device work is done.
+  struct Outcome {
+    Status status;
+    std::vector<SharedTensor> late;  // per output: taken at the end, not yet handed out
+    std::vector<bool> published;     // per output: handed out as it was sent
+  };
 
  private:
+  struct Completion {
+    Job job;
+    Outcome outcome;
+    uint64_t device_value = 0;             // 0: nothing to wait for
+    std::vector<SemaphoreValue> deferred;  // waits left to stream order, checked at the end
+  };
+
   SubmissionQueue() = default;
   void loop();
-  // Runs one job on the calling thread: its waits, the execution, its signals (or their
-  // failure), then finishes its submission.
-  static void run(Job& job);
+  void complete();  // the completion thread
+  // Runs one job on the queue thread: its waits, the execution, then finish() (or, device
+  // ordered, a completion for the other thread).
+  void run(Job& job);
+  // Hands out the outputs left, sets (or fails) the semaphores, finishes the submission.
+  static void finish(Job& job, Outcome& outcome);
 
   std::mutex mutex_;
   std::condition_variable cv_;
   std::deque<Job> jobs_;
   bool stopping_ = false;
   std::thread thread_;
+  // Device ordering (null otherwise): a semaphore of the device's driver each execution's work
+  // signals, and the completions waiting for it.
+  std::shared_ptr<Semaphore> device_done_;
+  uint64_t device_value_ = 0;  // queue thread only
+  // Queue thread only: the highest value each semaphore is set to by work already queued on the
+  // device. A later submission's wait for at most that value is met in stream order, so the
+  // queue thread need not wait for it (the completion checks it did not fail).
+  std::unordered_map<const Semaphore*, uint64_t> queued_signals_;
+  std::deque<Completion> completions_;
+  std::condition_variable completion_cv_;
+  std::thread completion_thread_;
   // Jobs pushed so far: an idle queue thread watches it for kSpin before it sleeps, since
   // submissions come in bursts and a wake-up costs microseconds (drivers/cpu/thread_pool.h does
   // the same).

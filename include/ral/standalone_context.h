@@ -84,6 +84,10 @@ class StandaloneExecutionContext : public HostExecutionContext {
   }
   // Output `index` once sent, even before the run ended (from the listener). Once per output.
   StatusOr<DLManagedTensor*> takeSentOutput(size_t index);
+  // For a device module: whether run() waits for the device before it returns (the default).
+  // Without, outputs are final only once the device finished the work queued so far (the
+  // submission queue orders that on the device).
+  void setSynchronizeAtEnd(bool synchronize) { synchronize_at_end_ = synchronize; }
   // Drops outputs not taken and the error state, keeping the input bindings, so run() can be
   // called again on the same inputs.
   void resetOutputs();
@@ -115,6 +119,7 @@ class StandaloneExecutionContext : public HostExecutionContext {
   std::vector<Output> outputs_;
   std::vector<InputSource> sources_;  // per input, for bindInputLater()
   std::function<Status(size_t)> listener_;
+  bool synchronize_at_end_ = true;
 };
 
 // One execution: binds, runs, hands out outputs; returns its context to the pool when destroyed.
@@ -166,6 +171,8 @@ class StandaloneContext : public Context, public std::enable_shared_from_this<St
   // Options::cpu_driver_factory says otherwise), CPU inputs are copied in at binding, and run()
   // returns once the device finished, so outputs are ordinary CPU tensors.
   DeviceKind device() const { return device_; }
+  // The driver of device() (null for kCpu).
+  Driver* deviceDriver() const { return device_driver_; }
 
   Execution newExecution() { return Execution(acquireExecution()); }
   // Binds inputs (borrowed; inputs.size() must match the module), runs, returns every output.

@@ -18,12 +18,15 @@
 // Where the work runs: each context has one submission queue, a thread of its own that runs the
 // context's submissions one after another in submission order, like work on one device queue
 // (submissions from many threads are serialized there; run() from several threads executes
-// concurrently). Waits are host waits on that thread, on every device: a module compiled for a
-// GPU still takes and returns host tensors, and its execution ends with the device finished, so
-// its submission's queue thread waits for the device before it signals. A submission that waits
-// for a semaphore only a later submission of the same context signals never starts (as with one
-// device stream); one whose semaphore is never signaled stays pending, and keeps its context alive,
-// until the semaphore is signaled or failed.
+// concurrently). Waits for semaphores are host waits on that thread. A module compiled for
+// Vulkan has its executions queued on the device without a host wait between them: the queue
+// thread queues one execution's work and a device semaphore signal and goes on with the next
+// (which binds the earlier one's outputs at once, its work running behind theirs), and a second
+// thread waits for the device, then hands out the outputs and sets the semaphores, in order. For
+// CUDA and HSA modules the queue thread still waits for the device at the end of each execution.
+// A submission that waits for a semaphore only a later submission of the same context signals
+// never starts (as with one device stream); one whose semaphore is never signaled stays pending,
+// and keeps its context alive, until the semaphore is signaled or failed.
 //
 // Lifetimes: tensors given as inputs are borrowed until the submission is done (their data and
 // their shape and strides arrays); the context lives until its pending submissions are done, so a
@@ -96,12 +99,19 @@ class Submission {
   friend class SubmissionQueue;
   void publish(size_t index, SharedTensor output);  // before its signals
   void finish(Status status);
+  // Outputs whose work is queued on `owner`'s device (SubmissionQueue): visible to that
+  // context's later submissions only, until the work is done.
+  void setQueued(size_t index, SharedTensor output, const void* owner);
+  void clearQueued();
+  SharedTensor queued(size_t index, const void* owner) const;
 
   mutable std::mutex mutex_;
   mutable std::condition_variable done_cv_;
   std::atomic<bool> done_{false};  // set under mutex_, read without it
   Status status_;
   std::vector<SharedTensor> outputs_;  // published so far (null: not yet)
+  std::vector<SharedTensor> queued_;
+  const void* queued_owner_ = nullptr;
 };
 
 }  // namespace ral::standalone
