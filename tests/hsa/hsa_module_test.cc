@@ -5,10 +5,12 @@
 // URIs pick the GPU; one that matches nothing lists the simulated GPUs.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "ral/device_uri.h"
@@ -67,6 +69,70 @@ TEST(HsaModuleTest, HostCodeLaunchesDeviceKernelsOnTheHsaDevice) {
   expectScale(**ctx, 1, 1);
   expectScale(**ctx, 0, 1);     // an empty grid launches nothing
   expectScale(**ctx, 1000, 1);  // and the next run is still correct
+}
+
+// Submissions on the simulated HSA device: from four threads, chains of three executions linked
+// by outputs and a semaphore each (y = 2x + 1 three times: 8x + 7), then a chain whose middle
+// submission waits on a semaphore that fails, which fails the rest of its chain.
+TEST(HsaModuleTest, SubmissionsChainFromManyThreads) {
+  auto ctx = StandaloneContext::load(modulePath());
+  ASSERT_TRUE(ctx.ok()) << ctx.status();
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < 5; ++round) {
+        std::vector<float> x(64);
+        for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(t * 100 + round) + i;
+        int64_t shape[1] = {64};
+        DLTensor dx{};
+        dx.data = x.data();
+        dx.device = {kDLCPU, 0};
+        dx.ndim = 1;
+        dx.dtype = {kDLFloat, 32, 1};
+        dx.shape = shape;
+        auto sem = (*ctx)->createSemaphore(0);
+        if (!sem.ok()) return (void)++wrong;
+        auto a = (*ctx)->submit({&dx}, {}, {{*sem, 1}});
+        if (!a.ok()) return (void)++wrong;
+        auto b = (*ctx)->submit({SubmitInput(*a, 0)}, {{*sem, 1}}, {{*sem, 2}});
+        if (!b.ok()) return (void)++wrong;
+        auto c = (*ctx)->submit({SubmitInput(*b, 0)}, {{*sem, 2}}, {{*sem, 3}});
+        if (!c.ok() || !(*sem)->wait(3).ok()) return (void)++wrong;
+        auto out = (*c)->outputs();
+        if (!out.ok()) return (void)++wrong;
+        const float* y = static_cast<const float*>((*out)[0]->dl_tensor.data);
+        for (size_t i = 0; i < x.size(); ++i)
+          if (y[i] != 8 * x[i] + 7) ++wrong;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(wrong.load(), 0);
+
+  std::vector<float> x = {1, 2, 3};
+  int64_t shape[1] = {3};
+  DLTensor dx{};
+  dx.data = x.data();
+  dx.device = {kDLCPU, 0};
+  dx.ndim = 1;
+  dx.dtype = {kDLFloat, 32, 1};
+  dx.shape = shape;
+  auto gate = (*ctx)->createSemaphore(0);
+  ASSERT_TRUE(gate.ok());
+  auto a = (*ctx)->submit({&dx});
+  auto b = (*ctx)->submit({SubmitInput(*a, 0)}, {{*gate, 1}});
+  auto c = (*ctx)->submit({SubmitInput(*b, 0)});
+  ASSERT_TRUE(a.ok() && b.ok() && c.ok());
+  (*gate)->fail(aborted("no input today"));
+  Status end = (*c)->wait();
+  EXPECT_EQ(end.code(), StatusCode::kAborted) << end;
+  EXPECT_TRUE((*a)->wait().ok());
+  auto again = (*ctx)->submit({&dx});
+  ASSERT_TRUE(again.ok());
+  auto out = (*again)->outputs();
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(static_cast<const float*>((*out)[0]->dl_tensor.data)[2], 7.0f);
 }
 
 TEST(HsaModuleTest, DeviceUrisSelectTheGpu) {
