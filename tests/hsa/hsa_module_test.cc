@@ -71,6 +71,18 @@ TEST(HsaModuleTest, HostCodeLaunchesDeviceKernelsOnTheHsaDevice) {
   expectScale(**ctx, 1000, 1);  // and the next run is still correct
 }
 
+// A dense 1-D f32 tensor over `x` (`shape` receives its size).
+DLTensor floats(std::vector<float>& x, int64_t* shape) {
+  shape[0] = static_cast<int64_t>(x.size());
+  DLTensor t{};
+  t.data = x.data();
+  t.device = {kDLCPU, 0};
+  t.ndim = 1;
+  t.dtype = {kDLFloat, 32, 1};
+  t.shape = shape;
+  return t;
+}
+
 // Submissions on the simulated HSA device: from four threads, chains of three executions linked
 // by outputs and a semaphore each (y = 2x + 1 three times: 8x + 7), then a chain whose middle
 // submission waits on a semaphore that fails, which fails the rest of its chain.
@@ -84,13 +96,8 @@ TEST(HsaModuleTest, SubmissionsChainFromManyThreads) {
       for (int round = 0; round < 5; ++round) {
         std::vector<float> x(64);
         for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(t * 100 + round) + i;
-        int64_t shape[1] = {64};
-        DLTensor dx{};
-        dx.data = x.data();
-        dx.device = {kDLCPU, 0};
-        dx.ndim = 1;
-        dx.dtype = {kDLFloat, 32, 1};
-        dx.shape = shape;
+        int64_t shape[1];
+        DLTensor dx = floats(x, shape);
         auto sem = (*ctx)->createSemaphore(0);
         if (!sem.ok()) return (void)++wrong;
         auto a = (*ctx)->submit({&dx}, {}, {{*sem, 1}});
@@ -111,13 +118,8 @@ TEST(HsaModuleTest, SubmissionsChainFromManyThreads) {
   EXPECT_EQ(wrong.load(), 0);
 
   std::vector<float> x = {1, 2, 3};
-  int64_t shape[1] = {3};
-  DLTensor dx{};
-  dx.data = x.data();
-  dx.device = {kDLCPU, 0};
-  dx.ndim = 1;
-  dx.dtype = {kDLFloat, 32, 1};
-  dx.shape = shape;
+  int64_t shape[1];
+  DLTensor dx = floats(x, shape);
   auto gate = (*ctx)->createSemaphore(0);
   ASSERT_TRUE(gate.ok());
   auto a = (*ctx)->submit({&dx});

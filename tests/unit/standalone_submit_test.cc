@@ -283,6 +283,18 @@ TEST(SubmitTest, ManyThreadsSubmitToOneContext) {
   EXPECT_EQ(wrong.load(), 0);
 }
 
+// `steps` row softmaxes of a rows x cols matrix, in double: the reference.
+void softmaxRows(std::vector<double>& ref, int64_t rows, int64_t cols, int steps) {
+  for (int step = 0; step < steps; ++step) {
+    for (int64_t r = 0; r < rows; ++r) {
+      double m = -INFINITY, sum = 0;
+      for (int64_t c = 0; c < cols; ++c) m = std::max(m, ref[r * cols + c]);
+      for (int64_t c = 0; c < cols; ++c) sum += std::exp(ref[r * cols + c] - m);
+      for (int64_t c = 0; c < cols; ++c) ref[r * cols + c] = std::exp(ref[r * cols + c] - m) / sum;
+    }
+  }
+}
+
 // Softmax compiled for the CPU and for Vulkan: three applications chained by semaphores and
 // outputs, against a double reference.
 void expectSoftmaxChain(const std::string& module) {
@@ -310,14 +322,7 @@ void expectSoftmaxChain(const std::string& module) {
   ASSERT_TRUE(outs.ok()) << outs.status();
   const float* y = static_cast<const float*>((*outs)[0]->dl_tensor.data);
   std::vector<double> ref(x.begin(), x.end());
-  for (int step = 0; step < 3; ++step) {
-    for (int64_t r = 0; r < rows; ++r) {
-      double m = -INFINITY, sum = 0;
-      for (int64_t c = 0; c < cols; ++c) m = std::max(m, ref[r * cols + c]);
-      for (int64_t c = 0; c < cols; ++c) sum += std::exp(ref[r * cols + c] - m);
-      for (int64_t c = 0; c < cols; ++c) ref[r * cols + c] = std::exp(ref[r * cols + c] - m) / sum;
-    }
-  }
+  softmaxRows(ref, rows, cols, 3);
   for (size_t i = 0; i < ref.size(); ++i) ASSERT_NEAR(y[i], ref[i], 1e-6) << module << " " << i;
 
   // A longer chain whose context is dropped at once: the submissions (on Vulkan, their queued
@@ -334,14 +339,7 @@ void expectSoftmaxChain(const std::string& module) {
   }
   auto end = last->outputs();
   ASSERT_TRUE(end.ok()) << end.status();
-  for (int step = 0; step < 12; ++step) {
-    for (int64_t r = 0; r < rows; ++r) {
-      double m = -INFINITY, sum = 0;
-      for (int64_t c = 0; c < cols; ++c) m = std::max(m, ref[r * cols + c]);
-      for (int64_t c = 0; c < cols; ++c) sum += std::exp(ref[r * cols + c] - m);
-      for (int64_t c = 0; c < cols; ++c) ref[r * cols + c] = std::exp(ref[r * cols + c] - m) / sum;
-    }
-  }
+  softmaxRows(ref, rows, cols, 12);
   const float* z = static_cast<const float*>((*end)[0]->dl_tensor.data);
   for (size_t i = 0; i < ref.size(); ++i) ASSERT_NEAR(z[i], ref[i], 1e-6) << module << " " << i;
 }
