@@ -44,7 +44,21 @@ struct State {
   std::mutex mutex;
   std::string path;
   std::vector<Event> events;
+  std::map<std::string, uint32_t> tracks;  // name -> id, for the life of the process
 };
+
+// Tracks that are not threads are numbered from here, far above thread numbers.
+constexpr uint32_t kFirstTrack = 1u << 20;
+
+struct StopHooks {
+  std::mutex mutex;  // held while hooks run, so removal waits for a running hook
+  std::map<const void*, std::function<void()>> hooks;
+};
+
+StopHooks& stopHooks() {
+  static auto* h = new StopHooks();
+  return *h;
+}
 
 // Never destroyed: threads may record while the process exits.
 State& state() {
@@ -83,12 +97,22 @@ std::string microseconds(int64_t ns) {
   return buf;
 }
 
-Status writeTrace(const std::string& path, const std::vector<Event>& events) {
+Status writeTrace(const std::string& path, const std::vector<Event>& events,
+                  const std::map<std::string, uint32_t>& tracks) {
   std::string out = "{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n";
   const int pid = static_cast<int>(getpid());
   int64_t origin = events.empty() ? 0 : events.front().begin_ns;
   for (const Event& e : events) origin = std::min(origin, e.begin_ns);
   bool first = true;
+  // Names of the tracks that are not threads (metadata events).
+  for (const auto& [name, id] : tracks) {
+    if (!first) out += ",\n";
+    first = false;
+    out += "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": " + std::to_string(pid) +
+           ", \"tid\": " + std::to_string(id) + ", \"args\": {\"name\": ";
+    appendJsonString(out, name);
+    out += "}}";
+  }
   for (const Event& e : events) {
     if (!first) out += ",\n";
     first = false;
@@ -202,8 +226,16 @@ Status start(const std::string& path) {
 }
 
 Status stop() {
+  if (!active()) return failedPrecondition("trace: not recording");
+  {
+    // Device work that completed is recorded before the file is written.
+    StopHooks& h = stopHooks();
+    std::lock_guard<std::mutex> lock(h.mutex);
+    for (auto& [key, hook] : h.hooks) hook();
+  }
   std::vector<Event> events;
   std::string path;
+  std::map<std::string, uint32_t> tracks;
   {
     State& s = state();
     std::lock_guard<std::mutex> lock(s.mutex);
@@ -212,8 +244,40 @@ Status stop() {
     switchWatched(false);
     events.swap(s.events);
     path.swap(s.path);
+    tracks = s.tracks;
   }
-  return writeTrace(path, events);
+  return writeTrace(path, events, tracks);
+}
+
+uint32_t track(const std::string& name) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  auto it = s.tracks.find(name);
+  if (it != s.tracks.end()) return it->second;
+  const uint32_t id = kFirstTrack + static_cast<uint32_t>(s.tracks.size());
+  s.tracks.emplace(name, id);
+  return id;
+}
+
+void recordOn(uint32_t track, const char* category, std::string name, std::string args,
+              int64_t begin_ns, int64_t end_ns) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (!active()) return;
+  s.events.push_back(
+      {category, nullptr, nullptr, std::move(name), std::move(args), begin_ns, end_ns, track});
+}
+
+void addStopHook(const void* key, std::function<void()> hook) {
+  StopHooks& h = stopHooks();
+  std::lock_guard<std::mutex> lock(h.mutex);
+  h.hooks[key] = std::move(hook);
+}
+
+void removeStopHook(const void* key) {
+  StopHooks& h = stopHooks();
+  std::lock_guard<std::mutex> lock(h.mutex);
+  h.hooks.erase(key);
 }
 
 std::string path() {

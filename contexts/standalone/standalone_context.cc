@@ -204,7 +204,15 @@ Status StandaloneExecutionContext::acceptOutput(size_t index, const OutputBuffer
     std::copy(out.strides, out.strides + rank, o.strides);
   } else {
     // Memory RAL does not own here (an input, a constant, static data, an output already
-    // sent): copy it into a dense buffer of its own.
+    // sent): copy it into a dense buffer of its own. An input may be an earlier submission's
+    // output whose kernels are still queued: the host copies once the device caught up.
+    Driver* device = standalone_->device_driver_;
+    if (device != nullptr && !synchronize_at_end_) {
+      Status synced = device->synchronize();
+      if (!synced.ok())
+        return synced.withContext(internal::strCat("waiting for ", device->deviceName(),
+                                                   " before copying output ", index));
+    }
     const size_t elem = dtypeSize(out.dtype);
     const int64_t numel = io_checks::numelOf(out.sizes, rank);  // valid: checked by the core
     auto copy = memory_.allocate(std::max<size_t>(static_cast<size_t>(numel) * elem, 1), 64);

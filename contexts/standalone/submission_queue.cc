@@ -331,9 +331,11 @@ void SubmissionQueue::publish(Submission& submission, size_t index, SharedTensor
 
 StatusOr<std::shared_ptr<SubmissionQueue>> SubmissionQueue::start(StandaloneContext& context) {
   std::shared_ptr<SubmissionQueue> queue(new SubmissionQueue());
-  // Vulkan frees memory once the work queued before the free is done, so an execution's
-  // temporaries may go while its kernels still run; other devices synchronize at its end.
-  if (context.device() == DeviceKind::kVulkan) {
+  // Vulkan frees memory once the work queued before the free is done, and CUDA's allocator
+  // hands a freed block only to work queued behind it on the same stream, so an execution's
+  // temporaries may go while its kernels still run. HSA returns memory to its pool at once, so
+  // its executions (and the CPU's) synchronize at their end, on the queue thread.
+  if (context.device() == DeviceKind::kVulkan || context.device() == DeviceKind::kCuda) {
     RAL_ASSIGN_OR_RETURN(queue->device_done_, context.deviceDriver()->createSemaphore(0));
     queue->completion_thread_ = std::thread([self = queue] { self->complete(); });
   }

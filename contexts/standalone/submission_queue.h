@@ -1,6 +1,6 @@
 // The submission queue of a StandaloneContext (ral/submission.h has the contract): one thread,
 // started at the first submit, that runs the context's submissions in order. For a module on a
-// device whose driver frees memory in stream order (Vulkan), that thread only queues each
+// device whose driver frees memory in stream order (Vulkan, CUDA), that thread only queues each
 // execution's work and a signal of a device semaphore, and goes on with the next submission; a
 // second thread waits for the device and then hands out the outputs and sets the submission's
 // semaphores, in the same order. A later submission of the context binds such queued outputs at

@@ -61,8 +61,8 @@ void CudaEventBackend::destroyEvent(BackendEvent event) {
     (void)device_->cu().cuEventDestroy_v2(static_cast<CUevent>(event));
 }
 
-// Record, wait and host-function launches may come from the pending queue's worker thread, which
-// has no current context of its own.
+// Every call may come from a thread with no current context of its own: the pending queue's
+// worker, or any host thread waiting for a semaphore.
 Status CudaEventBackend::recordEvent(BackendEvent event, BackendStream stream) {
   RAL_RETURN_IF_ERROR(device_->makeCurrent());
   return RAL_CUDA_CALL(device_->lib(), cuEventRecord, static_cast<CUevent>(event),
@@ -70,6 +70,7 @@ Status CudaEventBackend::recordEvent(BackendEvent event, BackendStream stream) {
 }
 
 StatusOr<bool> CudaEventBackend::queryEvent(BackendEvent event) {
+  RAL_RETURN_IF_ERROR(device_->makeCurrent());
   const CUresult r = device_->cu().cuEventQuery(static_cast<CUevent>(event));
   if (r == CUDA_SUCCESS) return true;
   if (r == CUDA_ERROR_NOT_READY) return false;
@@ -77,6 +78,7 @@ StatusOr<bool> CudaEventBackend::queryEvent(BackendEvent event) {
 }
 
 Status CudaEventBackend::synchronizeEvent(BackendEvent event) {
+  RAL_RETURN_IF_ERROR(device_->makeCurrent());
   return RAL_CUDA_CALL(device_->lib(), cuEventSynchronize, static_cast<CUevent>(event));
 }
 

@@ -8,11 +8,13 @@
 #include "drivers/common/driver_trace.h"
 #include "drivers/cuda/cuda_device.h"
 #include "drivers/cuda/cuda_target.h"
+#include "drivers/cuda/kernel_times.h"
 #include "drivers/cuda/pending_queue.h"
 #include "drivers/cuda/stream_allocator.h"
 #include "drivers/cuda/timeline_semaphore.h"
 #include "ral/context.h"
 #include "ral/registration.h"
+#include "ral/trace.h"
 
 namespace ral::cuda {
 
@@ -135,6 +137,7 @@ Status CudaDriver::init() {
   queue_ = PendingQueueActions::create(sync_);
   memory_ = std::make_unique<CudaMemoryBackend>(device_);
   allocator_ = std::make_unique<StreamOrderedAllocator>(memory_.get(), &sync_->events);
+  kernel_times_ = std::make_shared<KernelTimes>(device_);
   RAL_ASSIGN_OR_RETURN(std::unique_ptr<Stream> stream, createStream());
   default_stream_.reset(static_cast<CudaStream*>(stream.release()));
   return Status();
@@ -386,11 +389,26 @@ Status CudaDriver::launch(Executable* executable, uint32_t entry, const LaunchCo
   RAL_ASSIGN_OR_RETURN(CudaStream * s, resolveStream(stream));
   const CUfunction fn = exe->function(entry);
   const CudaDevice* dev = device_.get();
-  auto issue = [dev, fn, config](BackendStream cs, void** params) {
+  KernelTimes* times = kernel_times_.get();
+  const std::string* exe_name = &exe->spec().name;
+  const std::string* entry_name = &exe->spec().entries[entry].name;
+  auto issue = [dev, fn, config, times, exe_name, entry_name](BackendStream cs, void** params) {
     RAL_RETURN_IF_ERROR(dev->makeCurrent());
-    return RAL_CUDA_CALL(dev->lib(), cuLaunchKernel, fn, config.grid.x, config.grid.y,
-                         config.grid.z, config.block.x, config.block.y, config.block.z,
-                         config.shared_memory_bytes, static_cast<CUstream>(cs), params, nullptr);
+    const auto stream = static_cast<CUstream>(cs);
+    return times->timed(
+        stream,
+        [&] {
+          return RAL_CUDA_CALL(dev->lib(), cuLaunchKernel, fn, config.grid.x, config.grid.y,
+                               config.grid.z, config.block.x, config.block.y, config.block.z,
+                               config.shared_memory_bytes, stream, params, nullptr);
+        },
+        [&](std::string* name, std::string* args) {
+          *name = *entry_name;
+          *args =
+              internal::strCat("\"executable\": \"", *exe_name, "\", \"grid\": [", config.grid.x,
+                               ", ", config.grid.y, ", ", config.grid.z, "], \"block\": [",
+                               config.block.x, ", ", config.block.y, ", ", config.block.z, "]");
+        });
   };
   Status packing;
   Status result = queue_->submit(
@@ -401,7 +419,7 @@ Status CudaDriver::launch(Executable* executable, uint32_t entry, const LaunchCo
           packing = packed.status();
           return [](BackendStream) { return Status(); };
         }
-        return [issue, keep = device_, p = *packed](BackendStream cs) {
+        return [issue, keep = device_, keep_times = kernel_times_, p = *packed](BackendStream cs) {
           return issue(cs, p->pointers.data());
         };
       });
@@ -444,6 +462,7 @@ Status CudaDriver::synchronize(Stream* stream) {
   // Signals complete on the companion stream: wait for them so query() sees the new values.
   Status signals = RAL_CUDA_CALL(device_->lib(), cuStreamSynchronize,
                                  static_cast<CUstream>(s->state().callbackStream()));
+  if (trace::active()) kernel_times_->publish();
   if (!held.ok()) return held;
   if (!done.ok()) return done;
   return signals;

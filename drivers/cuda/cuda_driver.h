@@ -31,6 +31,7 @@ namespace ral::cuda {
 class CudaDevice;
 class CudaExecutable;
 class CudaStream;
+class KernelTimes;
 class PendingQueueActions;
 class StreamOrderedAllocator;
 class CudaMemoryBackend;
@@ -117,6 +118,7 @@ class CudaDriver : public Driver, public CudaQueueService {
   std::unique_ptr<CudaMemoryBackend> memory_;
   std::unique_ptr<StreamOrderedAllocator> allocator_;
   std::unique_ptr<CudaStream> default_stream_;
+  std::shared_ptr<KernelTimes> kernel_times_;  // shared with launches held back on streams
   std::mutex executables_mutex_;
   std::unordered_map<std::string, std::unique_ptr<CudaExecutable>> executables_;
 };

@@ -20,7 +20,9 @@ namespace ral::cuda {
 inline constexpr char kCudaDriverPathEnv[] = "RAL_CUDA_DRIVER_PATH";
 inline constexpr char kCudaDriverDefaultPath[] = "libcuda.so.1";
 
-// The exported names, with the _v2 suffix where the ABI versioned the function.
+// The exported names, with the _v2 suffix where the ABI versioned the function (not for
+// cuEventElapsedTime, whose _v2 only drivers from CUDA 12.8 on have; the headers' macro maps the
+// member's name, dlsym looks up the name as written).
 #define RAL_CUDA_SYMBOLS(X)       \
   X(cuGetErrorName)               \
   X(cuGetErrorString)             \
@@ -62,6 +64,7 @@ inline constexpr char kCudaDriverDefaultPath[] = "libcuda.so.1";
   X(cuEventRecord)                \
   X(cuEventQuery)                 \
   X(cuEventSynchronize)           \
+  X(cuEventElapsedTime)           \
   X(cuEventDestroy_v2)            \
   X(cuModuleLoadDataEx)           \
   X(cuModuleUnload)               \

@@ -76,6 +76,12 @@ Status StreamOrderedAllocator::deallocate(void* ptr) {
   block.live = false;
   stats_.bytes_in_use -= block.size;
   stats_.bytes_cached += block.size;
+  // The host writes host-visible memory outside stream order (input copies, say): such a block
+  // is reusable only once the work queued on its own stream before the free is done, too.
+  if (block.kind == MemoryKind::kHostVisible &&
+      std::find(block.other_streams.begin(), block.other_streams.end(), block.stream) ==
+          block.other_streams.end())
+    block.other_streams.push_back(block.stream);
   Status result;
   for (BackendStream other : block.other_streams) {
     auto event = events_->acquire();

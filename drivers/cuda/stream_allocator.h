@@ -5,7 +5,9 @@
 // S's cache, and the next allocation on S may take it at once, because everything S does with the
 // new owner runs after everything it did with the old one. A block also used on other streams
 // (recordUse) gets an event recorded on each of them when it is freed, and becomes reusable once
-// those events completed. Nothing here synchronizes on the fast path; trim() (and an allocation
+// those events completed; so does a host-visible block on its own stream, since the host writes
+// those outside stream order (a new owner's host writes must not overtake the old owner's
+// kernels). Nothing here synchronizes on the fast path; trim() (and an allocation
 // that fails for lack of memory) first waits for the device, then returns cached blocks.
 #ifndef RAL_DRIVERS_CUDA_STREAM_ALLOCATOR_H_
 #define RAL_DRIVERS_CUDA_STREAM_ALLOCATOR_H_

@@ -64,6 +64,10 @@ Status VulkanApi::loadInstance(VkInstance instance) {
   if (name == nullptr) return unavailable("vulkan: the instance lacks " #name);
   RAL_VK_INSTANCE_FUNCTIONS(RAL_VK_LOAD)
 #undef RAL_VK_LOAD
+#define RAL_VK_LOAD_OPTIONAL(name) \
+  name = reinterpret_cast<PFN_##name>(vkGetInstanceProcAddr(instance, #name));
+  RAL_VK_OPTIONAL_INSTANCE_FUNCTIONS(RAL_VK_LOAD_OPTIONAL)
+#undef RAL_VK_LOAD_OPTIONAL
   return Status();
 }
 

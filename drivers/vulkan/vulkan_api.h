@@ -90,10 +90,19 @@ namespace ral::vulkan {
   X(vkCreateFence)                 \
   X(vkDestroyFence)                \
   X(vkWaitForFences)               \
-  X(vkResetFences)
+  X(vkResetFences)                 \
+  X(vkCreateQueryPool)             \
+  X(vkDestroyQueryPool)            \
+  X(vkCmdResetQueryPool)           \
+  X(vkCmdWriteTimestamp)           \
+  X(vkGetQueryPoolResults)
 
 // Optional device functions (an extension the device may lack): null when absent.
-#define RAL_VK_OPTIONAL_DEVICE_FUNCTIONS(X) X(vkCmdPushDescriptorSetKHR)
+#define RAL_VK_OPTIONAL_DEVICE_FUNCTIONS(X) \
+  X(vkCmdPushDescriptorSetKHR)              \
+  X(vkGetCalibratedTimestampsEXT)
+// Optional instance functions: null when absent.
+#define RAL_VK_OPTIONAL_INSTANCE_FUNCTIONS(X) X(vkGetPhysicalDeviceCalibrateableTimeDomainsEXT)
 
 #define RAL_VK_DECLARE(name) PFN_##name name = nullptr;
 
@@ -103,6 +112,7 @@ struct VulkanApi {
   RAL_VK_INSTANCE_FUNCTIONS(RAL_VK_DECLARE)
   RAL_VK_DEVICE_FUNCTIONS(RAL_VK_DECLARE)
   RAL_VK_OPTIONAL_DEVICE_FUNCTIONS(RAL_VK_DECLARE)
+  RAL_VK_OPTIONAL_INSTANCE_FUNCTIONS(RAL_VK_DECLARE)
 
   // Opens the loader (once per process; the handle is kept) and resolves the global functions.
   // Unavailable, naming the library and dlerror(), when it cannot be opened.

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <optional>
 
+#include "ral/trace.h"
+
 namespace ral::vulkan {
 namespace {
 
@@ -57,6 +59,30 @@ std::optional<uint32_t> computeFamily(const VulkanApi& api, VkPhysicalDevice pd)
     if (!any) any = i;
   }
   return any;
+}
+
+// Valid bits of the timestamps the queue family writes (0: none).
+uint32_t timestampBits(const VulkanApi& api, VkPhysicalDevice pd, uint32_t family) {
+  uint32_t count = 0;
+  api.vkGetPhysicalDeviceQueueFamilyProperties(pd, &count, nullptr);
+  std::vector<VkQueueFamilyProperties> families(count);
+  api.vkGetPhysicalDeviceQueueFamilyProperties(pd, &count, families.data());
+  return family < count ? families[family].timestampValidBits : 0;
+}
+
+// Whether the device's clock and CLOCK_MONOTONIC can be read together.
+bool canCalibrate(const VulkanApi& api, VkPhysicalDevice pd) {
+  if (api.vkGetPhysicalDeviceCalibrateableTimeDomainsEXT == nullptr) return false;
+  uint32_t count = 0;
+  if (api.vkGetPhysicalDeviceCalibrateableTimeDomainsEXT(pd, &count, nullptr) != VK_SUCCESS)
+    return false;
+  std::vector<VkTimeDomainEXT> domains(count);
+  if (api.vkGetPhysicalDeviceCalibrateableTimeDomainsEXT(pd, &count, domains.data()) != VK_SUCCESS)
+    return false;
+  auto has = [&](VkTimeDomainEXT d) {
+    return std::find(domains.begin(), domains.end(), d) != domains.end();
+  };
+  return has(VK_TIME_DOMAIN_DEVICE_EXT) && has(VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT);
 }
 
 std::optional<uint32_t> findMemoryType(const VkPhysicalDeviceMemoryProperties& props,
@@ -298,6 +324,10 @@ Status VulkanDevice::createLogicalDevice() {
   std::vector<const char*> enabled;
   if (hasExtension(exts, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME))
     enabled.push_back(VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
+  const bool calibrated = hasExtension(exts, VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME) &&
+                          canCalibrate(api_, physical_) &&
+                          timestampBits(api_, physical_, queue_family_) > 0;
+  if (calibrated) enabled.push_back(VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME);
   creation_feedback_ = properties_.apiVersion >= VK_API_VERSION_1_3;
   if (!creation_feedback_ && hasExtension(exts, VK_EXT_PIPELINE_CREATION_FEEDBACK_EXTENSION_NAME)) {
     enabled.push_back(VK_EXT_PIPELINE_CREATION_FEEDBACK_EXTENSION_NAME);
@@ -359,6 +389,11 @@ Status VulkanDevice::createLogicalDevice() {
   }
   RAL_RETURN_IF_ERROR(api_.loadDevice(device_));
   api_.vkGetDeviceQueue(device_, queue_family_, 0, &queue_);
+  times_commands_ = calibrated && api_.vkGetCalibratedTimestampsEXT != nullptr &&
+                    properties_.limits.timestampPeriod > 0;
+  const uint32_t bits = timestampBits(api_, physical_, queue_family_);
+  timestamp_mask_ = bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
+  trace_track_ = trace::track(internal::strCat("vulkan:", index_, " queue (", name_, ")"));
   VkSemaphoreTypeCreateInfo type{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO};
   type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
   VkSemaphoreCreateInfo sem_info{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
@@ -405,6 +440,25 @@ void VulkanDevice::collectGarbage() {
     return true;
   });
   garbage_.erase(keep, garbage_.end());
+}
+
+int64_t VulkanDevice::hostTimeNs(uint64_t timestamp, int64_t host_minus_device_ns) const {
+  const double ns = static_cast<double>(timestamp & timestamp_mask_) *
+                    static_cast<double>(properties_.limits.timestampPeriod);
+  return static_cast<int64_t>(ns) + host_minus_device_ns;
+}
+
+StatusOr<int64_t> VulkanDevice::hostMinusDeviceNs() const {
+  if (!times_commands_) return unsupported("vulkan: '", name_, "' cannot time its commands");
+  VkCalibratedTimestampInfoEXT infos[2] = {{VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT},
+                                           {VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT}};
+  infos[0].timeDomain = VK_TIME_DOMAIN_DEVICE_EXT;
+  infos[1].timeDomain = VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT;
+  uint64_t stamps[2] = {0, 0};
+  uint64_t deviation = 0;
+  RAL_VK_RETURN_IF_ERROR(api_.vkGetCalibratedTimestampsEXT(device_, 2, infos, stamps, &deviation),
+                         "vkGetCalibratedTimestampsEXT");
+  return static_cast<int64_t>(stamps[1]) - hostTimeNs(stamps[0], 0);
 }
 
 }  // namespace ral::vulkan

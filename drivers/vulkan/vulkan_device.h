@@ -84,6 +84,18 @@ class VulkanDevice {
   void retireSemaphore(VkSemaphore semaphore);
   void collectGarbage();
 
+  // Device time of commands, for traces: whether the queue writes timestamps the host can place
+  // on its own clock (VK_EXT_calibrated_timestamps with the device's clock and CLOCK_MONOTONIC,
+  // which std::chrono::steady_clock reads on Linux).
+  bool timesCommands() const { return times_commands_; }
+  // A timestamp read back (its valid bits) on the host's steady clock, in ns, given
+  // hostMinusDeviceNs() read after the command ran.
+  int64_t hostTimeNs(uint64_t timestamp, int64_t host_minus_device_ns) const;
+  // The offset of the host's clock from the device's now (clocks drift: asked per read-back).
+  StatusOr<int64_t> hostMinusDeviceNs() const;
+  // The trace track (ral/trace.h) of this device's queue.
+  uint32_t traceTrack() const { return trace_track_; }
+
   // Memory type indices: kDevice prefers DEVICE_LOCAL; kHostVisible needs HOST_VISIBLE |
   // HOST_COHERENT (preferring HOST_CACHED, since RAL reads results back on the host).
   uint32_t deviceMemoryType() const { return device_memory_type_; }
@@ -111,6 +123,9 @@ class VulkanDevice {
   std::string name_;
   std::vector<PhysicalDeviceInfo> all_devices_;
   bool creation_feedback_ = false;
+  bool times_commands_ = false;
+  uint64_t timestamp_mask_ = 0;
+  uint32_t trace_track_ = 0;
   ShaderFeatures shader_features_;
   uint32_t device_memory_type_ = 0;
   uint32_t host_memory_type_ = 0;

@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "ral/trace.h"
+
 namespace ral::vulkan {
 namespace {
 
@@ -22,15 +24,27 @@ StatusOr<std::shared_ptr<CommandStream>> CommandStream::create(
   RAL_VK_RETURN_IF_ERROR(
       s->device_->api().vkCreateCommandPool(s->device_->device(), &info, nullptr, &s->pool_),
       "vkCreateCommandPool");
+  if (s->device_->timesCommands()) {
+    CommandStream* self = s.get();
+    trace::addStopHook(self, [self] {
+      std::lock_guard<std::mutex> lock(self->mutex_);
+      self->publishTimesLocked();
+    });
+  }
   return s;
 }
 
 CommandStream::~CommandStream() {
+  trace::removeStopHook(this);
   {
     std::lock_guard<std::mutex> lock(mutex_);
     (void)flushLocked();
   }
   scheduler_->retire(*queue_);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    publishTimesLocked();
+  }
   const auto& api = device_->api();
   for (const Slot& slot : all_slots_)
     if (slot.pool != VK_NULL_HANDLE)
@@ -44,6 +58,7 @@ StatusOr<CommandStream::Slot> CommandStream::acquireSlotLocked() {
   if (!used_.empty() && queue_->timeline->reached(used_.front().value)) {
     Slot slot = used_.front();
     used_.pop_front();
+    if (slot.times) slot.times->publish();
     RAL_VK_RETURN_IF_ERROR(api.vkResetCommandBuffer(slot.cmd, 0), "vkResetCommandBuffer");
     if (slot.pool != VK_NULL_HANDLE)
       RAL_VK_RETURN_IF_ERROR(api.vkResetDescriptorPool(dev, slot.pool, 0), "vkResetDescriptorPool");
@@ -85,6 +100,17 @@ StatusOr<VkCommandBuffer> CommandStream::beginCommandLocked() {
     open_ = true;
     commands_ = 0;
     bound_pipeline_ = VK_NULL_HANDLE;
+    current_.timed = false;
+    if (trace::active() && device_->timesCommands()) {
+      if (!current_.times) {
+        auto times = CommandTimes::create(device_, kMaxCommandsPerBatch);
+        if (times.ok()) current_.times = std::move(*times);
+      }
+      if (current_.times) {
+        current_.times->begin(current_.cmd);
+        current_.timed = true;
+      }
+    }
   }
   // In-order stream semantics: the next command sees everything before it, including work of
   // earlier submissions of this stream (a barrier's first scope covers all prior queue work).
@@ -96,6 +122,22 @@ StatusOr<VkCommandBuffer> CommandStream::beginCommandLocked() {
                            nullptr);
   ++commands_;
   return current_.cmd;
+}
+
+bool CommandStream::timeBeforeLocked(VkCommandBuffer cmd) {
+  return current_.timed && current_.times->before(cmd);
+}
+
+void CommandStream::timeAfterLocked(VkCommandBuffer cmd, bool timed, std::string name,
+                                    std::string args) {
+  if (timed) current_.times->after(cmd, std::move(name), std::move(args));
+}
+
+void CommandStream::publishTimesLocked() {
+  for (Slot& slot : used_) {
+    if (!queue_->timeline->reached(slot.value)) break;  // in value order
+    if (slot.times) slot.times->publish();
+  }
 }
 
 Status CommandStream::endCommandLocked() {
@@ -155,6 +197,7 @@ Status CommandStream::dispatchLocked(const VulkanExecutable& exe, uint32_t entry
     RAL_RETURN_IF_ERROR(flushLocked());
   }
   RAL_ASSIGN_OR_RETURN(VkCommandBuffer cmd, beginCommandLocked());
+  const bool timed = timeBeforeLocked(cmd);
   const VkPipeline pipeline = exe.entry(entry).pipeline;
   if (pipeline != bound_pipeline_) {
     api.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
@@ -189,6 +232,12 @@ Status CommandStream::dispatchLocked(const VulkanExecutable& exe, uint32_t entry
     api.vkCmdPushConstants(cmd, exe.pipelineLayout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, push_size,
                            push);
   api.vkCmdDispatch(cmd, grid.x, grid.y, grid.z);
+  if (timed) {
+    const ExecutableSpec& spec = exe.spec();
+    timeAfterLocked(cmd, true, entry < spec.entries.size() ? spec.entries[entry].name : "dispatch",
+                    internal::strCat("\"executable\": \"", spec.name, "\", \"grid\": [", grid.x,
+                                     ", ", grid.y, ", ", grid.z, "]"));
+  }
   if (commands_ >= kMaxCommandsPerBatch) RAL_RETURN_IF_ERROR(flushLocked());
   return Status();
 }
@@ -196,8 +245,10 @@ Status CommandStream::dispatchLocked(const VulkanExecutable& exe, uint32_t entry
 Status CommandStream::copyLocked(VkBuffer src, VkDeviceSize src_offset, VkBuffer dst,
                                  VkDeviceSize dst_offset, VkDeviceSize bytes) {
   RAL_ASSIGN_OR_RETURN(VkCommandBuffer cmd, beginCommandLocked());
+  const bool timed = timeBeforeLocked(cmd);
   const VkBufferCopy region{src_offset, dst_offset, bytes};
   device_->api().vkCmdCopyBuffer(cmd, src, dst, 1, &region);
+  timeAfterLocked(cmd, timed, "copy", internal::strCat("\"bytes\": ", bytes));
   if (commands_ >= kMaxCommandsPerBatch) RAL_RETURN_IF_ERROR(flushLocked());
   return Status();
 }
@@ -205,7 +256,9 @@ Status CommandStream::copyLocked(VkBuffer src, VkDeviceSize src_offset, VkBuffer
 Status CommandStream::fillLocked(VkBuffer dst, VkDeviceSize offset, VkDeviceSize bytes,
                                  uint32_t pattern) {
   RAL_ASSIGN_OR_RETURN(VkCommandBuffer cmd, beginCommandLocked());
+  const bool timed = timeBeforeLocked(cmd);
   device_->api().vkCmdFillBuffer(cmd, dst, offset, bytes, pattern);
+  timeAfterLocked(cmd, timed, "fill", internal::strCat("\"bytes\": ", bytes));
   if (commands_ >= kMaxCommandsPerBatch) RAL_RETURN_IF_ERROR(flushLocked());
   return Status();
 }
@@ -213,7 +266,9 @@ Status CommandStream::fillLocked(VkBuffer dst, VkDeviceSize offset, VkDeviceSize
 Status CommandStream::updateLocked(VkBuffer dst, VkDeviceSize offset, const void* data,
                                    VkDeviceSize bytes) {
   RAL_ASSIGN_OR_RETURN(VkCommandBuffer cmd, beginCommandLocked());
+  const bool timed = timeBeforeLocked(cmd);
   device_->api().vkCmdUpdateBuffer(cmd, dst, offset, bytes, data);
+  timeAfterLocked(cmd, timed, "update", internal::strCat("\"bytes\": ", bytes));
   if (commands_ >= kMaxCommandsPerBatch) RAL_RETURN_IF_ERROR(flushLocked());
   return Status();
 }
@@ -249,7 +304,12 @@ Status CommandStream::synchronize(Timeout timeout) {
     (void)flushLocked();  // a failure is reported by waitStream below
     value = sealed_;
   }
-  return scheduler_->waitStream(*queue_, value, timeout);
+  Status done = scheduler_->waitStream(*queue_, value, timeout);
+  if (done.ok() && trace::active()) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    publishTimesLocked();
+  }
+  return done;
 }
 
 VulkanStream::~VulkanStream() = default;

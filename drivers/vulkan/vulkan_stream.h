@@ -6,6 +6,10 @@
 // to the host. Command buffers (and, without push descriptors, descriptor pools) are reused once
 // the stream's timeline passes the batch that used them.
 //
+// While a trace records, each command's device time is measured (command_times.h) and recorded
+// on the device queue's track once its batch completed (read back when the slot is reused, when
+// the stream is synchronized or destroyed, and when the trace stops).
+//
 // VulkanStream is the ral::Stream handed to users; the driver's default stream is a
 // CommandStream it owns.
 #ifndef RAL_DRIVERS_VULKAN_VULKAN_STREAM_H_
@@ -15,8 +19,10 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
+#include "drivers/vulkan/command_times.h"
 #include "drivers/vulkan/submission.h"
 #include "drivers/vulkan/timeline.h"
 #include "drivers/vulkan/vulkan_device.h"
@@ -78,12 +84,19 @@ class CommandStream {
     VkCommandBuffer cmd = VK_NULL_HANDLE;
     VkDescriptorPool pool = VK_NULL_HANDLE;  // without push descriptors
     uint64_t value = 0;
+    std::shared_ptr<CommandTimes> times;  // created at the first traced recording
+    bool timed = false;                   // the buffer being recorded is timed
   };
   CommandStream(std::shared_ptr<VulkanDevice> device, std::shared_ptr<Scheduler> scheduler)
       : device_(std::move(device)), scheduler_(std::move(scheduler)) {}
   // Opens a command buffer if needed and records the barrier that orders the next command.
   StatusOr<VkCommandBuffer> beginCommandLocked();
   Status endCommandLocked();
+  // Around a command of the open buffer: whether it is timed, then what it was.
+  bool timeBeforeLocked(VkCommandBuffer cmd);
+  void timeAfterLocked(VkCommandBuffer cmd, bool timed, std::string name, std::string args);
+  // Records the device time of the commands of completed batches.
+  void publishTimesLocked();
   StatusOr<Slot> acquireSlotLocked();
   StatusOr<VkDescriptorSet> allocateSetLocked(const VulkanExecutable& exe);
 

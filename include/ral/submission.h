@@ -19,11 +19,13 @@
 // context's submissions one after another in submission order, like work on one device queue
 // (submissions from many threads are serialized there; run() from several threads executes
 // concurrently). Waits for semaphores are host waits on that thread. A module compiled for
-// Vulkan has its executions queued on the device without a host wait between them: the queue
-// thread queues one execution's work and a device semaphore signal and goes on with the next
-// (which binds the earlier one's outputs at once, its work running behind theirs), and a second
-// thread waits for the device, then hands out the outputs and sets the semaphores, in order. For
-// CUDA and HSA modules the queue thread still waits for the device at the end of each execution.
+// Vulkan or CUDA has its executions queued on the device without a host wait between them: the
+// queue thread queues one execution's work and a device semaphore signal and goes on with the
+// next (which binds the earlier one's outputs at once, its work running behind theirs, and skips
+// waits that queued work sets), and a second thread waits for the device, then hands out the
+// outputs and sets the semaphores, in order. For HSA modules the queue thread waits for the
+// device at the end of each execution (the HSA driver returns freed memory to its pool at once,
+// so an execution's temporaries must not outlive its kernels' completion).
 // A submission that waits for a semaphore only a later submission of the same context signals
 // never starts (as with one device stream); one whose semaphore is never signaled stays pending,
 // and keeps its context alive, until the semaphore is signaled or failed.

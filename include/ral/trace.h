@@ -3,7 +3,9 @@
 // span per RAL call the module makes (ral_gemm, ral_kernel_launch, ral_alloc, ...), inside each
 // kernel launch a span (category "kernel") named after the kernel, so a trace shows where an
 // execution's time went. Drivers add spans (category "driver") for the host side of copies,
-// fills, stream synchronizations and semaphore waits, with the device and size in their args.
+// fills, stream synchronizations and semaphore waits, with the device and size in their args,
+// and spans (category "device") of the device time of kernels and copies, on a track per device
+// queue, where the device measures it (Vulkan timestamp queries, CUDA events).
 //
 // Recording starts with start(path), with RAL_TRACE=path in the environment (from the first use
 // of the library until the process exits), or with `ral-run --trace=path`; stop() writes the
@@ -17,6 +19,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -45,6 +48,25 @@ Status start(const std::string& path);
 Status stop();
 // The path being recorded to, or empty.
 std::string path();
+
+// A track that is not a thread: a device queue, on which drivers record the device time of
+// their work (kernels, copies) once it completed, as measured by the device (Vulkan timestamp
+// queries, CUDA events). `name` labels the track ("vulkan:0 queue"); the same name gives the same
+// track for the life of the process.
+uint32_t track(const std::string& name);
+// A span on `track` (from track()) at host steady-clock times (the time base of every span; a
+// driver converts its device clock), recorded when a trace is active.
+void recordOn(uint32_t track, const char* category, std::string name, std::string args,
+              int64_t begin_ns, int64_t end_ns);
+// Host steady-clock time in ns, the time base of spans.
+inline int64_t nowNs() { return internal::nowNs(); }
+
+// Work a driver measured but has not recorded yet (device time read back once the device is
+// done): stop() calls every registered hook first, so what completed before stop() is in the
+// file. `key` identifies the hook for removeStopHook, which returns once no call of it runs; a
+// hook must not call addStopHook or removeStopHook itself.
+void addStopHook(const void* key, std::function<void()> hook);
+void removeStopHook(const void* key);
 
 // A span on the calling thread from construction to destruction, recorded when a trace was
 // active at construction. `name` and `args` (a JSON object's members, "\"k\": 1", or null) must

@@ -13,12 +13,16 @@
 //    never uses it, so its implicit synchronization is not simulated;
 //  - kernels are host functions named by a module image (sim_cuda_kernel.h), or standing in for
 //    the kernels of a PTX image; anything else (cubin, fatbin) is CUDA_ERROR_INVALID_IMAGE;
-//  - a host function that calls back into the API gets CUDA_ERROR_NOT_PERMITTED, as in CUDA.
+//  - a host function that calls back into the API gets CUDA_ERROR_NOT_PERMITTED, as in CUDA;
+//  - ral_sim_cuda_stream_synchronizations() counts the host's cuStreamSynchronize and
+//    cuCtxSynchronize calls, so tests see whether a path blocks the host on the device.
 // Thread-safety: every entry point may be called from any thread; one mutex guards all state.
 #include <cuda.h>
 #include <dlfcn.h>
 
+#include <atomic>
 #include <cctype>
+#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
@@ -48,6 +52,8 @@ struct SimStream {
 struct SimEvent {
   uint64_t recorded = 0;   // generation of the latest record
   uint64_t completed = 0;  // highest generation the stream has reached
+  bool timing = true;      // created without CU_EVENT_DISABLE_TIMING
+  std::chrono::steady_clock::time_point reached;  // when the stream reached the latest record
 };
 
 struct SimFunction {
@@ -166,6 +172,7 @@ Sim& sim() {
 // The primary context; its address is the CUcontext handle.
 char primary_context_tag;
 CUcontext primaryContext() { return reinterpret_cast<CUcontext>(&primary_context_tag); }
+std::atomic<uint64_t> stream_synchronizations{0};
 thread_local CUcontext current_context = nullptr;
 thread_local bool in_host_function = false;
 
@@ -317,6 +324,10 @@ const char* errorText(CUresult r) {
 }  // namespace
 
 extern "C" {
+
+uint64_t ral_sim_cuda_stream_synchronizations(void) {
+  return stream_synchronizations.load(std::memory_order_relaxed);
+}
 
 // ---- errors, initialization, device
 
@@ -470,6 +481,7 @@ CUresult CUDAAPI cuCtxPopCurrent_v2(CUcontext* ctx) {
 
 CUresult CUDAAPI cuCtxSynchronize() {
   SIM_CHECK();
+  stream_synchronizations.fetch_add(1, std::memory_order_relaxed);
   Sim& S = sim();
   std::unique_lock<std::mutex> lock(S.mutex);
   std::vector<SimStream*> all(S.streams.begin(), S.streams.end());
@@ -639,6 +651,7 @@ CUresult CUDAAPI cuStreamDestroy_v2(CUstream stream) {
 
 CUresult CUDAAPI cuStreamSynchronize(CUstream stream) {
   SIM_CHECK();
+  stream_synchronizations.fetch_add(1, std::memory_order_relaxed);
   std::unique_lock<std::mutex> lock(sim().mutex);
   SimStream* s = streamLocked(stream);
   if (s == nullptr) return CUDA_ERROR_INVALID_HANDLE;
@@ -658,10 +671,11 @@ CUresult CUDAAPI cuLaunchHostFunc(CUstream stream, CUhostFn fn, void* user) {
 
 // ---- events
 
-CUresult CUDAAPI cuEventCreate(CUevent* event, unsigned int /*flags*/) {
+CUresult CUDAAPI cuEventCreate(CUevent* event, unsigned int flags) {
   SIM_CHECK();
   if (event == nullptr) return CUDA_ERROR_INVALID_VALUE;
   auto* e = new SimEvent();
+  e->timing = (flags & CU_EVENT_DISABLE_TIMING) == 0;
   std::lock_guard<std::mutex> lock(sim().mutex);
   sim().events.insert(e);
   *event = reinterpret_cast<CUevent>(e);
@@ -689,7 +703,10 @@ CUresult CUDAAPI cuEventRecord(CUevent event, CUstream stream) {
   const uint64_t generation = ++e->recorded;
   s->ops.push_back([e, generation] {
     std::lock_guard<std::mutex> op_lock(sim().mutex);
-    if (e->completed < generation) e->completed = generation;
+    if (e->completed < generation) {
+      e->completed = generation;
+      e->reached = std::chrono::steady_clock::now();
+    }
     if (sim().events.count(e) == 0 && e->completed >= e->recorded) delete e;
   });
   ++s->submitted;
@@ -712,6 +729,23 @@ CUresult CUDAAPI cuEventSynchronize(CUevent event) {
   if (sim().events.count(e) == 0) return CUDA_ERROR_INVALID_HANDLE;
   const uint64_t target = e->recorded;
   sim().changed.wait(lock, [&] { return e->completed >= target; });
+  return CUDA_SUCCESS;
+}
+
+// As in CUDA: both events recorded and reached, both timing, else an error. RAL loads the
+// unversioned name (every driver has it); CUDA 12.8's headers map it to the _v2 one.
+#undef cuEventElapsedTime
+CUresult CUDAAPI cuEventElapsedTime(float* ms, CUevent start, CUevent end) {
+  SIM_CHECK();
+  if (ms == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  std::lock_guard<std::mutex> lock(sim().mutex);
+  auto* a = reinterpret_cast<SimEvent*>(start);
+  auto* b = reinterpret_cast<SimEvent*>(end);
+  if (sim().events.count(a) == 0 || sim().events.count(b) == 0) return CUDA_ERROR_INVALID_HANDLE;
+  if (!a->timing || !b->timing || a->recorded == 0 || b->recorded == 0)
+    return CUDA_ERROR_INVALID_HANDLE;
+  if (a->completed < a->recorded || b->completed < b->recorded) return CUDA_ERROR_NOT_READY;
+  *ms = std::chrono::duration<float, std::milli>(b->reached - a->reached).count();
   return CUDA_SUCCESS;
 }
 

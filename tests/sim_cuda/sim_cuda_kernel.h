@@ -41,6 +41,11 @@ typedef struct RalSimCudaLaunch {
 
 typedef void (*RalSimCudaKernel)(const RalSimCudaLaunch* launch, void** params);
 
+/* The host's cuStreamSynchronize and cuCtxSynchronize calls so far (also exported by the
+ * library: look it up with dlsym on the library's handle). */
+#define RAL_SIM_CUDA_SYNCHRONIZATIONS_SYMBOL "ral_sim_cuda_stream_synchronizations"
+typedef uint64_t (*RalSimCudaSynchronizations)(void);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -49,3 +49,21 @@ def test_cuda_view_is_copied_on_the_device_for_a_row_major_module(load):
     m.strict_zero_copy = True
     with pytest.raises(RuntimeError, match=r"strides \[3\] .*row-major"):
         m(x)
+
+
+def test_cuda_calls_queue_work_without_waiting_for_the_stream(load):
+    """Executions are ordered on torch's current stream with no host synchronization: with a long
+    kernel queued ahead of them, three calls (each copying its strided input on the device) return
+    while the stream is still busy, which a synchronizing call would have drained."""
+    m = load("torch_cuda_alias_rowmajor")
+    base = torch.arange(12.0, device="cuda")
+    x = base[1::3]
+    m(x)  # first call: loads the module and warms the allocator
+    torch.cuda.synchronize()
+    torch.cuda._sleep(500_000_000)  # a few hundred milliseconds of GPU clock cycles
+    outputs = [m(x) for _ in range(3)]
+    busy = not torch.cuda.current_stream().query()
+    torch.cuda.synchronize()
+    assert busy, "a call waited for the work queued on torch's stream"
+    for same, every_second in outputs:
+        assert torch.equal(same, x) and torch.equal(every_second, x[::2])

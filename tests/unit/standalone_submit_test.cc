@@ -16,6 +16,7 @@
 #include "ral/standalone_context.h"
 #include "ral/submission.h"
 #include "ral/trace.h"
+#include "tests/support/trace_checks.h"
 
 namespace ral::standalone {
 namespace {
@@ -296,8 +297,10 @@ void softmaxRows(std::vector<double>& ref, int64_t rows, int64_t cols, int steps
 }
 
 // Softmax compiled for the CPU and for Vulkan: three applications chained by semaphores and
-// outputs, against a double reference.
-void expectSoftmaxChain(const std::string& module) {
+// outputs, against a double reference. On a device that orders executions (`device_ordered`),
+// the thread that ran the submissions never waited for the device or a semaphore (the trace
+// shows its waits).
+void expectSoftmaxChain(const std::string& module, bool device_ordered) {
   auto ctx = load(module);
   ASSERT_NE(ctx, nullptr);
   const int64_t rows = 5, cols = 9;
@@ -310,6 +313,8 @@ void expectSoftmaxChain(const std::string& module) {
   in.ndim = 2;
   in.dtype = {kDLFloat, 32, 1};
   in.shape = const_cast<int64_t*>(shape);
+  const std::string trace_path = ::testing::TempDir() + "ral_softmax_chain_trace.json";
+  ASSERT_TRUE(trace::start(trace_path).ok());
   auto s = semaphore(*ctx);
   auto first = ctx->submit({&in}, {}, {{s, 1}});
   ASSERT_TRUE(first.ok()) << first.status();
@@ -318,6 +323,11 @@ void expectSoftmaxChain(const std::string& module) {
   auto third = ctx->submit({SubmitInput(*second, 0)}, {{s, 2}}, {{s, 3}});
   ASSERT_TRUE(third.ok());
   ASSERT_TRUE(s->wait(3, 30s).ok());
+  ASSERT_TRUE(trace::stop().ok());
+  const std::vector<std::string> waits = testing::hostWaitsOnSubmissionThreads(trace_path);
+  if (device_ordered) {
+    EXPECT_TRUE(waits.empty()) << waits.size() << " host wait(s), the first: " << waits.front();
+  }
   auto outs = (*third)->outputs();
   ASSERT_TRUE(outs.ok()) << outs.status();
   const float* y = static_cast<const float*>((*outs)[0]->dl_tensor.data);
@@ -455,14 +465,14 @@ TEST(SubmitTest, PartialExecutionOnVulkan) {
 TEST(SubmitTest, CompiledSoftmaxChainOnTheCpu) {
   if (!std::ifstream(modulePath("compiled_softmax")).good())
     GTEST_SKIP() << "built without the MLIR compiler";
-  expectSoftmaxChain("compiled_softmax");
+  expectSoftmaxChain("compiled_softmax", /*device_ordered=*/false);
 }
 
 TEST(SubmitTest, CompiledSoftmaxChainOnVulkan) {
   if (!std::ifstream(modulePath("compiled_softmax_vulkan")).good())
     GTEST_SKIP() << "built without the MLIR compiler";
   if (!Context().driver(DeviceKind::kVulkan).ok()) GTEST_SKIP() << "no Vulkan device";
-  expectSoftmaxChain("compiled_softmax_vulkan");
+  expectSoftmaxChain("compiled_softmax_vulkan", /*device_ordered=*/true);
 }
 
 }  // namespace
