@@ -138,11 +138,7 @@ Status signalOutput(SubmissionQueue::Job& job, size_t k) {
 class JobRun {
  public:
   JobRun(SubmissionQueue::Job& job, Execution& exec, bool device_ordered, Outcome& outcome)
-      : job_(job),
-        exec_(exec),
-        device_ordered_(device_ordered),
-        out_(outcome),
-        held_(job.inputs.size()) {
+      : job_(job), exec_(exec), device_ordered_(device_ordered), out_(outcome) {
     const size_t n = exec.ctx()->module().outputs().size();
     out_.late.assign(n, nullptr);
     out_.published.assign(n, false);
@@ -153,6 +149,7 @@ class JobRun {
     for (size_t i = 0; i < job_.inputs.size(); ++i) {
       const SubmitInput& in = job_.inputs[i];
       if (in.from != nullptr) {
+        if (held_.empty()) held_.resize(job_.inputs.size());  // only jobs that take outputs
         SharedTensor queued =
             device_ordered_ ? SubmissionQueue::queuedOutput(*in.from, in.index, job_.context.get())
                             : nullptr;
@@ -207,7 +204,7 @@ class JobRun {
   Execution& exec_;
   const bool device_ordered_;
   Outcome& out_;
-  std::vector<SharedTensor> held_;  // earlier submissions' outputs bound as inputs
+  std::vector<SharedTensor> held_;  // earlier submissions' outputs bound as inputs (or empty)
 };
 
 }  // namespace
@@ -249,6 +246,9 @@ void SubmissionQueue::run(Job& job) {
   });
   Outcome outcome;
   const bool device_ordered = device_done_ != nullptr;
+  // This job may block the thread (a wait, an input not ready): the executions queued so far get
+  // their completion signal first, since what it waits for may depend on them.
+  if (device_ordered && !group_.empty() && !runsWithoutBlocking(job)) flushGroup();
   std::vector<SemaphoreValue> deferred;
   for (size_t k = 0; k < job.waits.size() && outcome.status.ok(); ++k) {
     const SemaphoreValue& w = job.waits[k];
@@ -272,24 +272,66 @@ void SubmissionQueue::run(Job& job) {
       // behind this one's.
       for (size_t k = 0; k < outcome.late.size(); ++k)
         if (outcome.late[k]) job.submission->setQueued(k, outcome.late[k], job.context.get());
-      device_value = ++device_value_;
-      outcome.status = ctx.deviceDriver()->queueSignal(nullptr, device_done_.get(), device_value);
-      if (!outcome.status.ok()) {
-        device_value = 0;
-      } else {
-        for (const SemaphoreValue& sv : job.signals) {
-          uint64_t& queued = queued_signals_[sv.semaphore.get()];
-          queued = std::max(queued, sv.value);
-        }
+      for (const SemaphoreValue& sv : job.signals) {
+        uint64_t& queued = queued_signals_[sv.semaphore.get()];
+        queued = std::max(queued, sv.value);
       }
+      device_value = 1;  // the group's signal value, set by flushGroup()
     }
   }  // the execution's temporaries are freed in stream order (device_ordered) or now
   if (!device_ordered) return finish(job, outcome);
+  group_.push_back(
+      Completion{std::move(job), std::move(outcome), device_value, std::move(deferred)});
+  bool more;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    completions_.push_back(
-        Completion{std::move(job), std::move(outcome), device_value, std::move(deferred)});
+    more = !jobs_.empty();
   }
+  if (device_value == 0 || !more || group_.size() >= kMaxGroup) flushGroup();
+}
+
+bool SubmissionQueue::runsWithoutBlocking(const Job& job) {
+  if (!job.output_signals.empty()) return false;
+  for (const SemaphoreValue& w : job.waits) {
+    auto it = queued_signals_.find(w.semaphore.get());
+    if (it != queued_signals_.end() && it->second >= w.value) continue;
+    auto value = w.semaphore->query();
+    if (!value.ok() || *value < w.value) return false;
+  }
+  for (size_t i = 0; i < job.inputs.size(); ++i) {
+    const SubmitInput& in = job.inputs[i];
+    if (in.ready.semaphore != nullptr) {
+      auto value = in.ready.semaphore->query();
+      if (!value.ok() || *value < in.ready.value) return false;
+    }
+    if (in.from == nullptr || in.from->done()) continue;
+    SharedTensor queued = queuedOutput(*in.from, in.index, job.context.get());
+    if (!queued || !bindsAsIs(*job.context, i, queued->dl_tensor)) return false;
+  }
+  return true;
+}
+
+void SubmissionQueue::flushGroup() {
+  if (group_.empty()) return;
+  const bool any = std::any_of(group_.begin(), group_.end(),
+                               [](const Completion& c) { return c.device_value != 0; });
+  Status signaled;
+  uint64_t value = 0;
+  if (any) {
+    value = ++device_value_;
+    signaled =
+        group_.front().job.context->deviceDriver()->queueSignal(nullptr, device_done_.get(), value);
+  }
+  for (Completion& c : group_) {
+    if (c.device_value == 0) continue;
+    c.device_value = signaled.ok() ? value : 0;
+    if (!signaled.ok() && c.outcome.status.ok()) c.outcome.status = signaled;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (Completion& c : group_) completions_.push_back(std::move(c));
+  }
+  group_.clear();
   completion_cv_.notify_one();
 }
 
@@ -339,6 +381,7 @@ StatusOr<std::shared_ptr<SubmissionQueue>> SubmissionQueue::start(StandaloneCont
     RAL_ASSIGN_OR_RETURN(queue->device_done_, context.deviceDriver()->createSemaphore(0));
     queue->completion_thread_ = std::thread([self = queue] { self->complete(); });
   }
+  queue->inline_allowed_ = context.device() == DeviceKind::kCpu;
   // The threads hold the queue, so a detached thread never outlives what it reads.
   queue->thread_ = std::thread([self = queue] { self->loop(); });
   return queue;
@@ -349,13 +392,47 @@ SharedTensor SubmissionQueue::queuedOutput(const Submission& submission, size_t 
   return submission.queued(index, context);
 }
 
-Status SubmissionQueue::push(Job job) {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (stopping_) return failedPrecondition("the context's submission queue has stopped");
-    jobs_.push_back(std::move(job));
-    pushed_.fetch_add(1, std::memory_order_release);
+bool SubmissionQueue::readyNow(const Job& job) {
+  auto reached = [](const SemaphoreValue& point) {
+    auto value = point.semaphore->query();
+    return value.ok() && *value >= point.value;
+  };
+  for (const SubmitInput& in : job.inputs) {
+    if (in.from != nullptr && !in.from->done()) return false;
+    if (in.ready.semaphore != nullptr && !reached(in.ready)) return false;
   }
+  return std::all_of(job.waits.begin(), job.waits.end(), reached);
+}
+
+void SubmissionQueue::runTimed(Job& job) {
+  const auto begin = std::chrono::steady_clock::now();
+  run(job);
+  const int64_t took =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - begin)
+          .count();
+  const int64_t before = average_ns_.load(std::memory_order_relaxed);
+  average_ns_.store(before < 0 ? took : (3 * before + took) / 4, std::memory_order_relaxed);
+}
+
+Status SubmissionQueue::push(Job job) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (stopping_) return failedPrecondition("the context's submission queue has stopped");
+  const int64_t average = average_ns_.load(std::memory_order_relaxed);
+  if (inline_allowed_ && !busy_ && jobs_.empty() && average >= 0 &&
+      average < std::chrono::nanoseconds(kInlineLimit).count() && readyNow(job)) {
+    busy_ = true;
+    lock.unlock();
+    runTimed(job);
+    lock.lock();
+    busy_ = false;
+    const bool more = !jobs_.empty();
+    lock.unlock();
+    if (more) cv_.notify_one();  // queued behind this one meanwhile
+    return Status();
+  }
+  jobs_.push_back(std::move(job));
+  pushed_.fetch_add(1, std::memory_order_release);
+  lock.unlock();
   cv_.notify_one();
   return Status();
 }
@@ -374,12 +451,17 @@ void SubmissionQueue::loop() {
           std::this_thread::yield();
         lock.lock();
       }
-      cv_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
+      cv_.wait(lock, [&] { return stopping_ || (!jobs_.empty() && !busy_); });
       if (jobs_.empty()) return;
       job = std::move(jobs_.front());
       jobs_.pop_front();
+      busy_ = true;
     }
-    run(job);
+    runTimed(job);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      busy_ = false;
+    }
     // Dropping the job may drop the last reference to the context, whose destructor calls
     // stop() on this very thread.
   }

@@ -1,11 +1,17 @@
 // The submission queue of a StandaloneContext (ral/submission.h has the contract): one thread,
 // started at the first submit, that runs the context's submissions in order. For a module on a
 // device whose driver frees memory in stream order (Vulkan, CUDA), that thread only queues each
-// execution's work and a signal of a device semaphore, and goes on with the next submission; a
-// second thread waits for the device and then hands out the outputs and sets the submission's
+// execution's work and goes on with the next submission, and a burst of consecutive executions
+// shares one signal of a device semaphore (so the driver submits them as one batch); a second
+// thread waits for the device and then hands out the outputs and sets the submission's
 // semaphores, in the same order. A later submission of the context binds such queued outputs at
 // once (its work runs behind theirs on the same stream), so chains run on the device without a
 // host round trip between their executions.
+//
+// A job that can start at once (its waits reached, its inputs ready, nothing queued or running
+// before it) of a CPU module whose recent executions took under kInlineLimit runs on the
+// submitting thread instead: handing it to the queue thread would cost more than running it.
+// Longer modules (and the first execution, not measured yet) always go to the queue thread.
 //
 // A queued job holds its context, so the context (and this queue) lives until its jobs are done;
 // the context's destructor stops the threads (joins them, or detaches the one the last reference
@@ -47,7 +53,8 @@ class SubmissionQueue {
   static StatusOr<std::shared_ptr<SubmissionQueue>> start(StandaloneContext& context);
   // Hands output `index` of `submission` to its waiters (before the output's semaphore is set).
   static void publish(Submission& submission, size_t index, SharedTensor output);
-  // Queues `job`; FailedPrecondition once stopped.
+  // Queues `job`, or runs it at once on the calling thread (see below); FailedPrecondition once
+  // stopped.
   Status push(Job job);
   // Ends the threads once the jobs queued so far are done (called by ~StandaloneContext, when
   // none can be left, since each holds the context).
@@ -68,18 +75,27 @@ class SubmissionQueue {
   struct Completion {
     Job job;
     Outcome outcome;
-    uint64_t device_value = 0;             // 0: nothing to wait for
+    uint64_t device_value = 0;             // 0: nothing to wait for (a failed execution)
     std::vector<SemaphoreValue> deferred;  // waits left to stream order, checked at the end
   };
 
   SubmissionQueue() = default;
   void loop();
+  // Whether `job` has nothing to wait for (its waits reached, its inputs bound at once).
+  static bool readyNow(const Job& job);
+  // Runs `job` and updates the estimate of the module's execution time.
+  void runTimed(Job& job);
   void complete();  // the completion thread
   // Runs one job on the queue thread: its waits, the execution, then finish() (or, device
   // ordered, a completion for the other thread).
   void run(Job& job);
   // Hands out the outputs left, sets (or fails) the semaphores, finishes the submission.
   static void finish(Job& job, Outcome& outcome);
+  // Device ordering: whether `job` can run without blocking the queue thread (its waits reached
+  // or set by queued work, its inputs ready or bound at once).
+  bool runsWithoutBlocking(const Job& job);
+  // Signals device_done_ for the executions of group_ and hands them to the completion thread.
+  void flushGroup();
 
   std::mutex mutex_;
   std::condition_variable cv_;
@@ -95,6 +111,12 @@ class SubmissionQueue {
   // queue thread need not wait for it (the completion checks it did not fail).
   std::unordered_map<const Semaphore*, uint64_t> queued_signals_;
   std::deque<Completion> completions_;
+  // Queue thread only: executions queued on the device since the last signal of device_done_.
+  // Consecutive submissions share one signal (one batch of device work, where the driver
+  // batches), up to kMaxGroup; the group is signalled when the queue runs dry, when it is full,
+  // after a failure, and before a job that may block the thread.
+  std::vector<Completion> group_;
+  static constexpr size_t kMaxGroup = 8;
   std::condition_variable completion_cv_;
   std::thread completion_thread_;
   // Jobs pushed so far: an idle queue thread watches it for kSpin before it sleeps, since
@@ -102,6 +124,13 @@ class SubmissionQueue {
   // the same).
   std::atomic<uint64_t> pushed_{0};
   static constexpr std::chrono::microseconds kSpin{50};
+  // A job runs (on either thread) while set; guarded by mutex_. Keeps submission order when
+  // jobs run on submitting threads.
+  bool busy_ = false;
+  bool inline_allowed_ = false;  // CPU modules (a device's work is asynchronous anyway)
+  // Moving average of the module's execution time in ns (-1: not measured yet).
+  std::atomic<int64_t> average_ns_{-1};
+  static constexpr std::chrono::microseconds kInlineLimit{20};
 };
 
 }  // namespace ral::standalone

@@ -101,6 +101,31 @@ TEST(CudaModuleTest, ChainedSubmissionsRunWithoutHostSynchronization) {
   }
 }
 
+// A submission that waits for a semaphore the host sets only after reading the output of the
+// one before it: that one's completion must not wait for the next (the queue thread signals what
+// it queued before it blocks).
+TEST(CudaModuleTest, AWaitingSubmissionDoesNotHoldBackTheOneBeforeIt) {
+  auto ctx = StandaloneContext::load(modulePath());
+  ASSERT_TRUE(ctx.ok()) << ctx.status();
+  std::vector<float> x = {1, 2, 3, 4};
+  int64_t shape[1];
+  DLTensor dx = testing::floats(x, shape);
+  for (int round = 0; round < 3; ++round) {
+    auto gate = (*ctx)->createSemaphore(0);
+    ASSERT_TRUE(gate.ok());
+    auto a = (*ctx)->submit({&dx});
+    auto b = (*ctx)->submit({SubmitInput(*a, 0)}, {{*gate, 1}});
+    ASSERT_TRUE(a.ok() && b.ok());
+    auto first = (*a)->outputs();
+    ASSERT_TRUE(first.ok()) << first.status();
+    EXPECT_EQ(static_cast<const float*>((*first)[0]->dl_tensor.data)[3], 9.0f);
+    ASSERT_TRUE((*gate)->signal(1).ok());
+    auto second = (*b)->outputs();
+    ASSERT_TRUE(second.ok()) << second.status();
+    EXPECT_EQ(static_cast<const float*>((*second)[0]->dl_tensor.data)[3], 19.0f);
+  }
+}
+
 TEST(CudaModuleTest, HostCodeLaunchesDeviceKernelsOnTheCudaDevice) {
   auto ctx = StandaloneContext::load(modulePath());
   ASSERT_TRUE(ctx.ok()) << ctx.status();

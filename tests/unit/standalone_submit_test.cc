@@ -284,6 +284,35 @@ TEST(SubmitTest, ManyThreadsSubmitToOneContext) {
   EXPECT_EQ(wrong.load(), 0);
 }
 
+// Short executions may run on the submitting thread when nothing is queued (submission_queue.h);
+// never ahead of a submission queued before them: a ready submission behind one that waits for
+// a semaphore stays pending until that one ran.
+TEST(SubmitTest, ReadySubmissionsNeverOvertakeWaitingOnes) {
+  auto ctx = load("error");
+  ASSERT_NE(ctx, nullptr);
+  Scalar x(41);
+  for (int i = 0; i < 20; ++i) {  // short executions, measured: later ones may run at once
+    auto sub = ctx->submit({&x.dl});
+    ASSERT_TRUE(sub.ok()) << sub.status();
+    auto outs = (*sub)->outputs();
+    ASSERT_TRUE(outs.ok()) << outs.status();
+    EXPECT_EQ(scalarOf((*outs)[0]), 42);
+  }
+  auto gate = semaphore(*ctx), order = semaphore(*ctx);
+  Scalar y(7);
+  auto first = ctx->submit({&y.dl}, {{gate, 1}}, {{order, 1}});
+  auto second = ctx->submit({&x.dl}, {}, {{order, 2}});
+  ASSERT_TRUE(first.ok() && second.ok());
+  std::this_thread::sleep_for(5ms);
+  EXPECT_FALSE((*second)->done());
+  EXPECT_EQ(*order->query(), 0u);
+  ASSERT_TRUE(gate->signal(1).ok());
+  ASSERT_TRUE((*second)->wait(10s).ok());
+  EXPECT_EQ(*order->query(), 2u);  // signals in submission order: 1 was set before 2
+  EXPECT_EQ(scalarOf((*(*first)->outputs())[0]), 8);
+  EXPECT_EQ(scalarOf((*(*second)->outputs())[0]), 42);
+}
+
 // `steps` row softmaxes of a rows x cols matrix, in double: the reference.
 void softmaxRows(std::vector<double>& ref, int64_t rows, int64_t cols, int steps) {
   for (int step = 0; step < steps; ++step) {
@@ -352,6 +381,18 @@ void expectSoftmaxChain(const std::string& module, bool device_ordered) {
   softmaxRows(ref, rows, cols, 12);
   const float* z = static_cast<const float*>((*end)[0]->dl_tensor.data);
   for (size_t i = 0; i < ref.size(); ++i) ASSERT_NEAR(z[i], ref[i], 1e-6) << module << " " << i;
+
+  // A submission that waits for a semaphore the host sets only after reading the output of the
+  // one before it, queued behind it: that one still completes (on a device, the queue thread
+  // signals the work it queued before it blocks).
+  auto gate = semaphore(*ctx);
+  auto a = ctx->submit({&in});
+  auto b = ctx->submit({SubmitInput(*a, 0)}, {{gate, 1}});
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_TRUE((*a)->wait(30s).ok()) << module;
+  ASSERT_TRUE(gate->signal(1).ok());
+  auto two = (*b)->outputs();
+  ASSERT_TRUE(two.ok()) << two.status();
 }
 
 size_t count(const std::string& haystack, const std::string& needle) {
