@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "ral/standalone_context.h"
@@ -18,15 +19,16 @@
 
 namespace ral::testing {
 
-// A dense 1-D f32 CPU tensor over `x` (`shape` receives its size).
-inline DLTensor floats(std::vector<float>& x, int64_t* shape) {
-  shape[0] = static_cast<int64_t>(x.size());
+// A 1-D f32 CPU tensor over `x` (`shape` receives its size), dense or with `strides`.
+inline DLTensor floats(std::vector<float>& x, int64_t* shape, int64_t* strides = nullptr) {
+  shape[0] = strides == nullptr ? static_cast<int64_t>(x.size()) : shape[0];
   DLTensor t{};
   t.data = x.data();
   t.device = {kDLCPU, 0};
   t.ndim = 1;
   t.dtype = {kDLFloat, 32, 1};
   t.shape = shape;
+  t.strides = strides;
   return t;
 }
 
@@ -36,13 +38,7 @@ inline void expectScale(standalone::StandaloneContext& ctx, int64_t n, int64_t s
   for (size_t i = 0; i < storage.size(); ++i) storage[i] = static_cast<float>(i) * 0.25f - 3.0f;
   int64_t shape[1] = {n};
   int64_t strides[1] = {stride};
-  DLTensor x{};
-  x.data = storage.data();
-  x.device = {kDLCPU, 0};
-  x.ndim = 1;
-  x.dtype = {kDLFloat, 32, 1};
-  x.shape = shape;
-  x.strides = strides;
+  DLTensor x = floats(storage, shape, strides);
   auto out = ctx.run({&x});
   ASSERT_TRUE(out.ok()) << out.status();
   ASSERT_EQ(out->size(), 1u);
@@ -52,6 +48,15 @@ inline void expectScale(standalone::StandaloneContext& ctx, int64_t n, int64_t s
   const float* v = static_cast<const float*>(y.data);
   for (int64_t i = 0; i < n; ++i)
     ASSERT_EQ(v[i], 2.0f * storage[static_cast<size_t>(i * stride)] + 1.0f) << "at " << i;
+}
+
+// Runs of the module on `device`: 16 groups of 64, a strided view, one element, an empty grid
+// (which launches nothing), and again 16 groups (the next run is still correct).
+inline void expectScaleRuns(standalone::StandaloneContext& ctx, DeviceKind device) {
+  EXPECT_EQ(ctx.device(), device);
+  for (auto [n, stride] :
+       {std::pair<int64_t, int64_t>{1000, 1}, {37, 3}, {1, 1}, {0, 1}, {1000, 1}})
+    expectScale(ctx, n, stride);
 }
 
 // From four threads, chains of three submissions linked by outputs and a semaphore each (three
