@@ -395,13 +395,14 @@ Status CudaDriver::launch(Executable* executable, uint32_t entry, const LaunchCo
   auto issue = [dev, fn, config, times, exe_name, entry_name](BackendStream cs, void** params) {
     RAL_RETURN_IF_ERROR(dev->makeCurrent());
     const auto stream = static_cast<CUstream>(cs);
+    auto launch = [&] {
+      return RAL_CUDA_CALL(dev->lib(), cuLaunchKernel, fn, config.grid.x, config.grid.y,
+                           config.grid.z, config.block.x, config.block.y, config.block.z,
+                           config.shared_memory_bytes, stream, params, nullptr);
+    };
+    if (!trace::active()) return launch();  // no std::function on the untraced path
     return times->timed(
-        stream,
-        [&] {
-          return RAL_CUDA_CALL(dev->lib(), cuLaunchKernel, fn, config.grid.x, config.grid.y,
-                               config.grid.z, config.block.x, config.block.y, config.block.z,
-                               config.shared_memory_bytes, stream, params, nullptr);
-        },
+        stream, launch,
         [&](std::string* name, std::string* args) {
           *name = *entry_name;
           *args =
