@@ -9,9 +9,10 @@
 // host round trip between their executions.
 //
 // A job that can start at once (its waits reached, its inputs ready, nothing queued or running
-// before it) of a CPU module whose recent executions took under kInlineLimit runs on the
-// submitting thread instead: handing it to the queue thread would cost more than running it.
-// Longer modules (and the first execution, not measured yet) always go to the queue thread.
+// before it) of a CPU module whose recent executions took under kInlineLimit, with inputs no
+// larger than those of such an execution, runs on the submitting thread instead: handing it to
+// the queue thread would cost more than running it. Longer modules, larger inputs, and the first
+// execution (not measured yet) always go to the queue thread.
 //
 // A queued job holds its context, so the context (and this queue) lives until its jobs are done;
 // the context's destructor stops the threads (joins them, or detaches the one the last reference
@@ -83,8 +84,11 @@ class SubmissionQueue {
   void loop();
   // Whether `job` has nothing to wait for (its waits reached, its inputs bound at once).
   static bool readyNow(const Job& job);
-  // Runs `job` and updates the estimate of the module's execution time.
+  // Runs `job` and updates the estimate of the module's execution time (not every job: reading
+  // the clock costs as much as a tiny execution).
   void runTimed(Job& job);
+  // The bytes of `job`'s inputs (those from earlier submissions only once these are done).
+  static uint64_t inputBytes(const Job& job);
   void complete();  // the completion thread
   // Runs one job on the queue thread: its waits, the execution, then finish() (or, device
   // ordered, a completion for the other thread).
@@ -128,8 +132,11 @@ class SubmissionQueue {
   // jobs run on submitting threads.
   bool busy_ = false;
   bool inline_allowed_ = false;  // CPU modules (a device's work is asynchronous anyway)
-  // Moving average of the module's execution time in ns (-1: not measured yet).
-  std::atomic<int64_t> average_ns_{-1};
+  // The estimate of the module's execution time that decides which jobs run inline: written by
+  // the thread holding busy_, read under mutex_ while busy_ is clear.
+  int64_t average_ns_ = -1;   // moving average of timed executions (-1: none yet)
+  uint64_t short_bytes_ = 0;  // the most input bytes of a timed execution under kInlineLimit
+  uint32_t untimed_ = 0;      // jobs run since the last timed one
   static constexpr std::chrono::microseconds kInlineLimit{20};
 };
 

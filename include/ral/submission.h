@@ -18,9 +18,10 @@
 // Where the work runs: each context has one submission queue, a thread of its own that runs the
 // context's submissions one after another in submission order, like work on one device queue
 // (submissions from many threads are serialized there; run() from several threads executes
-// concurrently). A submission of a CPU module whose recent executions took under 20 us, with
-// nothing to wait for and nothing queued before it, runs at once on the submitting thread
-// instead (handing it over would cost more than running it; it is done when submit returns).
+// concurrently). A submission of a CPU module whose recent executions took under 20 us (with
+// inputs as large as its own), with nothing to wait for and nothing queued before it, runs at
+// once on the submitting thread instead (handing it over would cost more than running it; it is
+// done when submit returns).
 // Waits for semaphores are host waits on that thread. A module compiled for
 // Vulkan or CUDA has its executions queued on the device without a host wait between them: the
 // queue thread queues one execution's work and a device semaphore signal and goes on with the
