@@ -217,6 +217,31 @@ TEST_F(AllocatorTest, CrossStreamUseDelaysReuseUntilItsEventCompletes) {
   EXPECT_EQ(events.liveCount(), 0u);
 }
 
+// Host-visible memory is written by the host outside stream order (an input copied in before
+// the stream reaches the work queued ahead): a freed block is reused only once its own stream
+// passed the free, where device memory is reused at once.
+TEST_F(AllocatorTest, HostVisibleReuseWaitsForItsStream) {
+  StreamOrderedAllocator alloc(&memory, &events);
+  backend.pause(s1);
+  void* a = *alloc.allocate(4096, 64, MemoryKind::kHostVisible, s1);
+  ASSERT_TRUE(alloc.deallocate(a).ok());
+  void* b = *alloc.allocate(4096, 64, MemoryKind::kHostVisible, s1);
+  EXPECT_NE(a, b) << "reused while work queued before the free may still read it";
+  void* d = *alloc.allocate(4096, 64, MemoryKind::kDevice, s1);
+  ASSERT_TRUE(alloc.deallocate(d).ok());
+  EXPECT_EQ(*alloc.allocate(4096, 64, MemoryKind::kDevice, s1), d);  // stream-ordered: at once
+  ASSERT_TRUE(alloc.deallocate(d).ok());
+  backend.resume(s1);
+  backend.waitIdle();
+  void* c = *alloc.allocate(4096, 64, MemoryKind::kHostVisible, s1);
+  EXPECT_EQ(c, a);
+  ASSERT_TRUE(alloc.deallocate(b).ok());
+  ASSERT_TRUE(alloc.deallocate(c).ok());
+  backend.waitIdle();
+  ASSERT_TRUE(alloc.trim().ok());
+  EXPECT_EQ(events.liveCount(), 0u);
+}
+
 TEST_F(AllocatorTest, BadFreesAndAlignmentsAreErrors) {
   StreamOrderedAllocator alloc(&memory, &events);
   int local = 0;
