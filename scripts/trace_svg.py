@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Draws a RAL trace (Chrome trace-event JSON, include/ral/trace.h) as an SVG timeline: one row of
-tracks per thread, spans nested by time, coloured by category, named where they are wide enough.
+tracks per thread and per device queue (named by the trace's metadata), spans nested by time,
+coloured by category, named where they are wide enough.
 For pictures in the docs; to explore a trace, open it in https://ui.perfetto.dev.
 
   trace_svg.py TRACE.json OUT.svg [--execution N] [--width PIXELS] [--title TEXT]
@@ -19,16 +20,20 @@ COLOURS = {
     "ral": "#f28e2b",
     "kernel": "#59a14f",
     "driver": "#e15759",
+    "device": "#b07aa1",
 }
 ROW = 18  # pixels per nesting level
 LABEL_PX = 6.2  # approximate width of one character at the font size used
 
 
 def load(path):
+    """The trace's spans, and the names of its tracks that are not threads (device queues)."""
     with open(path) as f:
         data = json.load(f)
     events = data["traceEvents"] if isinstance(data, dict) else data
-    return [e for e in events if e.get("ph") == "X"]
+    names = {e["tid"]: e["args"]["name"] for e in events
+             if e.get("ph") == "M" and e.get("name") == "thread_name"}
+    return [e for e in events if e.get("ph") == "X"], names
 
 
 def window(events, execution):
@@ -63,7 +68,7 @@ def main():
     p.add_argument("--title", default="")
     args = p.parse_args()
 
-    events = load(args.trace)
+    events, names = load(args.trace)
     start, end = window(events, args.execution)
     span = max(end - start, 1e-9)
     inside = [e for e in events if e["ts"] < end and e["ts"] + e["dur"] > start]
@@ -76,7 +81,8 @@ def main():
         spans = sorted((e for e in inside if e["tid"] == tid), key=lambda e: (e["ts"], -e["dur"]))
         levels = depths(spans)
         rows = max(levels) + 1
-        parts.append(f'<text x="4" y="{y + 13}" class="t">thread {tid}</text>')
+        label = names.get(tid, f"thread {tid}").split(" (")[0]
+        parts.append(f'<text x="4" y="{y + 13}" class="t">{html.escape(label)}</text>')
         for s, d in zip(spans, levels):
             x0, x1 = x(s["ts"]), x(s["ts"] + s["dur"])
             w = max(x1 - x0, 0.5)
