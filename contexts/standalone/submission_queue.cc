@@ -159,6 +159,7 @@ class JobRun {
                             : nullptr;
         if (queued && bindsAsIs(*job_.context, i, queued->dl_tensor)) {
           held_[i] = queued;
+          upstream_.push_back(in.from);
           RAL_RETURN_IF_ERROR(exec_.bindInput(i, queued->dl_tensor));
           continue;
         }
@@ -209,6 +210,10 @@ class JobRun {
   const bool device_ordered_;
   Outcome& out_;
   std::vector<SharedTensor> held_;  // earlier submissions' outputs bound as inputs (or empty)
+
+ public:
+  // The earlier submissions whose queued outputs were bound (device ordering).
+  std::vector<std::shared_ptr<Submission>> upstream_;
 };
 
 }  // namespace
@@ -256,36 +261,32 @@ void SubmissionQueue::run(Job& job) {
   std::vector<SemaphoreValue> deferred;
   for (size_t k = 0; k < job.waits.size() && outcome.status.ok(); ++k) {
     const SemaphoreValue& w = job.waits[k];
-    if (device_ordered) {
-      auto it = queued_signals_.find(w.semaphore.get());
-      if (it != queued_signals_.end() && it->second >= w.value) {
-        deferred.push_back(w);  // set by work queued before this one's
-        continue;
-      }
+    if (device_ordered && queuedSignalCovers(w)) {
+      deferred.push_back(w);  // set by work queued before this one's
+      continue;
     }
     outcome.status = waitFor(w, "wait semaphore", k);
   }
   uint64_t device_value = 0;
+  std::vector<std::shared_ptr<Submission>> upstream;
   {
     Execution exec = ctx.newExecution();
     if (device_ordered) exec.ctx()->setSynchronizeAtEnd(false);
     JobRun run(job, exec, device_ordered, outcome);
     if (outcome.status.ok()) outcome.status = run.run();
+    upstream = std::move(run.upstream_);
     if (device_ordered && outcome.status.ok()) {
       // Later submissions of this context may bind these outputs at once: their work is queued
       // behind this one's.
       for (size_t k = 0; k < outcome.late.size(); ++k)
         if (outcome.late[k]) job.submission->setQueued(k, outcome.late[k], job.context.get());
-      for (const SemaphoreValue& sv : job.signals) {
-        uint64_t& queued = queued_signals_[sv.semaphore.get()];
-        queued = std::max(queued, sv.value);
-      }
+      for (const SemaphoreValue& sv : job.signals) recordQueuedSignal(sv);
       device_value = 1;  // the group's signal value, set by flushGroup()
     }
   }  // the execution's temporaries are freed in stream order (device_ordered) or now
   if (!device_ordered) return finish(job, outcome);
-  group_.push_back(
-      Completion{std::move(job), std::move(outcome), device_value, std::move(deferred)});
+  group_.push_back(Completion{std::move(job), std::move(outcome), device_value, std::move(deferred),
+                              std::move(upstream)});
   bool more;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -294,11 +295,30 @@ void SubmissionQueue::run(Job& job) {
   if (device_value == 0 || !more || group_.size() >= kMaxGroup) flushGroup();
 }
 
+bool SubmissionQueue::queuedSignalCovers(const SemaphoreValue& w) {
+  auto it = queued_signals_.find(w.semaphore.get());
+  if (it == queued_signals_.end()) return false;
+  if (it->second.semaphore.expired()) {  // a semaphore gone; another took its address
+    queued_signals_.erase(it);
+    return false;
+  }
+  return it->second.value >= w.value;
+}
+
+void SubmissionQueue::recordQueuedSignal(const SemaphoreValue& s) {
+  if (queued_signals_.size() >= 256) {  // forget semaphores that went away
+    for (auto it = queued_signals_.begin(); it != queued_signals_.end();)
+      it = it->second.semaphore.expired() ? queued_signals_.erase(it) : std::next(it);
+  }
+  QueuedSignal& q = queued_signals_[s.semaphore.get()];
+  if (q.semaphore.expired()) q = QueuedSignal{s.semaphore, 0};
+  q.value = std::max(q.value, s.value);
+}
+
 bool SubmissionQueue::runsWithoutBlocking(const Job& job) {
   if (!job.output_signals.empty()) return false;
   for (const SemaphoreValue& w : job.waits) {
-    auto it = queued_signals_.find(w.semaphore.get());
-    if (it != queued_signals_.end() && it->second >= w.value) continue;
+    if (queuedSignalCovers(w)) continue;
     auto value = w.semaphore->query();
     if (!value.ok() || *value < w.value) return false;
   }
@@ -362,6 +382,13 @@ void SubmissionQueue::complete() {
       if (!reached.ok())
         c.outcome.status = reached.withContext(internal::strCat(
             "a wait semaphore (for value ", c.deferred[k].value, ") of the submission"));
+    }
+    // Earlier submissions whose outputs it read as they were queued finished before it (in
+    // order, above): one that failed fails this one too.
+    for (size_t k = 0; k < c.upstream.size() && c.outcome.status.ok(); ++k) {
+      Status before = c.upstream[k]->wait(Timeout::zero());
+      if (!before.ok())
+        c.outcome.status = before.withContext("an earlier submission whose output it takes");
     }
     c.job.submission->clearQueued();
     finish(c.job, c.outcome);

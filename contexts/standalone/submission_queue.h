@@ -78,6 +78,9 @@ class SubmissionQueue {
     Outcome outcome;
     uint64_t device_value = 0;             // 0: nothing to wait for (a failed execution)
     std::vector<SemaphoreValue> deferred;  // waits left to stream order, checked at the end
+    // Earlier submissions whose queued outputs it bound: one that fails at its completion fails
+    // this one too (its kernels read what the failed one left).
+    std::vector<std::shared_ptr<Submission>> upstream;
   };
 
   SubmissionQueue() = default;
@@ -113,7 +116,15 @@ class SubmissionQueue {
   // Queue thread only: the highest value each semaphore is set to by work already queued on the
   // device. A later submission's wait for at most that value is met in stream order, so the
   // queue thread need not wait for it (the completion checks it did not fail).
-  std::unordered_map<const Semaphore*, uint64_t> queued_signals_;
+  // Held weakly: a semaphore that went away is stale here (another may take its address).
+  struct QueuedSignal {
+    std::weak_ptr<Semaphore> semaphore;
+    uint64_t value = 0;
+  };
+  std::unordered_map<const Semaphore*, QueuedSignal> queued_signals_;
+  // Whether work queued on the device sets `w` (queue thread only).
+  bool queuedSignalCovers(const SemaphoreValue& w);
+  void recordQueuedSignal(const SemaphoreValue& s);
   std::deque<Completion> completions_;
   // Queue thread only: executions queued on the device since the last signal of device_done_.
   // Consecutive submissions share one signal (one batch of device work, where the driver
