@@ -67,6 +67,14 @@ void Submission::publish(size_t index, SharedTensor output) {
   done_cv_.notify_all();
 }
 
+void Submission::publishAll(std::vector<SharedTensor>&& outputs) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    outputs_ = std::move(outputs);  // none was handed out before
+  }
+  done_cv_.notify_all();
+}
+
 void Submission::setQueued(size_t index, SharedTensor output, const void* owner) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (queued_.size() <= index) queued_.resize(index + 1);
@@ -145,7 +153,8 @@ class JobRun {
       : job_(job), exec_(exec), device_ordered_(device_ordered), out_(outcome) {
     const size_t n = exec.ctx()->module().outputs().size();
     out_.late.assign(n, nullptr);
-    out_.published.assign(n, false);
+    // Outputs are handed out as they are sent only to a job with output semaphores.
+    if (!job.output_signals.empty()) out_.published.assign(n, false);
   }
 
   Status bind() {
@@ -189,7 +198,7 @@ class JobRun {
     RAL_RETURN_IF_ERROR(bind());
     RAL_RETURN_IF_ERROR(exec_.run());
     for (size_t k = 0; k < out_.late.size(); ++k) {
-      if (out_.published[k]) continue;
+      if (out_.isPublished(k)) continue;
       RAL_ASSIGN_OR_RETURN(DLManagedTensor * t, exec_.takeOutput(k));
       out_.late[k] = share(t);
     }
@@ -224,11 +233,15 @@ void SubmissionQueue::finish(Job& job, Outcome& outcome) {
   const std::string& name = job.context->module().name();
   if (!status.ok())
     status = status.withContext(internal::strCat("submission of module '", name, "'"));
-  for (size_t k = 0; k < outcome.late.size() && status.ok(); ++k) {
-    if (outcome.published[k]) continue;
-    publish(*job.submission, k, std::move(outcome.late[k]));
-    outcome.published[k] = true;
-    status = signalOutput(job, k);
+  if (status.ok() && outcome.published.empty()) {
+    job.submission->publishAll(std::move(outcome.late));  // no output semaphores to set
+  } else {
+    for (size_t k = 0; k < outcome.late.size() && status.ok(); ++k) {
+      if (outcome.isPublished(k)) continue;
+      publish(*job.submission, k, std::move(outcome.late[k]));
+      outcome.published[k] = true;
+      status = signalOutput(job, k);
+    }
   }
   for (size_t k = 0; k < job.signals.size() && status.ok(); ++k) {
     Status s = job.signals[k].semaphore->signal(job.signals[k].value);
@@ -238,7 +251,7 @@ void SubmissionQueue::finish(Job& job, Outcome& outcome) {
   }
   if (!status.ok()) {
     for (size_t k = 0; k < job.output_signals.size(); ++k)
-      if (!outcome.published[k] && job.output_signals[k].semaphore != nullptr)
+      if (!outcome.isPublished(k) && job.output_signals[k].semaphore != nullptr)
         job.output_signals[k].semaphore->fail(status);
     for (const SemaphoreValue& sv : job.signals) sv.semaphore->fail(status);
   }

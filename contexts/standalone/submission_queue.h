@@ -69,7 +69,8 @@ class SubmissionQueue {
   struct Outcome {
     Status status;
     std::vector<SharedTensor> late;  // per output: taken at the end, not yet handed out
-    std::vector<bool> published;     // per output: handed out as it was sent
+    std::vector<bool> published;     // per output: handed out as it was sent (or empty: none)
+    bool isPublished(size_t k) const { return k < published.size() && published[k]; }
   };
 
  private:

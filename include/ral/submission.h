@@ -104,6 +104,7 @@ class Submission {
  private:
   friend class SubmissionQueue;
   void publish(size_t index, SharedTensor output);  // before its signals
+  void publishAll(std::vector<SharedTensor>&& outputs);  // every output at once
   void finish(Status status);
   // Outputs whose work is queued on `owner`'s device (SubmissionQueue): visible to that
   // context's later submissions only, until the work is done.
