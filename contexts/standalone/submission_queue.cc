@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -261,7 +262,9 @@ void SubmissionQueue::finish(Job& job, Outcome& outcome) {
 
 void SubmissionQueue::run(Job& job) {
   StandaloneContext& ctx = *job.context;
-  trace::Scope span("submission", "submission", [&] {
+  // Ends before the submission is done, so a trace stopped by whoever waited for it has it.
+  std::optional<trace::Scope> span;
+  span.emplace("submission", "submission", [&] {
     return internal::strCat("\"module\": \"", ctx.module().name(),
                             "\", \"waits\": ", job.waits.size(),
                             ", \"signals\": ", job.signals.size());
@@ -297,7 +300,10 @@ void SubmissionQueue::run(Job& job) {
       device_value = 1;  // the group's signal value, set by flushGroup()
     }
   }  // the execution's temporaries are freed in stream order (device_ordered) or now
-  if (!device_ordered) return finish(job, outcome);
+  if (!device_ordered) {
+    span.reset();
+    return finish(job, outcome);
+  }
   group_.push_back(Completion{std::move(job), std::move(outcome), device_value, std::move(deferred),
                               std::move(upstream)});
   bool more;
