@@ -13,8 +13,9 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev python3-numpy
   # module file, standalone context and CLI
   libflatbuffers-dev flatbuffers-compiler libdlpack-dev libcli11-dev
-  # CPU kernels: OpenBLAS for GEMM, oneDNN for convolutions
-  libopenblas-dev libdnnl-dev
+  # CPU kernels: OpenBLAS for GEMM, oneDNN for convolutions; Gloo carries collectives between
+  # standalone processes
+  libopenblas-dev libdnnl-dev libgloo-dev
   # compiler passes (MLIR 19: libraries, headers, mlir-tblgen) and ral-compile; PyTorch eager
   # as the benchmark baseline
   libmlir-19-dev mlir-19-tools python3-torch

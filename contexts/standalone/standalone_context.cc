@@ -7,6 +7,7 @@
 
 #include "contexts/standalone/host_visible_driver.h"
 #include "contexts/standalone/submission_queue.h"
+#include "ral/gloo_communicator.h"
 #include "ral/io_checks.h"
 #include "ral/layout.h"
 #include "ral/module_spec.h"
@@ -310,6 +311,14 @@ StatusOr<std::shared_ptr<StandaloneContext>> StandaloneContext::create(
       return d.status().withContext(
           internal::strCat("module '", module->name(), "' runs on ", deviceKindName(device)));
     ctx->device_driver_ = *d;
+  }
+  // Collectives: the communicator given, else this process's rank from its environment, made
+  // when a module first calls one (ral/gloo_communicator.h).
+  if (options.communicator) {
+    ctx->setCommunicator(options.communicator);
+    ctx->options_.communicator = std::move(options.communicator);
+  } else {
+    ctx->setCommunicatorFactory([] { return communicatorFromEnvironment(); });
   }
   auto driver = ctx->driver(DeviceKind::kCpu);
   if (!driver.ok()) return driver.status().withContext("the standalone context needs a CPU driver");

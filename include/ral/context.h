@@ -19,6 +19,7 @@
 
 #include "ral/abi.h"
 #include "ral/api_cache.h"
+#include "ral/communicator.h"
 #include "ral/context_type.h"
 #include "ral/device_uri.h"
 #include "ral/driver.h"
@@ -128,6 +129,17 @@ class Context {
   // CPU (read-only, in the mapped file), a copy in device memory, made once, elsewhere.
   StatusOr<void*> moduleConstant(DeviceKind kind, uint32_t index);
 
+  // ---- collectives
+  // The communicator collective kernels (kernels/collective/) reach the other ranks through: the
+  // one given to setCommunicator(), else one the host's factory makes on first use (a failure
+  // is remembered and returned to every later caller, as a driver's is). FAILED_PRECONDITION
+  // when the host gave neither.
+  StatusOr<Communicator*> communicator();
+  // Hosts call these before the first collective; a later call replaces what kernels get next.
+  void setCommunicator(std::shared_ptr<Communicator> communicator);
+  using CommunicatorFactory = std::function<StatusOr<std::shared_ptr<Communicator>>()>;
+  void setCommunicatorFactory(CommunicatorFactory factory);
+
   // ---- executions
   // A reset ExecutionContext from the pool (created when the pool is empty).
   ExecutionHandle acquireExecution();
@@ -185,6 +197,11 @@ class Context {
 
   std::mutex pool_mutex_;
   std::vector<std::unique_ptr<ExecutionContext>> pool_;
+
+  std::mutex communicator_mutex_;
+  std::shared_ptr<Communicator> communicator_;
+  CommunicatorFactory communicator_factory_;
+  Status communicator_error_;
 
   std::shared_ptr<const Module> module_;
   std::mutex module_mutex_;  // serializes first loads and uploads

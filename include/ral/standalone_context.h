@@ -151,6 +151,10 @@ class StandaloneContext : public Context, public std::enable_shared_from_this<St
     // The device to run on, as a device URI (ral/device_uri.h: "vulkan:1", "hsa://GPU-..."): of
     // the kind the module was compiled for. Empty: that kind's default device.
     std::string device;
+    // The communicator of the module's collectives (ral/communicator.h). Null: one from this
+    // process's environment (communicatorFromEnvironment in ral/gloo_communicator.h), made when
+    // the module first calls a collective.
+    std::shared_ptr<Communicator> communicator;
   };
 
   // Links `module` (resolves its imports for standalone executions) and creates the CPU driver.

@@ -6,8 +6,14 @@
 //
 //   ral-run model.ralm --input=@x.npy --input=2x3xf32=1,2,3,4,5,6 [--output=@y.npy]
 //           [--expected_output=@ref.npy] [--rtol=1e-5 --atol=1e-6] [--device=URI]
-//           [--benchmark=N --threads=T]
+//           [--benchmark=N --threads=T] [--world-size=N]
 //   ral-run --list-devices
+//
+// --world-size=N runs N ranks of a module that calls collectives, as N processes on this machine
+// meeting on loopback (plugins/standalone/local_ranks.h); "{rank}" in file names becomes each
+// rank's number (--input=@w1.{rank}.npy). Without it, a module's collectives use the rank the
+// environment gives (RAL_RANK/RAL_WORLD_SIZE or torchrun's RANK/WORLD_SIZE;
+// ral/gloo_communicator.h).
 //
 // --device takes a device URI (include/ral/device_uri.h): cpu, vulkan:1, cuda://GPU-<uuid>,
 // hsa, vulkan://name=llvmpipe; one that matches no device is an error listing the devices.
@@ -22,6 +28,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -30,6 +37,7 @@
 #include <vector>
 
 #include "plugins/standalone/host_tensor.h"
+#include "plugins/standalone/local_ranks.h"
 #include "plugins/standalone/npy.h"
 #include "plugins/standalone/tool_main.h"
 #include "ral/context.h"
@@ -220,6 +228,10 @@ int runMain(int argc, char** argv) {
   app.add_option("--trace", trace_path,
                  "write a Chrome/Perfetto trace of the executions (each RAL call a span) to this "
                  "JSON file");
+  int world_size = -1;  // not given
+  app.add_option("--world-size", world_size,
+                 "run N ranks of the module as N local processes meeting on 127.0.0.1; {rank} in "
+                 "file names becomes each rank's number");
   app.add_flag("--strict-zero-copy", strict_zero_copy,
                "refuse inputs whose layout the module was not compiled for, instead of copying "
                "them (e.g. a Fortran-order .npy for a row-major input)");
@@ -237,6 +249,23 @@ int runMain(int argc, char** argv) {
     return ral::cli::kExitOk;
   }
   if (path.empty()) return fail(kExitUsage, "no module file given (see --help)");
+  if (world_size == 0 || world_size < -1 || world_size > 256)
+    return fail(kExitUsage, "--world-size must be in 1..256");
+  if (world_size >= 1) {
+    // Before anything starts a thread: each rank is a fork of this process.
+    int rank = 0;
+    if (world_size == 1) {
+      setenv("RAL_WORLD_SIZE", "1", 1);
+      setenv("RAL_RANK", "0", 1);
+    } else {
+      const ral::cli::RankLaunch launch = ral::cli::forkRanks(world_size, /*grace_seconds=*/10);
+      if (launch.is_parent) return launch.exit_code;
+      rank = launch.rank;
+    }
+    for (auto* list : {&inputs, &outputs, &expected})
+      for (std::string& s : *list) s = ral::cli::substituteRank(s, rank);
+    trace_path = ral::cli::substituteRank(trace_path, rank);
+  }
   // Recording starts before the module loads (its imports then record their calls) and the file
   // is written on every way out.
   struct TraceWriter {
