@@ -60,17 +60,13 @@ ral_fn Context::lookupApiSlow(const char* name, Status* error) {
 StatusOr<Communicator*> Context::communicator() {
   std::lock_guard<std::mutex> lock(communicator_mutex_);
   if (communicator_) return communicator_.get();
-  if (!communicator_error_.ok()) return communicator_error_;
   if (!communicator_factory_)
     return failedPrecondition(
         "this module calls collectives, but its host context has no communicator (standalone: "
         "set RAL_WORLD_SIZE and RAL_RANK with a rendezvous, or pass one in the context's options; "
         "PyTorch: initialize torch.distributed)");
   StatusOr<std::shared_ptr<Communicator>> made = communicator_factory_();
-  if (!made.ok()) {
-    communicator_error_ = made.status();
-    return communicator_error_;
-  }
+  if (!made.ok()) return made.status();
   communicator_ = std::move(*made);
   return communicator_.get();
 }
@@ -78,13 +74,11 @@ StatusOr<Communicator*> Context::communicator() {
 void Context::setCommunicator(std::shared_ptr<Communicator> communicator) {
   std::lock_guard<std::mutex> lock(communicator_mutex_);
   communicator_ = std::move(communicator);
-  communicator_error_ = Status();
 }
 
 void Context::setCommunicatorFactory(CommunicatorFactory factory) {
   std::lock_guard<std::mutex> lock(communicator_mutex_);
   communicator_factory_ = std::move(factory);
-  communicator_error_ = Status();
 }
 
 StatusOr<Driver*> Context::driver(DeviceKind kind) {

@@ -12,6 +12,7 @@
 #include <c10/util/Exception.h>
 
 #include <algorithm>
+#include <mutex>
 #include <optional>
 #include <sstream>
 #include <utility>
@@ -404,6 +405,22 @@ Status TorchExecutionContext::acceptOutput(size_t index, const OutputBuffer& buf
 
 // ---- TorchContext ---------------------------------------------------------------------------
 
+namespace {
+std::mutex& providerMutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+Context::CommunicatorFactory& provider() {
+  static Context::CommunicatorFactory factory;
+  return factory;
+}
+}  // namespace
+
+void setTorchCommunicatorProvider(Context::CommunicatorFactory factory) {
+  std::lock_guard<std::mutex> lock(providerMutex());
+  provider() = std::move(factory);
+}
+
 TorchContext::TorchContext(std::shared_ptr<Module> module)
     : Context(&TorchExecutionContext::kType), module_(std::move(module)) {}
 
@@ -435,6 +452,18 @@ StatusOr<std::shared_ptr<TorchContext>> TorchContext::create(std::shared_ptr<Mod
   auto driver = ctx->driver<TorchCpuDriver>();
   if (!driver.ok()) return driver.status().withContext("the torch context needs a CPU driver");
   ctx->cpu_allocator_ = &(*driver)->memory();
+  ctx->setCommunicatorFactory([]() -> StatusOr<std::shared_ptr<Communicator>> {
+    Context::CommunicatorFactory factory;
+    {
+      std::lock_guard<std::mutex> lock(providerMutex());
+      factory = provider();
+    }
+    if (!factory)
+      return failedPrecondition(
+          "this module calls collectives, and inside PyTorch they go through torch.distributed, "
+          "which ral_torch reaches from Python: import ral_torch (its _fast extension) first");
+    return factory();
+  });
   return ctx;
 }
 

@@ -111,6 +111,11 @@ class TorchExecutionContext : public HostExecutionContext {
   TorchAllocator* device_allocator_ = nullptr;       // set per run: CUDA executions only
 };
 
+// The communicator of torch contexts' collectives: torch.distributed's process group, reached
+// through Python (ral_torch._fast installs it when ral_torch is imported). Every torch context
+// asks the provider at its first collective; none installed: FAILED_PRECONDITION. Thread-safe.
+void setTorchCommunicatorProvider(Context::CommunicatorFactory provider);
+
 class TorchContext : public Context, public std::enable_shared_from_this<TorchContext> {
  public:
   // Links `module` (resolves its imports for torch executions). A module serves one execution

@@ -131,11 +131,11 @@ class Context {
 
   // ---- collectives
   // The communicator collective kernels (kernels/collective/) reach the other ranks through: the
-  // one given to setCommunicator(), else one the host's factory makes on first use (a failure
-  // is remembered and returned to every later caller, as a driver's is). FAILED_PRECONDITION
-  // when the host gave neither.
+  // one given to setCommunicator(), else one the host's factory makes on first use and keeps. A
+  // factory's failure is returned and not kept: the next collective asks again (the job may be
+  // set up by then). FAILED_PRECONDITION when the host gave neither.
   StatusOr<Communicator*> communicator();
-  // Hosts call these before the first collective; a later call replaces what kernels get next.
+  // Hosts call these before the first collective, while no execution runs.
   void setCommunicator(std::shared_ptr<Communicator> communicator);
   using CommunicatorFactory = std::function<StatusOr<std::shared_ptr<Communicator>>()>;
   void setCommunicatorFactory(CommunicatorFactory factory);
@@ -201,7 +201,6 @@ class Context {
   std::mutex communicator_mutex_;
   std::shared_ptr<Communicator> communicator_;
   CommunicatorFactory communicator_factory_;
-  Status communicator_error_;
 
   std::shared_ptr<const Module> module_;
   std::mutex module_mutex_;  // serializes first loads and uploads

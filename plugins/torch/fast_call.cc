@@ -10,40 +10,25 @@
 //
 // Plain CPython API: the TorchScript method call this replaces costs several microseconds of
 // argument conversion, more than a small module's whole execution.
-// Python.h goes first: it sets feature macros the standard headers read.
+//
+//   set_collectives(handler)
+//
+// installs the communicator of torch contexts' collectives (python_communicator.h).
+// Python.h goes first (in python_tensor.h): it sets feature macros the standard headers read.
 // clang-format off
-#include <Python.h>
+#include "plugins/torch/python_tensor.h"
 // clang-format on
 
 #include <ATen/core/Tensor.h>
 #include <c10/util/Exception.h>
-#include <torch/version.h>
 
 #include <exception>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "plugins/torch/python_communicator.h"
 #include "plugins/torch/ral_module.h"
-
-#if __has_include(<pybind11/pybind11.h>)
-#include <torch/csrc/autograd/python_variable.h>
-#else
-// torch's python_variable.h includes pybind11, which Debian's libtorch-dev (torch 1.13) does not
-// ship: declare the three symbols used here as torch 1.x defines them in libtorch_python.
-#include <c10/util/MaybeOwned.h>
-static_assert(TORCH_VERSION_MAJOR == 1, "building ral_torch._fast needs pybind11's headers");
-struct THPVariable {
-  PyObject_HEAD c10::MaybeOwned<at::Tensor> cdata;
-  PyObject* backward_hooks;
-};
-extern PyObject* THPVariableClass;
-extern PyObject* ParameterClass;
-PyObject* THPVariable_Wrap(at::TensorBase var);
-inline const at::Tensor& THPVariable_Unpack(PyObject* obj) {
-  return *reinterpret_cast<THPVariable*>(obj)->cdata;
-}
-#endif
 
 namespace ral::torch_host {
 namespace {
@@ -121,6 +106,9 @@ PyMethodDef kMethods[] = {
     {"run", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&run)), METH_FASTCALL,
      "run(handle, *tensors): runs the RalModule at `handle` (torch.classes.ral.Module.handle())\n"
      "once; returns one tensor, or a tuple for several outputs."},
+    {"set_collectives", &setCollectives, METH_O,
+     "set_collectives(handler): torch contexts' collectives call handler(kind, a, b, arg, tag)\n"
+     "(ral_torch._collectives)."},
     {nullptr, nullptr, 0, nullptr}};
 
 PyModuleDef kModule = {PyModuleDef_HEAD_INIT,

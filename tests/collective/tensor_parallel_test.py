@@ -68,13 +68,18 @@ for name, value in (("w1", w1), ("b1", b1), ("w2", w2), ("b2", b2)):
     np.save(path(name + ".npy"), value)
 
 
+_sharded = set()
+
+
 def shard_inputs(n):
-    """The --input arguments of an n-rank run: column slices of w1/b1, row slices of w2."""
+    """The --input arguments of an n-rank run: column slices of w1/b1, row slices of w2 (written
+    once: ranks already running read them)."""
     k = HIDDEN // n
-    for r in range(n):
+    for r in range(n if n not in _sharded else 0):
         np.save(path(f"w1.{n}.{r}.npy"), np.ascontiguousarray(w1[:, r * k:(r + 1) * k]))
         np.save(path(f"b1.{n}.{r}.npy"), b1[r * k:(r + 1) * k])
         np.save(path(f"w2.{n}.{r}.npy"), np.ascontiguousarray(w2[r * k:(r + 1) * k]))
+    _sharded.add(n)
     return [f"--input=@{path(f'{name}.{n}.{{rank}}.npy')}" for name in ("w1", "b1", "w2")]
 
 

@@ -81,9 +81,11 @@ StatusOr<std::shared_ptr<Communicator>> communicatorFromEnvironment() {
     c = singleRankCommunicator();
   } else {
     // Every rank makes the same sequence of communicators, so the generation tells a new
-    // rendezvous from the keys an earlier one left in the store.
-    o.prefix += "/" + std::to_string(generation++);
+    // rendezvous from the keys an earlier one left in the store. A failed rendezvous is tried
+    // again under the same generation.
+    o.prefix += "/" + std::to_string(generation);
     RAL_ASSIGN_OR_RETURN(c, createGlooCommunicator(o));
+    ++generation;
   }
   current = c;
   return c;

@@ -35,10 +35,11 @@ from ._cache import CacheError  # noqa: E402
 from ._checks import MutationError, TracingError  # noqa: E402
 from ._compile import CompiledModule, FallbackWarning, compile  # noqa: E402
 from ._trace import trace  # noqa: E402
+from ._collectives import set_process_group  # noqa: E402
 
 __all__ = ["RalModule", "load", "load_bytes", "library_path", "compile", "CompiledModule",
            "CompileError", "UnsupportedOperatorError", "TracingError", "MutationError",
-           "CacheError", "FallbackWarning", "trace"]
+           "CacheError", "FallbackWarning", "trace", "set_process_group"]
 
 
 def library_path() -> str:

@@ -39,7 +39,11 @@ try:
     from . import _fast
 except ImportError:  # built without Python's headers: the TorchScript method serves every call
     _fast = None
-from . import _submit
+from . import _collectives, _submit
+
+if _fast is not None:
+    # Modules' collectives go through torch.distributed (ral_torch._collectives).
+    _fast.set_collectives(_collectives._handle)
 
 _counter = itertools.count(1)
 # (class name, forward source) -> the generated class, while a module of it lives.
