@@ -12,7 +12,6 @@ RAL_DECLARE_REGISTRATION_ANCHOR(kernels_conv_cpu);
 RAL_DECLARE_REGISTRATION_ANCHOR(kernels_conv_scaled_cpu);
 RAL_DECLARE_REGISTRATION_ANCHOR(kernels_qconv_cpu);
 #endif
-RAL_DECLARE_REGISTRATION_ANCHOR(kernels_collective_cpu);
 RAL_DECLARE_REGISTRATION_ANCHOR(kernels_gemm_cpu);
 RAL_DECLARE_REGISTRATION_ANCHOR(kernels_rng_cpu);
 RAL_DECLARE_REGISTRATION_ANCHOR(kernels_topk_sort_cpu);
@@ -26,7 +25,6 @@ Status registerCpuKernels() {
   RAL_KEEP_LINKED(kernels_conv_scaled_cpu);
   RAL_KEEP_LINKED(kernels_qconv_cpu);
 #endif
-  RAL_KEEP_LINKED(kernels_collective_cpu);
   RAL_KEEP_LINKED(kernels_gemm_cpu);
   RAL_KEEP_LINKED(kernels_rng_cpu);
   RAL_KEEP_LINKED(kernels_topk_sort_cpu);

@@ -1,7 +1,8 @@
 // The collective kernels: a module's messages to the other ranks of its job, through the
 // communicator its host context provides (ral/communicator.h; Gloo in standalone processes).
-// The argument checks, entry points and registration table, written once; the device part is
-// how an operand reaches host memory (collective_<device>.cc supplies `Impl`).
+// The argument checks, entry points and registration table, written once; how an operand
+// reaches host memory is `Impl` (host_staging.h, for every device; kernels/generic_ops.h
+// registers them).
 //
 //   void allReduce(ExecutionContext*, MemRef<T, N> in, MemRef<T, N> out, int32_t op)
 //     ral_all_reduce___<dev>___pvoid_m<N>d<T>_m<N>d<T>_i32___void     out = op over ranks of in

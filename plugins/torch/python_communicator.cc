@@ -7,30 +7,11 @@
 #include <string>
 
 #include "contexts/torch/torch_context.h"
+#include "contexts/torch/torch_dtype.h"
 #include "ral/communicator.h"
 
 namespace ral::torch_host {
 namespace {
-
-StatusOr<c10::ScalarType> scalarTypeOf(DType dtype) {
-  switch (dtype) {
-    case DType::kF16:
-      return c10::ScalarType::Half;
-    case DType::kBF16:
-      return c10::ScalarType::BFloat16;
-    case DType::kF32:
-      return c10::ScalarType::Float;
-    case DType::kF64:
-      return c10::ScalarType::Double;
-    case DType::kI32:
-      return c10::ScalarType::Int;
-    case DType::kI64:
-      return c10::ScalarType::Long;
-    default:
-      return unsupported("collectives carry f16, bf16, f32, f64, i32 and i64, not ",
-                         dtypeName(dtype));
-  }
-}
 
 // The pending Python exception as a Status (ValueError: INVALID_ARGUMENT), cleared.
 Status takePythonError(const char* kind) {
@@ -112,7 +93,10 @@ class PythonCommunicator final : public Communicator {
   // handler(kind, a, b, arg, tag) with `a` and `b` the buffers as CPU tensors (None when null).
   Status call(const char* kind, const void* a, int64_t a_count, void* b, int64_t b_count,
               DType dtype, int arg, int tag) {
-    RAL_ASSIGN_OR_RETURN(c10::ScalarType type, scalarTypeOf(dtype));
+    if (!isCollectiveDType(dtype))
+      return unsupported("collectives carry f16, bf16, f32, f64, i32 and i64, not ",
+                         dtypeName(dtype));
+    RAL_ASSIGN_OR_RETURN(c10::ScalarType type, toScalarType(dtype));
     if (a_count < 0 || b_count < 0)
       return invalidArgument("torch.distributed ", kind, ": no process group (world size ", size(),
                              ")");

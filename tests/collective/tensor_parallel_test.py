@@ -4,7 +4,10 @@ ral-compile and run by ral-run on 1, 2 and 4 ranks (processes on loopback), agai
 single-process examples/mlp.mlir and a float64 numpy reference; then what a job sees when a rank
 dies, never arrives or disagrees, with every process ending by itself.
 
-  tensor_parallel_test.py <ral-compile> <ral-run> <examples dir> <work dir>
+  tensor_parallel_test.py <ral-compile> <ral-run> <examples dir> <work dir> [--vulkan]
+
+With --vulkan the module also runs compiled for Vulkan (its buffers in device memory, staged
+through host memory for the collective) on 2 ranks.
 """
 import os
 import signal
@@ -16,6 +19,7 @@ import time
 import numpy as np
 
 RAL_COMPILE, RAL_RUN, EXAMPLES, WORK = sys.argv[1:5]
+VULKAN = "--vulkan" in sys.argv[5:]
 os.makedirs(WORK, exist_ok=True)
 failures = []
 HIDDEN = 256
@@ -44,9 +48,10 @@ def path(name):
     return os.path.join(WORK, name)
 
 
-def compile_example(name):
-    out = path(name + ".ralm")
-    subprocess.run([RAL_COMPILE, os.path.join(EXAMPLES, name + ".mlir"), "-o", out], check=True)
+def compile_example(name, *flags):
+    out = path(name + "".join(f.replace("--device=", "_") for f in flags) + ".ralm")
+    subprocess.run([RAL_COMPILE, os.path.join(EXAMPLES, name + ".mlir"), "-o", out, *flags],
+                   check=True)
     return out
 
 
@@ -58,6 +63,7 @@ def free_port():
 
 tp = compile_example("tensor_parallel_mlp")
 mlp = compile_example("mlp")
+tp_vulkan = compile_example("tensor_parallel_mlp", "--device=vulkan") if VULKAN else None
 
 rng = np.random.default_rng(7)
 w1 = (rng.standard_normal((128, HIDDEN)) * 0.1).astype(np.float32)
@@ -112,6 +118,15 @@ for batch in (5, 1, 0):
                   f"{n} ranks, batch {batch}: rank {rank} differs from mlp.mlir")
         check(all(f"[rank {k}] output 0:" in r.stdout for k in range(n)) or n == 1,
               f"{n} ranks: every rank reports its output: {r.stdout}")
+    if VULKAN:
+        args = [tp_vulkan, "--world-size=2", f"--input=@{path(f'x{batch}.npy')}"] + \
+            shard_inputs(2) + [f"--input=@{path('b2.npy')}", f"--output=@{path('yv.{rank}.npy')}"]
+        r = run(args)
+        check(r.returncode == 0, f"vulkan, 2 ranks, batch {batch}: {r.stderr}")
+        for rank in range(2 if r.returncode == 0 else 0):
+            y = np.load(path(f"yv.{rank}.npy"))
+            check(np.allclose(y, ref, rtol=1e-5, atol=1e-5),
+                  f"vulkan, batch {batch}: rank {rank} differs from float64 numpy")
 
 # torchrun's variables, one process per rank started by hand.
 port = free_port()
