@@ -66,6 +66,7 @@ typedef struct ral_module ral_module;
 typedef struct ral_context ral_context;
 typedef struct ral_semaphore ral_semaphore;
 typedef struct ral_submission ral_submission;
+typedef struct ral_communicator ral_communicator;
 
 int ral_module_load(const char* path, ral_module** out);
 int ral_module_load_bytes(const void* data, size_t size, ral_module** out);
@@ -91,6 +92,10 @@ typedef struct ral_context_options {
    * include/ral/device_uri.h), of the kind the module was compiled for. NULL or "": that kind's
    * default device. An unknown device is an error listing the devices there are. */
   const char* device;
+  /* The communicator of the module's collectives (ral_communicator_create*; the context keeps it
+   * alive). NULL: this process's rank from its environment (RAL_RANK, RAL_WORLD_SIZE, ...;
+   * docs/collectives.md), made at the first collective. */
+  ral_communicator* communicator;
 } ral_context_options;
 
 /* ral_context_create with options; `options` may be NULL (all defaults). */
@@ -165,6 +170,50 @@ int ral_submission_outputs(ral_submission* submission, DLManagedTensor** outputs
 int ral_submission_output(ral_submission* submission, size_t index, DLManagedTensor** output);
 /* Safe with NULL and while the execution runs (it goes on). */
 void ral_submission_free(ral_submission* submission);
+
+/* ---- Collectives: how a module that calls ral_all_reduce & co. reaches the other ranks of its
+ * job (docs/collectives.md; include/ral/communicator.h has the semantics). */
+
+/* A transport the caller brings (MPI, its own fabric, ...). RAL calls these from the threads
+ * that run executions, one call at a time per communicator; buffers are contiguous host memory
+ * of `count` elements of `dtype` (f16, bf16, f32, f64, i32, i64). Each returns 0, or a non-zero
+ * value after writing a message into `error` (at most `error_size` bytes, NUL-terminated). `op`:
+ * 0 sum, 1 prod, 2 min, 3 max, 4 avg. A NULL function: the collective is unsupported.
+ * Zero-initialise, set struct_size to sizeof(ral_communicator_ops), then the functions. */
+typedef struct ral_communicator_ops {
+  size_t struct_size;
+  int (*rank)(void* self);
+  int (*size)(void* self);
+  int (*all_reduce)(void* self, const void* in, void* out, int64_t count, DLDataType dtype, int op,
+                    char* error, size_t error_size);
+  /* out: size() * count elements, every rank's `in` in rank order. */
+  int (*all_gather)(void* self, const void* in, void* out, int64_t count, DLDataType dtype,
+                    char* error, size_t error_size);
+  /* in: size() * count elements; out: block rank() of their reduction. */
+  int (*reduce_scatter)(void* self, const void* in, void* out, int64_t count, DLDataType dtype,
+                        int op, char* error, size_t error_size);
+  int (*broadcast)(void* self, void* data, int64_t count, DLDataType dtype, int root, char* error,
+                   size_t error_size);
+  /* in and out: size() blocks of `count` elements; block j of out is rank j's block rank(). */
+  int (*all_to_all)(void* self, const void* in, void* out, int64_t count, DLDataType dtype,
+                    char* error, size_t error_size);
+  int (*send)(void* self, const void* data, int64_t count, DLDataType dtype, int peer, int tag,
+              char* error, size_t error_size);
+  int (*recv)(void* self, void* data, int64_t count, DLDataType dtype, int peer, int tag,
+              char* error, size_t error_size);
+  /* Called once, when nothing uses the communicator any more; may be NULL. */
+  void (*release)(void* self);
+} ral_communicator_ops;
+
+/* A communicator over the caller's transport: `ops` is copied, `self` passed to each call. */
+int ral_communicator_create(const ral_communicator_ops* ops, void* self, ral_communicator** out);
+/* A Gloo communicator: rank `rank` of `size`, meeting through the TCP store at
+ * store_host:store_port, which rank 0 serves. Returns once every rank joined, or fails after
+ * `timeout_ms` (also the limit of each collective). */
+int ral_communicator_create_gloo(int rank, int size, const char* store_host, int store_port,
+                                 uint64_t timeout_ms, ral_communicator** out);
+/* Safe with NULL; contexts using the communicator keep it alive. */
+void ral_communicator_free(ral_communicator* communicator);
 
 /* The message of the last failure on this thread ("" if none). */
 const char* ral_last_error(void);

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "plugins/standalone/c_handles.h"
 #include "ral/module.h"
 #include "ral/standalone_context.h"
 #include "ral/submission.h"
@@ -29,16 +30,25 @@ struct ral_submission {
 static_assert(RAL_DEADLINE_EXCEEDED == static_cast<int>(ral::StatusCode::kDeadlineExceeded));
 
 namespace {
-
 thread_local std::string last_error;
+}  // namespace
 
-int report(const ral::Status& s) {
+namespace ral::c_api {
+
+int report(const Status& s) {
   if (s.ok()) return RAL_OK;
   last_error = s.toString();
   return static_cast<int>(s.code());
 }
 
-int nullArgument(const char* what) { return report(ral::invalidArgument(what, " is NULL")); }
+int nullArgument(const char* what) { return report(invalidArgument(what, " is NULL")); }
+
+}  // namespace ral::c_api
+
+namespace {
+
+using ral::c_api::nullArgument;
+using ral::c_api::report;
 
 int loaded(ral::StatusOr<std::shared_ptr<ral::Module>> m, ral_module** out) {
   if (!m.ok()) return report(m.status());
@@ -139,6 +149,10 @@ int ral_context_create_with_options(ral_module* module, const ral_context_option
     if (options->struct_size >= offsetof(ral_context_options, device) + sizeof(const char*) &&
         options->device != nullptr)
       opts.device = options->device;
+    if (options->struct_size >=
+            offsetof(ral_context_options, communicator) + sizeof(ral_communicator*) &&
+        options->communicator != nullptr)
+      opts.communicator = options->communicator->communicator;
   }
   auto ctx = ral::standalone::StandaloneContext::create(module->module, std::move(opts));
   if (!ctx.ok()) return report(ctx.status());

@@ -200,6 +200,125 @@ static void partial_execution(const char* dir) {
   ral_context_free(ctx);
 }
 
+/* A one-rank transport of the caller's: all_reduce copies (counting its calls) or fails when
+ * told to; every other collective is left NULL. */
+struct one_rank {
+  int calls;
+  int fail;
+  int released;
+};
+static int one_rank_rank(void* self) {
+  (void)self;
+  return 0;
+}
+static int one_rank_size(void* self) {
+  (void)self;
+  return 1;
+}
+static int one_rank_all_reduce(void* self, const void* in, void* out, int64_t count,
+                               DLDataType dtype, int op, char* error, size_t error_size) {
+  struct one_rank* r = (struct one_rank*)self;
+  ++r->calls;
+  if (r->fail) {
+    snprintf(error, error_size, "link down (op %d)", op);
+    return -1;
+  }
+  if (in != out) memcpy(out, in, (size_t)count * dtype.bits / 8);
+  return 0;
+}
+static void one_rank_release(void* self) { ((struct one_rank*)self)->released = 1; }
+
+/* The tensor-parallel MLP (compiled_tensor_parallel_mlp, built with the compiler) on a
+ * communicator from C: its all-reduce reaches the caller's function; the caller's failure is the
+ * run's error, and the next run works. Gloo communicators' argument errors and a rendezvous
+ * nobody joins. */
+static void collectives(const char* dir) {
+  ral_communicator* comm = NULL;
+  ral_communicator_ops ops;
+  memset(&ops, 0, sizeof(ops));
+  struct one_rank state = {0, 0, 0};
+  CHECK(ral_communicator_create(&ops, &state, &comm) == 2 /* INVALID_ARGUMENT */);
+  CHECK(strstr(ral_last_error(), "struct_size") != NULL);
+  ops.struct_size = sizeof(ops);
+  CHECK(ral_communicator_create(&ops, &state, &comm) == 2);
+  CHECK(strstr(ral_last_error(), "rank and size") != NULL);
+  ops.rank = one_rank_rank;
+  ops.size = one_rank_size;
+  ops.all_reduce = one_rank_all_reduce;
+  ops.release = one_rank_release;
+  CHECK(ral_communicator_create(&ops, &state, &comm) == RAL_OK);
+  ral_communicator* gloo = NULL;
+  CHECK(ral_communicator_create_gloo(0, 2, NULL, 1, 100, &gloo) == 2);
+  CHECK(ral_communicator_create_gloo(0, 2, "127.0.0.1", 1, 0, &gloo) == 2);
+  CHECK(ral_communicator_create_gloo(3, 2, "127.0.0.1", 1, 100, &gloo) != RAL_OK);
+  CHECK(gloo == NULL);
+
+  ral_module* module = NULL;
+  FILE* f = fopen(path(dir, "compiled_tensor_parallel_mlp"), "rb");
+  if (f == NULL) { /* built without the compiler */
+    ral_communicator_free(comm);
+    CHECK(state.released == 1);
+    return;
+  }
+  fclose(f);
+  CHECK(ral_module_load(path(dir, "compiled_tensor_parallel_mlp"), &module) == RAL_OK);
+  ral_context_options options;
+  memset(&options, 0, sizeof(options));
+  options.struct_size = sizeof(options);
+  options.communicator = comm;
+  ral_context* ctx = NULL;
+  CHECK(ral_context_create_with_options(module, &options, &ctx) == RAL_OK);
+  ral_communicator_free(comm); /* the context keeps it */
+  CHECK(state.released == 0);
+
+  enum { kBatch = 2, kIn = 128, kHidden = 4, kOut = 10 };
+  static float x[kBatch * kIn], w1[kIn * kHidden], b1[kHidden], w2[kHidden * kOut], b2[kOut];
+  for (int i = 0; i < kBatch * kIn; ++i) x[i] = (float)(i % 7) - 3;
+  for (int i = 0; i < kIn * kHidden; ++i) w1[i] = (float)(i % 5) * 0.25f - 0.5f;
+  for (int i = 0; i < kHidden; ++i) b1[i] = 1;
+  for (int i = 0; i < kHidden * kOut; ++i) w2[i] = (float)(i % 3) - 1;
+  for (int i = 0; i < kOut; ++i) b2[i] = (float)i;
+  int64_t sx[2] = {kBatch, kIn}, sw1[2] = {kIn, kHidden}, sb1[1] = {kHidden},
+          sw2[2] = {kHidden, kOut}, sb2[1] = {kOut};
+  DLManagedTensor tx = tensor(x, sx, 2), tw1 = tensor(w1, sw1, 2), tb1 = tensor(b1, sb1, 1),
+                  tw2 = tensor(w2, sw2, 2), tb2 = tensor(b2, sb2, 1);
+  DLManagedTensor* in[5] = {&tx, &tw1, &tb1, &tw2, &tb2};
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    state.fail = attempt == 1;
+    DLManagedTensor* out[1] = {NULL};
+    const int rc = ral_context_run(ctx, in, 5, out, 1);
+    CHECK(state.calls == attempt + 1);
+    if (attempt == 1) {
+      CHECK(rc == 10 /* UNAVAILABLE */);
+      CHECK(strstr(ral_last_error(), "all_reduce failed in the caller's communicator") != NULL);
+      CHECK(strstr(ral_last_error(), "link down (op 0)") != NULL);
+      continue;
+    }
+    CHECK(rc == RAL_OK);
+    if (rc != RAL_OK) continue;
+    /* y = relu(x w1 + b1) w2 + b2, in the same float order as no reduction was needed. */
+    const float* y = (const float*)out[0]->dl_tensor.data;
+    for (int b = 0; b < kBatch; ++b) {
+      double h[kHidden];
+      for (int j = 0; j < kHidden; ++j) {
+        double s = b1[j];
+        for (int c = 0; c < kIn; ++c) s += (double)x[b * kIn + c] * w1[c * kHidden + j];
+        h[j] = s > 0 ? s : 0;
+      }
+      for (int o = 0; o < kOut; ++o) {
+        double want = b2[o];
+        for (int j = 0; j < kHidden; ++j) want += h[j] * w2[j * kOut + o];
+        const double diff = y[b * kOut + o] - want;
+        CHECK(diff < 1e-3 && diff > -1e-3);
+      }
+    }
+    out[0]->deleter(out[0]);
+  }
+  ral_context_free(ctx);
+  CHECK(state.released == 1);
+  ral_module_free(module);
+}
+
 int main(int argc, char** argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: c_api_test <module dir>\n");
@@ -327,6 +446,7 @@ int main(int argc, char** argv) {
 
   submissions(dir);
   partial_execution(dir);
+  collectives(dir);
 
   if (failures == 0) printf("c_api_test: ok\n");
   return failures == 0 ? 0 : 1;
