@@ -53,6 +53,8 @@ inline StatusOr<Communicator*> communicatorOf(ExecutionContext* ctx, const char*
     return failedPrecondition(kernel, ": the execution context has no Context");
   StatusOr<Communicator*> comm = ctx->context()->communicator();
   if (!comm.ok()) return comm.status().withContext(kernel);
+  if ((*comm)->size() < 1)
+    return failedPrecondition(kernel, ": the job has no ranks: ", (*comm)->describe());
   return comm;
 }
 

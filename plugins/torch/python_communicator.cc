@@ -48,7 +48,9 @@ class PythonCommunicator final : public Communicator {
   int rank() const override { return info("rank"); }
   int size() const override { return info("size"); }
   std::string describe() const override {
-    return internal::strCat("torch.distributed, rank ", rank(), " of ", size());
+    const int n = size();
+    if (n < 1) return "torch.distributed, unavailable: " + lastInfoError();
+    return internal::strCat("torch.distributed, rank ", rank(), " of ", n);
   }
 
   Status allReduce(const void* in, void* out, int64_t count, DType dtype, ReduceOp op) override {
@@ -85,9 +87,17 @@ class PythonCommunicator final : public Communicator {
       value = PyLong_AsLong(result);
       Py_DECREF(result);
     }
-    if (PyErr_Occurred()) PyErr_Clear();
+    if (PyErr_Occurred()) {
+      const Status error = takePythonError(kind);
+      std::lock_guard<std::mutex> lock(mutex_);
+      last_info_error_ = std::string(error.message());
+    }
     PyGILState_Release(gil);
     return static_cast<int>(value);
+  }
+  std::string lastInfoError() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return last_info_error_;
   }
 
   // handler(kind, a, b, arg, tag) with `a` and `b` the buffers as CPU tensors (None when null).
@@ -127,6 +137,8 @@ class PythonCommunicator final : public Communicator {
   }
 
   PyObject* handler_;
+  mutable std::mutex mutex_;
+  mutable std::string last_info_error_;  // why rank() or size() last failed
 };
 
 }  // namespace

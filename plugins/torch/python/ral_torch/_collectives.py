@@ -120,17 +120,15 @@ def _global_rank(rank):
 def _handle(kind, a, b, arg, tag):
     """Called by the torch context's communicator (python_communicator.cc)."""
     global _broken
+    if not dist.is_available() or not dist.is_initialized():
+        raise RuntimeError(
+            "torch.distributed is not initialized, and this module calls collectives: call "
+            "torch.distributed.init_process_group in every rank first")
     if kind in ("rank", "size"):
-        if not dist.is_initialized():
-            raise RuntimeError("torch.distributed is not initialized")
         return dist.get_rank(_group) if kind == "rank" else dist.get_world_size(_group)
     with _lock:
         if _broken is not None:
             raise _broken
-        if not dist.is_initialized():
-            raise RuntimeError(
-                "this module calls collectives: initialize torch.distributed "
-                "(torch.distributed.init_process_group) in every rank first")
         if kind in ("send", "recv"):
             size = dist.get_world_size(_group)
             if not 0 <= arg < size or arg == dist.get_rank(_group):
