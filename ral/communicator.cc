@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <type_traits>
 
 #include "ral/half.h"
@@ -11,19 +12,9 @@ namespace ral {
 Communicator::~Communicator() = default;
 
 std::string_view reduceOpName(ReduceOp op) {
-  switch (op) {
-    case ReduceOp::kSum:
-      return "sum";
-    case ReduceOp::kProd:
-      return "prod";
-    case ReduceOp::kMin:
-      return "min";
-    case ReduceOp::kMax:
-      return "max";
-    case ReduceOp::kAvg:
-      return "avg";
-  }
-  return "invalid";
+  static constexpr const char* kNames[] = {"sum", "prod", "min", "max", "avg"};
+  const auto code = static_cast<size_t>(op);
+  return code < std::size(kNames) ? kNames[code] : "invalid";
 }
 
 StatusOr<ReduceOp> reduceOpFromCode(int32_t code, DType dtype) {

@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <cstring>
 #include <functional>
+#include <iterator>
 #include <mutex>
 #include <vector>
 
@@ -47,25 +48,21 @@ enum class Kind : uint32_t {
 };
 
 const char* kindName(uint32_t kind) {
-  switch (static_cast<Kind>(kind)) {
-    case Kind::kAllReduce:
-      return "all_reduce";
-    case Kind::kAllGather:
-      return "all_gather";
-    case Kind::kReduceScatter:
-      return "reduce_scatter";
-    case Kind::kBroadcast:
-      return "broadcast";
-    case Kind::kAllToAll:
-      return "all_to_all";
-    case Kind::kSend:
-      return "send";
-  }
-  return "nothing RAL sends";
+  static constexpr const char* kNames[] = {"all_reduce", "all_gather", "reduce_scatter",
+                                           "broadcast",  "all_to_all", "send"};
+  return kind >= 1 && kind <= std::size(kNames) ? kNames[kind - 1] : "nothing RAL sends";
 }
 
 // What a rank is about to do; the ranks of one collective must agree on all but `rank`.
 struct Call {
+  Call() = default;
+  Call(Kind k, DType d, int64_t n, int32_t a, uint64_t s, int32_t r)
+      : seq(s),
+        kind(static_cast<uint32_t>(k)),
+        dtype(static_cast<uint32_t>(d)),
+        count(n),
+        arg(a),
+        rank(r) {}
   uint64_t seq = 0;
   uint32_t kind = 0;
   uint32_t dtype = 0;
@@ -223,12 +220,7 @@ class GlooCommunicator final : public Communicator {
     RAL_RETURN_IF_ERROR(checkPeer(dtype, peer, tag));
     std::lock_guard<std::mutex> lock(mutex_);
     if (!broken_.ok()) return broken_;
-    Call call;
-    call.kind = static_cast<uint32_t>(Kind::kSend);
-    call.dtype = static_cast<uint32_t>(dtype);
-    call.count = count;
-    call.arg = tag;
-    call.rank = rank();
+    Call call(Kind::kSend, dtype, count, tag, 0, rank());
     const size_t bytes = static_cast<size_t>(count) * dtypeSize(dtype);
     std::string failure;
     try {
@@ -254,11 +246,7 @@ class GlooCommunicator final : public Communicator {
     RAL_RETURN_IF_ERROR(checkPeer(dtype, peer, tag));
     std::lock_guard<std::mutex> lock(mutex_);
     if (!broken_.ok()) return broken_;
-    Call expected;
-    expected.kind = static_cast<uint32_t>(Kind::kSend);
-    expected.dtype = static_cast<uint32_t>(dtype);
-    expected.count = count;
-    expected.arg = tag;
+    const Call expected(Kind::kSend, dtype, count, tag, 0, peer);
     Call got;
     const size_t bytes = static_cast<size_t>(count) * dtypeSize(dtype);
     std::string failure;
@@ -328,13 +316,7 @@ class GlooCommunicator final : public Communicator {
     if (count < 0) return invalidArgument("negative element count ", count);
     std::lock_guard<std::mutex> lock(mutex_);
     if (!broken_.ok()) return broken_;
-    mine_ = Call();
-    mine_.seq = ++seq_;
-    mine_.kind = static_cast<uint32_t>(kind);
-    mine_.dtype = static_cast<uint32_t>(dtype);
-    mine_.count = count;
-    mine_.arg = arg;
-    mine_.rank = rank();
+    mine_ = Call(kind, dtype, count, arg, ++seq_, rank());
     theirs_ = Call();
     if (size() == 1) {
       if (count > 0) body(static_cast<uint32_t>(mine_.seq));
