@@ -164,7 +164,12 @@ time.sleep(2)  # both ranks are in their loop of collectives by now (a run takes
 check(procs[0].poll() is None and procs[1].poll() is None, "both ranks are still running")
 procs[1].send_signal(signal.SIGKILL)
 start = time.monotonic()
-out, err = procs[0].communicate(timeout=90)
+try:
+    out, err = procs[0].communicate(timeout=90)
+except subprocess.TimeoutExpired:  # a hang: fail, and leave no process behind
+    procs[0].kill()
+    out, err = procs[0].communicate()
+    check(False, "a killed peer: rank 0 still ran 90 s later")
 waited = time.monotonic() - start
 procs[1].wait()
 check(procs[0].returncode == 1, f"a killed peer: rank 0 exits with 1, got {procs[0].returncode}")
