@@ -77,7 +77,8 @@ Status checkOperands(const char* kernel, const MemRef<T, N>& in, const MemRef<T,
 template <typename T, int N>
 Status checkDim0Multiple(const char* kernel, const MemRef<T, N>& a, const char* a_what,
                          const MemRef<T, N>& b, const char* b_what, int64_t factor) {
-  bool ok = a.sizes[0] == b.sizes[0] * factor;
+  // Divides rather than multiplies: a hostile size times the world size could overflow.
+  bool ok = factor > 0 && a.sizes[0] % factor == 0 && a.sizes[0] / factor == b.sizes[0];
   for (int d = 1; d < N; ++d) ok = ok && a.sizes[d] == b.sizes[d];
   if (!ok)
     return invalidArgument(kernel, ": ", a_what, " ", shapeString(a), " must be ", b_what, " ",

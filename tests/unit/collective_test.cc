@@ -318,18 +318,32 @@ TEST(CollectiveErrors, RanksThatDisagreeFailEveryRankNamingBoth) {
   }
 }
 
+// Ranks that agreed go on to move data towards ranks that stopped and closed their connections:
+// Gloo writes with writev, whose SIGPIPE would end this process. Large calls, so that writes
+// meet the closed connections.
+TEST(CollectiveErrors, WritesToRanksThatStoppedAreErrorsNotSignals) {
+  for (int round = 0; round < 5; ++round) {
+    Ranks ranks(connect(3));
+    ASSERT_EQ(ranks.size(), 3);
+    std::vector<Status> got(3);
+    onRanks(3, [&](int r) {
+      Buffer<float, 1> x({r == 1 ? (1 << 20) + 1 : (1 << 20)}, Layout::kDense);
+      got[r] = callCpu(*ranks.contexts[r], "ral_all_reduce", x.view, x.view, int32_t{0});
+    });
+    for (int r = 0; r < 3; ++r) EXPECT_FALSE(got[r].ok()) << "round " << round << " rank " << r;
+  }
+}
+
 TEST(CollectiveErrors, ARankThatNeverCallsIsATimeoutNamingTheVariable) {
   Comms comms = connect(2, milliseconds(500));
   ASSERT_EQ(comms.size(), 2u);
   Context ctx;
   ctx.setCommunicator(comms[0]);
   Buffer<float, 1> x({4}, Layout::kDense);
-  const auto start = std::chrono::steady_clock::now();
+  // Returns (CTest's timeout would catch a hang) with the timeout named.
   const Status s = callCpu(ctx, "ral_all_reduce", x.view, x.view, int32_t{0});
-  const auto waited = std::chrono::steady_clock::now() - start;
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.message().find("RAL_COLLECTIVE_TIMEOUT"), std::string_view::npos) << s;
-  EXPECT_LT(waited, std::chrono::seconds(10));
 }
 
 TEST(CollectiveErrors, ARendezvousNobodyJoinsTimesOut) {

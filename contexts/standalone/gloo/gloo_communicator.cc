@@ -18,6 +18,8 @@
 #include <gloo/rendezvous/prefix_store.h>
 #include <gloo/transport/tcp/device.h>
 #include <gloo/types.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -107,6 +109,36 @@ void withWidth(size_t size, Fn&& fn) {
       return fn(static_cast<uint64_t*>(nullptr));
   }
 }
+
+// Gloo writes to its sockets with writev, which raises SIGPIPE when the peer is gone, and
+// SIGPIPE's default action ends the process (Python ignores it, so PyTorch's Gloo users never
+// see this; a C++ host does). Blocks SIGPIPE on this thread while Gloo runs here (the write then
+// fails with EPIPE, which Gloo reports as an error), drops one that became pending, and restores
+// the mask. Threads Gloo starts while it is blocked (its event loop) inherit the blocked mask.
+class SigpipeBlocked {
+ public:
+  SigpipeBlocked() {
+    sigemptyset(&pipe_);
+    sigaddset(&pipe_, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_, &old_);
+  }
+  ~SigpipeBlocked() {
+    if (!sigismember(&old_, SIGPIPE)) {
+      sigset_t pending;
+      sigemptyset(&pending);
+      if (sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE)) {
+        const timespec now{0, 0};
+        sigtimedwait(&pipe_, nullptr, &now);
+      }
+    }
+    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  }
+  SigpipeBlocked(const SigpipeBlocked&) = delete;
+  SigpipeBlocked& operator=(const SigpipeBlocked&) = delete;
+
+ private:
+  sigset_t pipe_, old_;
+};
 
 class GlooCommunicator final : public Communicator {
  public:
@@ -221,6 +253,7 @@ class GlooCommunicator final : public Communicator {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!broken_.ok()) return broken_;
     Call call(Kind::kSend, dtype, count, tag, 0, rank());
+    SigpipeBlocked no_sigpipe;
     const size_t bytes = static_cast<size_t>(count) * dtypeSize(dtype);
     std::string failure;
     try {
@@ -248,6 +281,7 @@ class GlooCommunicator final : public Communicator {
     if (!broken_.ok()) return broken_;
     const Call expected(Kind::kSend, dtype, count, tag, 0, peer);
     Call got;
+    SigpipeBlocked no_sigpipe;
     const size_t bytes = static_cast<size_t>(count) * dtypeSize(dtype);
     std::string failure;
     try {
@@ -317,6 +351,7 @@ class GlooCommunicator final : public Communicator {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!broken_.ok()) return broken_;
     mine_ = Call(kind, dtype, count, arg, ++seq_, rank());
+    SigpipeBlocked no_sigpipe;
     theirs_ = Call();
     if (size() == 1) {
       if (count > 0) body(static_cast<uint32_t>(mine_.seq));
@@ -419,6 +454,7 @@ StatusOr<std::shared_ptr<Communicator>> createGlooCommunicator(const GlooOptions
     if (::gethostname(name, sizeof(name) - 1) != 0) std::strcpy(name, "localhost");
     attr.hostname = name;
   }
+  SigpipeBlocked no_sigpipe;  // here and in Gloo's event-loop thread, which starts here
   try {
     auto device = gloo::transport::tcp::CreateDevice(attr);
     gloo::rendezvous::PrefixStore prefixed(o.prefix, *store);
