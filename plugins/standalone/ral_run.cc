@@ -163,22 +163,30 @@ int benchmark(StandaloneContext& context, std::vector<HostTensor>& inputs, int i
       latencies[t].add(std::chrono::duration<double, std::micro>(t1 - t0).count());
     }
   };
-  for (int t = 0; t < threads; ++t) {
-    try {
-      pool.emplace_back(work, t);
-    } catch (const std::system_error& e) {
-      // The system refused a thread (a process or memory limit): stop the started ones cleanly.
-      abandon.store(true);
-      go.store(true, std::memory_order_release);
-      for (auto& th : pool) th.join();
-      return fail(kExitRunFailed, "cannot start benchmark thread " + std::to_string(t + 1) +
-                                      " of " + std::to_string(threads) + ": " + e.what() +
-                                      " (use fewer --threads)");
+  if (threads == 1) {
+    // One benchmark thread is this one: the warm-up ran here, and another thread would start a
+    // second OpenMP team beside the warm-up's, whose workers then compete with it for the cores.
+    go.store(true);
+    start = Clock::now();
+    work(0);
+  } else {
+    for (int t = 0; t < threads; ++t) {
+      try {
+        pool.emplace_back(work, t);
+      } catch (const std::system_error& e) {
+        // The system refused a thread (a process or memory limit): stop the started ones cleanly.
+        abandon.store(true);
+        go.store(true, std::memory_order_release);
+        for (auto& th : pool) th.join();
+        return fail(kExitRunFailed, "cannot start benchmark thread " + std::to_string(t + 1) +
+                                        " of " + std::to_string(threads) + ": " + e.what() +
+                                        " (use fewer --threads)");
+      }
     }
+    while (ready.load() < threads) std::this_thread::yield();
+    start = Clock::now();
+    go.store(true, std::memory_order_release);
   }
-  while (ready.load() < threads) std::this_thread::yield();
-  start = Clock::now();
-  go.store(true, std::memory_order_release);
   for (auto& th : pool) th.join();
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   for (const Status& s : errors)

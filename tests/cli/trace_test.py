@@ -139,6 +139,10 @@ for module, inputs, name, calls, device_track in cases:
         executions = len([e for e in events if e.get("cat") == "execution"])
         check_trace(events, name, executions, calls, device_track)
         check(executions >= 4, "every benchmark run is recorded")
+        # One benchmark thread is the thread that warmed up (a second one would start a second
+        # OpenMP team competing with the first).
+        tids = {e["tid"] for e in events if e.get("cat") == "execution"}
+        check(len(tids) == 1, f"--benchmark with one thread runs on one thread, got {tids}")
 
     # RAL_TRACE, no flag.
     path = os.path.join(WORK, f"trace_env_{name}.json")
