@@ -173,10 +173,12 @@ bool convTilesAvailable() {
 
 // The scaled form of the tiles: a task is one block of up to 12 pixels of one image; it copies
 // their rows of x, each channel multiplied by that image's scale, into a scratch block (in L1,
-// instead of a scaled copy of x going to memory and back) and runs every panel over it.
+// instead of a scaled copy of x going to memory and back) and runs every panel over it. With a
+// wide filter (few pixels, kMaxWideFilterRows) the whole scaled x goes to scratch first (it fits
+// in L2), and each panel then runs over every block, read from memory once.
 template <int R>
 Status runScaledBlocks(const KernelEnv& env, const MemRef<float, R>& x, const MemRef<float, R>& y,
-                       const MemRef<float, R>& scale, const tiles::Problem& problem) {
+                       const MemRef<float, R>& scale, const tiles::Problem& problem, bool wide) {
   MemRef<float, R> x_image = x, y_image = y;
   x_image.sizes[0] = y_image.sizes[0] = 1;
   const PixelDims dims = pixelDims(x_image, y_image);
@@ -195,6 +197,38 @@ Status runScaledBlocks(const KernelEnv& env, const MemRef<float, R>& x, const Me
     scales = d;
   }
   const int64_t scale_image = scales == scale.data() ? scale.strides[0] : channels;
+  if (wide) {
+    const int64_t units = images * dims.outer_count, unit_floats = dims.pixels * channels;
+    Scratch scaled;
+    RAL_RETURN_IF_ERROR(scaled.allocate(env.driver, units * unit_floats * sizeof(float)));
+    float* xs = scaled.as<float>();
+    RAL_RETURN_IF_ERROR(parallelFor(env.driver, units, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t u = begin; u < end; ++u) {
+        int64_t x_offset = 0, y_offset = 0;
+        const int64_t n = dims.offsets(u, &x_offset, &y_offset);
+        tiles::scaleRowsAvx512(x.data() + n * x.strides[0] + x_offset, dims.x_row,
+                               scales + n * scale_image, dims.pixels, channels,
+                               xs + u * unit_floats);
+      }
+      return Status();
+    }));
+    return parallelFor(env.driver, units * panels * blocks, 1, [&](int64_t begin, int64_t end) {
+      tiles::Problem p = problem;
+      p.pixels = dims.pixels;
+      p.x_row = channels;
+      p.y_row = dims.y_row;
+      for (int64_t t = begin; t < end; ++t) {
+        const int64_t block = t % blocks, u = t / blocks / panels;
+        const int panel = static_cast<int>((t / blocks) % panels);
+        int64_t x_offset = 0, y_offset = 0;
+        const int64_t n = dims.offsets(u, &x_offset, &y_offset);
+        p.x = xs + u * unit_floats;
+        p.y = y.data() + n * y.strides[0] + y_offset;
+        tiles::runAvx512(p, block, block + 1, panel, panel + 1);
+      }
+      return Status();
+    });
+  }
   return parallelFor(
       env.driver, images * dims.outer_count * blocks, 1, [&](int64_t begin, int64_t end) {
         Scratch rows;
@@ -241,8 +275,12 @@ Status tryPointwiseConv(const KernelEnv& env, const ConvConfig& c, const MemRef<
     return Status();
   // Every block of 12 pixels reads the whole packed filter: past the core's L2 (1 MiB or more on
   // every AVX-512 CPU) it streams from memory, and oneDNN, which blocks the filter, is faster
-  // (the linear layers of a BERT encoder, 768 x 3072: 1.2x).
-  if (in_channels * out_channels > kMaxTileFilterFloats) return Status();
+  // (the linear layers of a BERT encoder, 768 x 3072: 1.2x). Except with few pixels (more than
+  // one block, kMaxWideFilterRows at most): then the panels go outermost, each read from memory
+  // once for all the pixels. One block or less stays with conv_linear_cpu.h and oneDNN.
+  const bool wide = in_channels * out_channels > kMaxTileFilterFloats;
+  const int64_t rows = x.numel() / std::max<int64_t>(in_channels, 1);
+  if (wide && (rows <= tiles::kBlock || rows > kMaxWideFilterRows)) return Status();
 
   PreparedFilter kept;
   Scratch packed_scratch, bias_scratch;
@@ -261,7 +299,7 @@ Status tryPointwiseConv(const KernelEnv& env, const ConvConfig& c, const MemRef<
   problem.hi = c.beta;
   problem.residual = c.residual();
   if (scale != nullptr) {
-    RAL_RETURN_IF_ERROR(runScaledBlocks(env, x, y, *scale, problem));
+    RAL_RETURN_IF_ERROR(runScaledBlocks(env, x, y, *scale, problem, wide));
     *handled = true;
     return Status();
   }
@@ -270,14 +308,16 @@ Status tryPointwiseConv(const KernelEnv& env, const ConvConfig& c, const MemRef<
   problem.x_row = dims.x_row;
   problem.y_row = dims.y_row;
   // Tasks are (outer index, pixel block, panel), the panel innermost, so that a thread's
-  // consecutive tasks reuse the same pixels.
+  // consecutive tasks reuse the same pixels; with a wide filter (outer index, panel, pixel
+  // block), so that each panel is read from memory once.
   const int64_t panels = tiles::panelCount(out_channels);
   const int64_t blocks = (dims.pixels + tiles::kBlock - 1) / tiles::kBlock;
   RAL_RETURN_IF_ERROR(parallelFor(
       env.driver, dims.outer_count * blocks * panels, 1, [&](int64_t begin, int64_t end) {
         tiles::Problem p = problem;
         for (int64_t t = begin; t < end; ++t) {
-          const int64_t panel = t % panels, block = (t / panels) % blocks;
+          const int64_t panel = wide ? (t / blocks) % panels : t % panels;
+          const int64_t block = wide ? t % blocks : (t / panels) % blocks;
           int64_t x_offset = 0, y_offset = 0;
           dims.offsets(t / panels / blocks, &x_offset, &y_offset);
           p.x = x.data() + x_offset;

@@ -7,9 +7,8 @@
 // (1.3x to 2.8x slower than this kernel there; about even on the deep 7x7 and 14x14 ones).
 //
 // x86-64 hosts with AVX-512 only (convTilesAvailable()), filters of at most 2^18 weights (they
-// stay in L2); elsewhere, for GELU, which the tiles do not compute, and for every other
-// convolution, ral_conv runs oneDNN. RAL_CONV_ALGORITHM=onednn
-// turns the kernel off.
+// stay in L2) or few pixels (below); elsewhere, for GELU, which the tiles do not compute, and for
+// every other convolution, ral_conv runs oneDNN. RAL_CONV_ALGORITHM=onednn turns the kernel off.
 //
 // Plain functions, thread-safe; the packed filters of constant weights live in the Context's
 // resource cache (conv_tiles_cpu.cc).
@@ -28,8 +27,12 @@
 
 namespace ral::kernels::cpu {
 
-// The largest filter the tiles take: 1 MiB of floats (see tryPointwiseConv).
+// The largest filter the tiles take: 1 MiB of floats (see tryPointwiseConv), unless the
+// convolution has 13 to kMaxWideFilterRows pixels in all (a CNN's 7x7 layers at batch 1):
+// then each panel of the filter is read once for all of them, where a GEMM library's packing
+// and blocking cost more than they save.
 inline constexpr int64_t kMaxTileFilterFloats = int64_t{1} << 18;
+inline constexpr int64_t kMaxWideFilterRows = 64;
 
 // Whether this host runs the kernel (AVX-512 present and usable, and not switched off).
 bool convTilesAvailable();

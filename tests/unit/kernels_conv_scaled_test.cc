@@ -256,6 +256,42 @@ TEST(ConvScaledTest, ConvolutionsTheTilesDoNotTake) {
   runCase(context, large, rng);
 }
 
+// Filters past the tiles' 2^18 weights over 13 to 64 pixels in all (EfficientNet's 7x7
+// projections at batch 1): the whole scaled x first, then the panels outermost. One image and
+// several, every activation with and without a residual, padded and strided operands.
+TEST(ConvScaledTest, WideFiltersOverFewPixels) {
+  Context context;
+  std::mt19937 rng(5);
+  ScaledCase one;  // 1152 x 320 weights, 49 pixels
+  one.n = 1;
+  one.c = 1152;
+  one.f = 320;
+  one.h = one.w = 7;
+  ScaledCase images = one;  // 2 images of 15 pixels, 600 x 500 weights, a masked last vector
+  images.n = 2;
+  images.c = 600;
+  images.f = 500;
+  images.h = 3;
+  images.w = 5;
+  for (ScaledCase c : {one, images}) {
+    for (bool residual : {false, true})
+      for (int act : {0, 1, 2, 4, 7}) {
+        c.act = act;
+        c.residual = residual;
+        runCase(context, c, rng);
+      }
+    c.act = 4;
+    c.residual = false;
+    for (Store xs : {Store::kPadded, Store::kEveryOtherChannel})
+      for (Store ss : {Store::kDense, Store::kEveryOtherChannel}) {
+        c.xs = xs;
+        c.ys = Store::kPadded;
+        c.ss = ss;
+        runCase(context, c, rng);
+      }
+  }
+}
+
 TEST(ConvScaledTest, EmptyBatchAndEmptyChannels) {
   Context context;
   std::mt19937 rng(5);

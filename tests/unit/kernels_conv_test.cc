@@ -406,6 +406,36 @@ TEST(ConvTest, PointwiseShapesLayoutsAndEpilogues) {
   check(context, empty_batch, rng);
 }
 
+// Filters past the tiles' 2^18 weights over 13 to 64 pixels in all (a CNN's 7x7 layers at batch
+// 1): the panels go outermost. Per-call and constant filters, every activation with and without
+// residual, padded and broadcast operands, and one image, several, a 1-D and a 3-D case.
+TEST(ConvTest, PointwiseWideFiltersOverFewPixels) {
+  std::mt19937 rng(15);
+  std::vector<Case> cases = {
+      basicConv(1, 600, 520, {7, 7}, {1, 1}), basicConv(2, 513, 520, {3, 5}, {1, 1}),
+      basicConv(1, 1280, 320, {40}, {1}), basicConv(1, 520, 530, {2, 3, 4}, {1, 1, 1})};
+  for (Case c : cases) {
+    c.alpha = -0.4f;
+    c.beta = 0.5f;
+    for (int64_t flags : {4, 5, 6, 7}) {
+      c.flags = flags;
+      for (int act : {0, 1, 2, 4, 7}) {
+        c.act = act;
+        Context own;  // a constant filter's address is cached per Context
+        check(own, c, rng);
+      }
+    }
+    c.act = 4;
+    for (Store xs : {Store::kPadded, Store::kBroadcastBatch}) {
+      c.xs = xs;
+      c.ys = Store::kPadded;
+      c.flags = 7;
+      Context own;
+      check(own, c, rng);
+    }
+  }
+}
+
 // The pointwise kernel's activations on their own (one input channel of weight 1, no bias, so
 // nothing but the activation rounds): within 4 float ulps of the float64 function from -110 to
 // 100 (1e-37 where it underflows), at the infinities and for NaN, which propagates.
@@ -526,9 +556,22 @@ TEST(ConvTest, PointwiseKernelTakesOnlyWhatItComputes) {
   Case largest = basicConv(1, 512, 512, {1, 3}, {1, 1});
   largest.flags = 4;
   EXPECT_EQ(taken(largest), kernels::cpu::convTilesAvailable());
+  // Past 2^18 weights it takes 13 to 64 pixels in all (the panels then go outermost).
+  Case wide = basicConv(1, 600, 520, {7, 7}, {1, 1});
+  wide.flags = 4;
+  EXPECT_EQ(taken(wide), kernels::cpu::convTilesAvailable());
+  Case wide_images = basicConv(2, 513, 520, {3, 5}, {1, 1});
+  wide_images.flags = 6;
+  EXPECT_EQ(taken(wide_images), kernels::cpu::convTilesAvailable());
   std::vector<Case> others = nonPointwiseVariants(pointwise);
   Case c = largest;
   c.f = 513;
+  others.push_back(c);
+  c = wide;
+  c.in = {3, 4};  // 12 pixels: one block, conv_linear_cpu.h's
+  others.push_back(c);
+  c = wide;
+  c.in = {5, 13};  // 65 pixels
   others.push_back(c);
   c = pointwise;
   c.groups = 2;
