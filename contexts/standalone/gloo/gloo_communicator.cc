@@ -200,7 +200,10 @@ class GlooCommunicator final : public Communicator {
     const size_t bytes = static_cast<size_t>(count) * dtypeSize(dtype);
     return collective(Kind::kReduceScatter, dtype, count, static_cast<int32_t>(op),
                       [&](uint32_t tag) {
-                        std::vector<char> all(bytes * size());
+                        // Kept between calls (under mutex_): a fresh one would fault its pages
+                        // in on every call.
+                        std::vector<char>& all = reduce_scatter_whole_;
+                        if (all.size() < bytes * size()) all.resize(bytes * size());
                         gloo::AllreduceOptions opts(context_);
                         withWidth(dtypeSize(dtype), [&](auto* w) {
                           using W = std::remove_pointer_t<decltype(w)>;
@@ -406,6 +409,7 @@ class GlooCommunicator final : public Communicator {
   // left pending by a failure never writes freed memory.
   Call mine_, theirs_;
   std::unique_ptr<gloo::transport::UnboundBuffer> check_out_, check_in_;
+  std::vector<char> reduce_scatter_whole_;  // reduceScatter's whole reduced input
 };
 
 bool isLoopback(const std::string& host) {
