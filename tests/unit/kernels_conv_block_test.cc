@@ -244,6 +244,8 @@ std::vector<BlockCase> shapeCases() {
   no_expand.c = 32;
   no_expand.f = 16;
   cases.push_back(no_expand);
+  no_expand.c = 20;  // a masked last vector: rows copied into the ring pixel by pixel
+  cases.push_back(no_expand);
   BlockCase no_project = base;  // EfficientNet's expansion + depthwise (SiLU)
   no_project.project = false;
   no_project.s[0] = no_project.s[1] = {4};
@@ -295,16 +297,19 @@ TEST(ConvBlockTest, PaddedStridedAndEveryOtherChannelOperands) {
   ScopedMode fused("fused");
   Context context;
   std::mt19937 rng(3);
-  for (bool residual : {false, true})
-    for (Store xs : {Store::kDense, Store::kPadded, Store::kEveryOtherChannel})
-      for (Store ys : {Store::kDense, Store::kPadded, Store::kEveryOtherChannel}) {
-        BlockCase c;
-        c.xs = xs;
-        c.ys = ys;
-        c.residual = residual;
-        c.f = c.c;
-        runCase(context, c, rng);
-      }
+  for (bool expand : {true, false})  // without: x's rows go to the ring as they are
+    for (bool residual : {false, true})
+      for (Store xs : {Store::kDense, Store::kPadded, Store::kEveryOtherChannel})
+        for (Store ys : {Store::kDense, Store::kPadded, Store::kEveryOtherChannel}) {
+          BlockCase c;
+          c.expand = expand;
+          if (!expand) c.c = 32;  // whole vectors: a dense x's row is one copy
+          c.xs = xs;
+          c.ys = ys;
+          c.residual = residual;
+          c.f = c.c;
+          runCase(context, c, rng);
+        }
 }
 
 TEST(ConvBlockTest, EmptyBatchAndEmptyRowsComputeNothing) {
