@@ -361,15 +361,16 @@ StatusOr<std::shared_ptr<Submission>> StandaloneContext::submit(
   if (!output_signals.empty() && output_signals.size() != module_->outputs().size())
     return invalidArgument("module '", module_->name(), "' has ", module_->outputs().size(),
                            " output(s), got ", output_signals.size(), " output semaphores");
-  std::shared_ptr<SubmissionQueue> queue;
-  {
+  SubmissionQueue* queue = started_queue_.load(std::memory_order_acquire);
+  if (queue == nullptr) {
     std::lock_guard<std::mutex> lock(queue_mutex_);
     if (!queue_) {
       auto started = SubmissionQueue::start(*this);
       if (!started.ok()) return started.status().withContext("starting the submission queue");
       queue_ = std::move(*started);
+      started_queue_.store(queue_.get(), std::memory_order_release);
     }
-    queue = queue_;
+    queue = queue_.get();
   }
   auto submission = std::make_shared<Submission>();
   RAL_RETURN_IF_ERROR(

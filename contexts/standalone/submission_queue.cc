@@ -23,10 +23,8 @@ constexpr std::chrono::microseconds kWaitSpin{50};
 // ---- Submission -----------------------------------------------------------------------------
 
 Status Submission::wait(Timeout timeout) const {
-  if (done_.load(std::memory_order_acquire)) {  // the common case for short executions
-    std::lock_guard<std::mutex> lock(mutex_);
-    return status_;
-  }
+  // The common case for short executions; status_ no longer changes once done_ is set.
+  if (done_.load(std::memory_order_acquire)) return status_;
   const drivers::Deadline deadline(timeout);
   // Executions of small modules end within microseconds: look for a moment before sleeping,
   // since being woken costs more.
@@ -95,9 +93,10 @@ SharedTensor Submission::queued(size_t index, const void* owner) const {
   return queued_[index];
 }
 
-void Submission::finish(Status status) {
+void Submission::finish(Status status, std::vector<SharedTensor>* outputs) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
+    if (outputs != nullptr) outputs_ = std::move(*outputs);  // none was handed out before
     status_ = std::move(status);
     done_.store(true, std::memory_order_release);
   }
@@ -234,6 +233,12 @@ void SubmissionQueue::finish(Job& job, Outcome& outcome) {
   const std::string& name = job.context->module().name();
   if (!status.ok())
     status = status.withContext(internal::strCat("submission of module '", name, "'"));
+  if (status.ok() && outcome.published.empty() && job.signals.empty()) {
+    // Nothing to set between handing out the outputs and finishing: both under one lock.
+    job.submission->finish(std::move(status), &outcome.late);
+    outcome.late.clear();
+    return;
+  }
   if (status.ok() && outcome.published.empty()) {
     job.submission->publishAll(std::move(outcome.late));  // no output semaphores to set
   } else {

@@ -20,6 +20,7 @@
 
 #include <dlpack/dlpack.h>
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -215,6 +216,8 @@ class StandaloneContext : public Context, public std::enable_shared_from_this<St
   Driver* device_driver_ = nullptr;  // the device's driver; null for kCpu
   std::mutex queue_mutex_;
   std::shared_ptr<SubmissionQueue> queue_;  // started by the first submit()
+  // queue_ once started, read without the lock (it lives as long as this context).
+  std::atomic<SubmissionQueue*> started_queue_{nullptr};
 };
 
 }  // namespace ral::standalone

@@ -105,7 +105,8 @@ class Submission {
   friend class SubmissionQueue;
   void publish(size_t index, SharedTensor output);  // before its signals
   void publishAll(std::vector<SharedTensor>&& outputs);  // every output at once
-  void finish(Status status);
+  // Done with `status`; with `outputs`, every output is handed out at the same time.
+  void finish(Status status, std::vector<SharedTensor>* outputs = nullptr);
   // Outputs whose work is queued on `owner`'s device (SubmissionQueue): visible to that
   // context's later submissions only, until the work is done.
   void setQueued(size_t index, SharedTensor output, const void* owner);
@@ -115,7 +116,7 @@ class Submission {
   mutable std::mutex mutex_;
   mutable std::condition_variable done_cv_;
   std::atomic<bool> done_{false};  // set under mutex_, read without it
-  Status status_;
+  Status status_;                  // set before done_, then never again
   std::vector<SharedTensor> outputs_;  // published so far (null: not yet)
   std::vector<SharedTensor> queued_;
   const void* queued_owner_ = nullptr;

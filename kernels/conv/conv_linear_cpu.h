@@ -1,10 +1,10 @@
 // ral_conv's CPU path for linear layers: pointwise convolutions (1x1, stride 1, unpadded, one
 // group, channels contiguous in x and y) with a constant filter past the tiles' bound
-// (conv_tiles_cpu.h), which is what the compiler makes of a MatMul or Gemm by constant weights
-// (BERT's and ViT's projections, 768 x 768 to 768 x 3072). They run as oneDNN sgemm calls over
-// the filter packed once per Context into dense blocks of 384 output channels
-// (linearColumnBlocks): oneDNN 2.6's sgemm reaches 160-166 GFLOP/s on one AVX-512 core there,
-// its 1x1 convolution 137-159 (at 128 rows 141: the weight rows 9-12 KiB apart that a plain
+// (conv_tiles_cpu.h; 2 to 64 rows go to the tiles even then), which is what the compiler makes of a
+// MatMul or Gemm by constant weights (BERT's and ViT's projections, 768 x 768 to 768 x 3072). They
+// run as oneDNN sgemm calls over the filter packed once per Context into dense blocks of 384 output
+// channels (linearColumnBlocks): oneDNN 2.6's sgemm reaches 160-166 GFLOP/s on one AVX-512 core
+// there, its 1x1 convolution 137-159 (at 128 rows 141: the weight rows 9-12 KiB apart that a plain
 // [C, F] matrix gives sgemm cost it as much). The bias and the residual go into the rows the GEMM
 // accumulates into; the activation runs as oneDNN's eltwise on each block, so the results round
 // as the convolution path's post-ops do (apart from the order of the sum). A single row (a CNN's

@@ -275,12 +275,12 @@ Status tryPointwiseConv(const KernelEnv& env, const ConvConfig& c, const MemRef<
     return Status();
   // Every block of 12 pixels reads the whole packed filter: past the core's L2 (1 MiB or more on
   // every AVX-512 CPU) it streams from memory, and oneDNN, which blocks the filter, is faster
-  // (the linear layers of a BERT encoder, 768 x 3072: 1.2x). Except with few pixels (more than
-  // one block, kMaxWideFilterRows at most): then the panels go outermost, each read from memory
-  // once for all the pixels. One block or less stays with conv_linear_cpu.h and oneDNN.
+  // (the linear layers of a BERT encoder, 768 x 3072: 1.2x). Except with few pixels (2 to
+  // kMaxWideFilterRows): then the panels go outermost, each read from memory once for all the
+  // pixels. One pixel stays with conv_linear_cpu.h's row kernel.
   const bool wide = in_channels * out_channels > kMaxTileFilterFloats;
   const int64_t rows = x.numel() / std::max<int64_t>(in_channels, 1);
-  if (wide && (rows <= tiles::kBlock || rows > kMaxWideFilterRows)) return Status();
+  if (wide && (rows < 2 || rows > kMaxWideFilterRows)) return Status();
 
   PreparedFilter kept;
   Scratch packed_scratch, bias_scratch;

@@ -28,9 +28,9 @@
 namespace ral::kernels::cpu {
 
 // The largest filter the tiles take: 1 MiB of floats (see tryPointwiseConv), unless the
-// convolution has 13 to kMaxWideFilterRows pixels in all (a CNN's 7x7 layers at batch 1):
-// then each panel of the filter is read once for all of them, where a GEMM library's packing
-// and blocking cost more than they save.
+// convolution has 2 to kMaxWideFilterRows pixels in all (a CNN's 7x7 layers at batch 1, its
+// classifier at batch 2 to 64): then each panel of the filter is read once for all of them,
+// where a GEMM library's packing and blocking cost more than they save.
 inline constexpr int64_t kMaxTileFilterFloats = int64_t{1} << 18;
 inline constexpr int64_t kMaxWideFilterRows = 64;
 

@@ -256,7 +256,7 @@ TEST(ConvScaledTest, ConvolutionsTheTilesDoNotTake) {
   runCase(context, large, rng);
 }
 
-// Filters past the tiles' 2^18 weights over 13 to 64 pixels in all (EfficientNet's 7x7
+// Filters past the tiles' 2^18 weights over 2 to 64 pixels in all (EfficientNet's 7x7
 // projections at batch 1): the whole scaled x first, then the panels outermost. One image and
 // several, every activation with and without a residual, padded and strided operands.
 TEST(ConvScaledTest, WideFiltersOverFewPixels) {

@@ -406,14 +406,16 @@ TEST(ConvTest, PointwiseShapesLayoutsAndEpilogues) {
   check(context, empty_batch, rng);
 }
 
-// Filters past the tiles' 2^18 weights over 13 to 64 pixels in all (a CNN's 7x7 layers at batch
-// 1): the panels go outermost. Per-call and constant filters, every activation with and without
-// residual, padded and broadcast operands, and one image, several, a 1-D and a 3-D case.
+// Filters past the tiles' 2^18 weights over 2 to 64 pixels in all (a CNN's 7x7 layers at batch
+// 1, its classifier at batch 8): the panels go outermost. Per-call and constant filters, every
+// activation with and without residual, padded and broadcast operands, and one image, several,
+// a 1-D and a 3-D case.
 TEST(ConvTest, PointwiseWideFiltersOverFewPixels) {
   std::mt19937 rng(15);
   std::vector<Case> cases = {
       basicConv(1, 600, 520, {7, 7}, {1, 1}), basicConv(2, 513, 520, {3, 5}, {1, 1}),
-      basicConv(1, 1280, 320, {40}, {1}), basicConv(1, 520, 530, {2, 3, 4}, {1, 1, 1})};
+      basicConv(8, 1280, 1000, {1}, {1}),     basicConv(2, 700, 400, {1, 1}, {1, 1}),
+      basicConv(1, 1280, 320, {40}, {1}),     basicConv(1, 520, 530, {2, 3, 4}, {1, 1, 1})};
   for (Case c : cases) {
     c.alpha = -0.4f;
     c.beta = 0.5f;
@@ -556,7 +558,7 @@ TEST(ConvTest, PointwiseKernelTakesOnlyWhatItComputes) {
   Case largest = basicConv(1, 512, 512, {1, 3}, {1, 1});
   largest.flags = 4;
   EXPECT_EQ(taken(largest), kernels::cpu::convTilesAvailable());
-  // Past 2^18 weights it takes 13 to 64 pixels in all (the panels then go outermost).
+  // Past 2^18 weights it takes 2 to 64 pixels in all (the panels then go outermost).
   Case wide = basicConv(1, 600, 520, {7, 7}, {1, 1});
   wide.flags = 4;
   EXPECT_EQ(taken(wide), kernels::cpu::convTilesAvailable());
@@ -566,9 +568,10 @@ TEST(ConvTest, PointwiseKernelTakesOnlyWhatItComputes) {
   std::vector<Case> others = nonPointwiseVariants(pointwise);
   Case c = largest;
   c.f = 513;
+  c.in = {5, 13};  // past 64 pixels
   others.push_back(c);
   c = wide;
-  c.in = {3, 4};  // 12 pixels: one block, conv_linear_cpu.h's
+  c.in = {1, 1};  // one pixel: conv_linear_cpu.h's row kernel
   others.push_back(c);
   c = wide;
   c.in = {5, 13};  // 65 pixels
@@ -585,16 +588,17 @@ TEST(ConvTest, PointwiseKernelTakesOnlyWhatItComputes) {
 // Pointwise convolutions with constant filters past the tiles' bound (linear layers: the
 // compiler's MatMul and Gemm by constant weights) run as sgemm over packed blocks of 384 output
 // channels on AVX-512 hosts (conv_linear_cpu.h): output channels around the block width, one
-// row (the classifier's row-times-matrix product) and many (sgemm), 1- to 3-D, every activation
-// with and without bias and residual, padded and broadcast operands, an empty batch; per-call
-// filters and strided channels take the oneDNN path and agree.
+// row (the classifier's row-times-matrix product), 2 to 64 (the tiles') and more (sgemm), 1- to
+// 3-D, every activation with and without bias and residual, padded and broadcast operands, an empty
+// batch; per-call filters and strided channels take the oneDNN path and agree.
 TEST(ConvTest, LinearLayerShapesLayoutsAndEpilogues) {
   std::mt19937 rng(13);
   std::vector<Case> cases = {
       basicConv(1, 600, 500, {7}, {1}),        basicConv(2, 513, 520, {3, 5}, {1, 1}),
       basicConv(1, 700, 768, {1}, {1}),        basicConv(1, 520, 770, {2, 1, 3}, {1, 1, 1}),
       basicConv(3, 262, 1001, {1, 2}, {1, 1}), basicConv(8, 1280, 1000, {1}, {1}),
-      basicConv(1, 300, 1100, {3, 4}, {1, 1})};
+      basicConv(1, 300, 1100, {3, 4}, {1, 1}), basicConv(2, 513, 520, {8, 5}, {1, 1}),
+      basicConv(1, 600, 500, {70}, {1})};
   for (Case c : cases) {
     c.alpha = -0.4f;
     c.beta = 0.5f;
