@@ -49,7 +49,10 @@ def _rank(rank, world, port, batches, results):
             except RuntimeError as e:
                 out[f"error{i}"] = str(e)
                 break
-        results.put((rank, out))
+        # As numpy arrays: a tensor would travel as a file descriptor that the parent fetches
+        # from this process, which may have exited by then.
+        results.put((rank, {k: v.numpy() if isinstance(v, torch.Tensor) else v
+                            for k, v in out.items()}))
     finally:
         dist.destroy_process_group()
 
@@ -79,7 +82,7 @@ def test_tensor_parallel_mlp_matches_the_unsplit_model():
         want = torch.relu(x @ w1 + b1) @ w2 + b2
         for rank in range(2):
             for how in ("call", "submit", "strided"):
-                y = got[rank][f"{how}{i}"]
+                y = torch.from_numpy(got[rank][f"{how}{i}"])
                 assert y.shape == (batch, 10)
                 torch.testing.assert_close(y.double(), want, rtol=1e-5, atol=1e-5)
 
