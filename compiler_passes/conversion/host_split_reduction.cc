@@ -18,6 +18,10 @@ namespace {
 
 constexpr int64_t kMinSteps = 512;  // reduction steps per element worth splitting
 constexpr int64_t kMaxParts = 8;    // parts of the outermost scf.for's range
+// Elements a part sums on the stack (4 KiB of f32) before it copies them to its partials: LLVM
+// knows a stack buffer aliases nothing the chain reads, so the sums stay in vector registers;
+// into the partials' heap buffer it stored every sum back before the next load, in scalars.
+constexpr int64_t kMaxLocalElements = 1024;
 
 struct Split {
   SmallVector<scf::ForOp> fors;  // outermost first
@@ -112,8 +116,8 @@ std::optional<Split> match(scf::ParallelOp loop) {
   return s;
 }
 
-// Clones the chain from `level` on into `b`, each element folding into P[k, n, elements]
-// instead of B[idx]; the outermost loop over [lb, ub).
+// Clones the chain from `level` on into `b`, each element folding into partials[prefix...,
+// elements] instead of B[idx]; the outermost loop over [lb, ub).
 void cloneIntoPartials(OpBuilder& b, Split& s, size_t level, IRMapping& mapping, Value lb, Value ub,
                        Value partials, ValueRange prefix) {
   scf::ForOp f = s.fors[level];
@@ -171,6 +175,12 @@ SmallVector<scf::ParallelOp> splitHostReduction(scf::ParallelOp loop, Value ctx)
   {
     OpBuilder pb = OpBuilder::atBlockTerminator(phase1.getBody());
     Value k = phase1.getInductionVars()[0];
+    // The stack buffer, one per part (outside the rows, which reuse it one after another).
+    int64_t elements = 1;
+    for (int64_t t : s.inner_trips) elements *= t;
+    Value local;
+    if (elements <= kMaxLocalElements && elem.isIntOrFloat())
+      local = pb.create<memref::AllocaOp>(loc, MemRefType::get(s.inner_trips, elem));
     auto per_row =
         pb.create<scf::ParallelOp>(loc, loop.getLowerBound(), loop.getUpperBound(), loop.getStep());
     pb.setInsertionPoint(per_row.getBody()->getTerminator());
@@ -182,16 +192,30 @@ SmallVector<scf::ParallelOp> splitHostReduction(scf::ParallelOp loop, Value ctx)
     }
     Value identity = pb.create<arith::ConstantOp>(loc, reductionIdentity(s.combine));
     SmallVector<Value> prefix{k, per_row.getInductionVars()[0]};
-    auto init = pb.create<scf::ParallelOp>(loc, s.inner.getLowerBound(), s.inner.getUpperBound(),
-                                           s.inner.getStep());
-    {
-      OpBuilder ib = OpBuilder::atBlockTerminator(init.getBody());
+    // Over the elements: body(builder, their indices in P, their indices in the stack buffer).
+    auto forElements = [&](auto body) {
+      auto each = pb.create<scf::ParallelOp>(loc, s.inner.getLowerBound(), s.inner.getUpperBound(),
+                                             s.inner.getStep());
+      OpBuilder eb = OpBuilder::atBlockTerminator(each.getBody());
       SmallVector<Value> at(prefix);
-      llvm::append_range(at, init.getInductionVars());
-      ib.create<memref::StoreOp>(loc, identity, partials, at);
-    }
+      llvm::append_range(at, each.getInductionVars());
+      body(eb, at, each.getInductionVars());
+    };
+    forElements([&](OpBuilder& eb, ValueRange at, ValueRange idx) {
+      if (local)
+        eb.create<memref::StoreOp>(loc, identity, local, idx);
+      else
+        eb.create<memref::StoreOp>(loc, identity, partials, at);
+    });
     auto [from, to] = partOfRange(pb, loc, first, s.parts, k);
-    cloneIntoPartials(pb, s, 0, mapping, from, to, partials, prefix);
+    if (local) {
+      cloneIntoPartials(pb, s, 0, mapping, from, to, local, {});
+      forElements([&](OpBuilder& eb, ValueRange at, ValueRange idx) {
+        eb.create<memref::StoreOp>(loc, eb.create<memref::LoadOp>(loc, local, idx), partials, at);
+      });
+    } else {
+      cloneIntoPartials(pb, s, 0, mapping, from, to, partials, prefix);
+    }
   }
 
   // Phase 2: in the row, the chain becomes B[idx] folding the parts in order.

@@ -83,7 +83,11 @@ void optimize(llvm::Module& module, llvm::TargetMachine* tm, int level, MemoryBu
           budget->check("after LLVM pass '" + pass.str() + "'");
         });
   }
-  llvm::PassBuilder pb(tm, llvm::PipelineTuningOptions(), std::nullopt, &o->instrumentation);
+  // As clang at -O2 and above: LLVM's own defaults leave the SLP vectorizer off, and compiled
+  // loops that keep one sum per channel across an outer loop then add in scalars.
+  llvm::PipelineTuningOptions tuning;
+  tuning.SLPVectorization = level >= 2;
+  llvm::PassBuilder pb(tm, tuning, std::nullopt, &o->instrumentation);
   pb.registerModuleAnalyses(o->mam);
   pb.registerCGSCCAnalyses(o->cgam);
   pb.registerFunctionAnalyses(o->fam);
