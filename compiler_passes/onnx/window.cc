@@ -72,8 +72,11 @@ FailureOr<Window> windowOf(NodeContext& n, Value x, ArrayRef<int64_t> kernel, bo
     OpFoldResult out = ceil_mode ? ceilDivIndex(b, loc, span, b.getIndexAttr(w.strides[i]))
                                  : floorDivIndex(b, loc, span, b.getIndexAttr(w.strides[i]));
     out = addIndex(b, loc, out, b.getIndexAttr(1));
-    if (auto o = constantIndex(out); o && *o < 0)
-      return n.error("the window is larger than the padded input");
+    // No window fits: an empty output, which a structured op over a static empty range cannot
+    // express (its verifier takes the range's last index as -1).
+    if (auto o = constantIndex(out); o && *o <= 0)
+      return n.error("the window is larger than the padded input in spatial dim " +
+                     std::to_string(i) + " (no output position)");
     if (ceil_mode) {
       // Windows past the padded end read extra padding (never counted by AveragePool). A window
       // that would start past the input and its begin padding reads nothing of either and is

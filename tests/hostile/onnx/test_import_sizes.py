@@ -61,6 +61,14 @@ def test_pool_windows(compiler):
         m = model([helper.make_node("MaxPool", ["x"], ["y"], name="pool", **attrs)],
                   [tensor("x", F, [1, 1, 4, 4])], [tensor("y", F, None)])
         compiler.refuses(m, "node 'pool' (MaxPool): " + named)
+    # A window wider than the input (1 column, kernel and stride 2): no output position, a clean
+    # error rather than a module that does not verify (a fuzzer's find, where x was both an input
+    # and an initializer).
+    m = model([helper.make_node("MaxPool", ["x"], ["y"], name="pool", kernel_shape=[2, 2],
+                                strides=[2, 2])], [tensor("x", F, [1, 1, 5, 1])],
+              [tensor("y", F, None)])
+    compiler.refuses(m, "node 'pool' (MaxPool): the window is larger than the padded input in "
+                        "spatial dim 1")
 
 
 def test_range_of_constants(compiler):
