@@ -252,5 +252,22 @@ SmallVector<scf::ParallelOp> splitHostReduction(scf::ParallelOp loop, Value ctx)
   return {phase1, loop};
 }
 
+SmallVector<scf::ParallelOp> splitHostReductionNest(scf::ForOp nest, Value ctx) {
+  OpBuilder b(nest);
+  Location loc = nest.getLoc();
+  Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
+  Value one = b.create<arith::ConstantIndexOp>(loc, 1);
+  auto row = b.create<scf::ParallelOp>(loc, ValueRange{zero}, ValueRange{one}, ValueRange{one});
+  nest->moveBefore(row.getBody()->getTerminator());
+  if (!match(row)) {
+    nest->moveBefore(row);
+    row.erase();
+    one.getDefiningOp()->erase();
+    zero.getDefiningOp()->erase();
+    return {};
+  }
+  return splitHostReduction(row, ctx);
+}
+
 }  // namespace disc_ral
 }  // namespace mlir

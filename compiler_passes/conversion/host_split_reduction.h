@@ -38,6 +38,13 @@ namespace disc_ral {
 // pattern above does not apply. `ctx` is the function's execution context.
 SmallVector<scf::ParallelOp> splitHostReduction(scf::ParallelOp loop, Value ctx);
 
+// The same for a chain with no row around it, `nest` being its outermost scf.for: a mean over
+// all positions of one image whose unit batch dimension was folded away. The loop nest would
+// otherwise stay on the host and launch its scf.parallel once per step (12544 launches for a
+// 112x112 image). The nest gets a one-trip row and is split as above; the loops that replace it,
+// or nothing (the IR unchanged) when the pattern does not apply.
+SmallVector<scf::ParallelOp> splitHostReductionNest(scf::ForOp nest, Value ctx);
+
 }  // namespace disc_ral
 }  // namespace mlir
 

@@ -277,6 +277,13 @@ class OutlineKernelsPass : public impl::OutlineKernelsPassBase<OutlineKernelsPas
   // The outermost loops of `f` that only compute become host kernels; the others stay.
   LogicalResult outlineHost(func::FuncOp f, SymbolTable& symbols,
                             const LLVMTypeConverter& converter) {
+    // Reduction chains outside any parallel loop first: split, they become kernels below.
+    SmallVector<scf::ForOp> nests;
+    f.walk([&](scf::ForOp n) {
+      if (!n->getParentOfType<scf::ParallelOp>() && !isa<scf::ForOp>(n->getParentOp()))
+        nests.push_back(n);
+    });
+    for (scf::ForOp n : nests) splitHostReductionNest(n, f.getArgument(0));
     SmallVector<scf::ParallelOp> loops;
     f.walk([&](scf::ParallelOp p) {
       if (!p->getParentOfType<scf::ParallelOp>() && canOutline(p)) loops.push_back(p);

@@ -10,6 +10,7 @@ must stay unfused and still be right.
 CTest runs it with RAL_COMPILE at ral-compile and PYTHONPATH at the built ral_torch package.
 """
 
+import json
 import os
 import subprocess
 
@@ -293,6 +294,52 @@ def test_pools_and_loops_over_a_batch_of_one_split_across_threads(tmp_path):
         return r, r.mean(dim=(2, 3), keepdim=True), torch.sigmoid(ap) * c1
 
     run_both(tmp_path, m, reference, (8, 40, 37), batches=(1, 3, 0), outputs=3)
+
+
+def test_reductions_over_one_static_image_are_split_not_launched_per_position(tmp_path):
+    # One image of static shape: its unit batch dimension folds away, so the spatial reductions
+    # of the channels-last convolution output (a mean, a max and a min) have no loop over images
+    # around them. They are split into parts like a batch's (host_split_reduction.h) instead of
+    # launching a kernel per position (1,480 launches each here before). Checked against torch in
+    # float64, with a NaN that must reach its channel's max and min, and the launches of one
+    # execution counted in ral-run's trace.
+    w, b = conv_params(24, 8, (3, 3))
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("ReduceMean", ["c"], ["mean"], axes=[2, 3], keepdims=1),
+             helper.make_node("ReduceMax", ["c"], ["max"], axes=[2, 3], keepdims=0),
+             helper.make_node("ReduceMin", ["c"], ["min"], axes=[2, 3], keepdims=1)]
+    m = model(nodes, [helper.make_tensor_value_info("x", F, [1, 8, 40, 37])],
+              [helper.make_tensor_value_info(o, F, None) for o in ("mean", "max", "min")],
+              [const("w", w), const("b", b)])
+    module = compile_to(tmp_path, m, "image")
+    x = RNG.standard_normal((1, 8, 40, 37)).astype(np.float32)
+    c = tf.conv2d(torch.from_numpy(x).double(), torch.from_numpy(w).double(),
+                  torch.from_numpy(b).double(), padding=1)
+    got = ral_torch.load(str(module))(torch.from_numpy(x))
+    np.testing.assert_allclose(got[0].double().numpy(), c.mean(dim=(2, 3), keepdim=True).numpy(),
+                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got[1].double().numpy(), c.amax(dim=(2, 3)).numpy(), rtol=1e-5)
+    np.testing.assert_allclose(got[2].double().numpy(), c.amin(dim=(2, 3), keepdim=True).numpy(),
+                               rtol=1e-5)
+    # A NaN input position: every channel's window over it has a NaN (weights are never zero).
+    x[0, 3, 20, 11] = np.nan
+    got = ral_torch.load(str(module))(torch.from_numpy(x))
+    assert torch.isnan(got[1]).all() and torch.isnan(got[2]).all()
+
+    ral_run = os.environ.get("RAL_RUN")
+    if not ral_run:
+        pytest.skip("RAL_RUN is not set")
+    np.save(tmp_path / "x.npy", np.nan_to_num(x))
+    trace = tmp_path / "trace.json"
+    r = subprocess.run([ral_run, str(module), f"--input=@{tmp_path / 'x.npy'}",
+                        f"--output=@{tmp_path / 'mean.npy'}", f"--output=@{tmp_path / 'max.npy'}",
+                        f"--output=@{tmp_path / 'min.npy'}", f"--trace={trace}"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    events = json.loads(trace.read_text())
+    events = events["traceEvents"] if isinstance(events, dict) else events
+    launches = [e for e in events if e.get("name") == "ral_kernel_launch"]
+    assert 0 < len(launches) <= 16, f"{len(launches)} kernel launches for one execution"
 
 
 def test_depthwise_separable_blocks_are_one_call(tmp_path, monkeypatch):

@@ -164,3 +164,82 @@ func.func @mean_wide(%ctx: !disc_ral.context, %x: memref<?x56x56x2048xf32>, %y: 
   }
   return
 }
+
+// -----
+
+// The same mean with no row around the chain (one image, its unit batch dimension folded away):
+// split the same way instead of staying a host loop nest that launches its scf.parallel once
+// per position.
+// CHECK-LABEL: func.func @mean_one_image
+// CHECK: %[[ACC:.*]] = disc_ral.alloc %{{.*}} : memref<96xf32>
+// CHECK: disc_ral.launch %{{.*}}, @{{ral_kernel_[0-9]+}}
+// CHECK: %[[P:.*]] = disc_ral.alloc %{{.*}}(%{{.*}}) : memref<8x?x96xf32>
+// CHECK: disc_ral.launch %{{.*}}, @[[PARTS:ral_kernel_[0-9]+]] grid({{.*}}) args({{.*}}%[[P]]{{.*}}) :
+// CHECK: disc_ral.launch %{{.*}}, @[[FOLD:ral_kernel_[0-9]+]] grid({{.*}}) args({{.*}}%[[ACC]]{{.*}}%[[P]]{{.*}}) :
+// CHECK: disc_ral.dealloc %{{.*}}, %[[P]] : memref<8x?x96xf32>
+// CHECK-NOT: scf.for
+// CHECK: return
+// CHECK: func.func @[[PARTS]](
+// CHECK: memref.alloca() : memref<96xf32>
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: arith.addf
+// CHECK: func.func @[[FOLD]](
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c8{{.*}} step %c1{{.*}} iter_args
+func.func @mean_one_image(%ctx: !disc_ral.context, %x: memref<1x56x56x96xf32>, %y: memref<96xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c56 = arith.constant 56 : index
+  %c96 = arith.constant 96 : index
+  %zero = arith.constant 0.0 : f32
+  %acc = disc_ral.alloc %ctx() : memref<96xf32>
+  scf.parallel (%c) = (%c0) to (%c96) step (%c1) {
+    memref.store %zero, %acc[%c] : memref<96xf32>
+    scf.reduce
+  }
+  scf.for %h = %c0 to %c56 step %c1 {
+    scf.for %w = %c0 to %c56 step %c1 {
+      scf.parallel (%c) = (%c0) to (%c96) step (%c1) {
+        %v = memref.load %x[%c0, %h, %w, %c] : memref<1x56x56x96xf32>
+        %a = memref.load %acc[%c] : memref<96xf32>
+        %s = arith.addf %a, %v : f32
+        memref.store %s, %acc[%c] : memref<96xf32>
+        scf.reduce
+      }
+    }
+  }
+  scf.parallel (%c) = (%c0) to (%c96) step (%c1) {
+    %a = memref.load %acc[%c] : memref<96xf32>
+    memref.store %a, %y[%c] : memref<96xf32>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// A chain of too few steps to split (4 x 8) keeps its host loops around its kernel, unchanged.
+// CHECK-LABEL: func.func @short_one_image
+// CHECK-NOT: memref<8x
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: disc_ral.launch
+func.func @short_one_image(%ctx: !disc_ral.context, %x: memref<4x8x96xf32>, %acc: memref<96xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %c96 = arith.constant 96 : index
+  scf.for %h = %c0 to %c4 step %c1 {
+    scf.for %w = %c0 to %c8 step %c1 {
+      scf.parallel (%c) = (%c0) to (%c96) step (%c1) {
+        %v = memref.load %x[%h, %w, %c] : memref<4x8x96xf32>
+        %a = memref.load %acc[%c] : memref<96xf32>
+        %s = arith.addf %a, %v : f32
+        memref.store %s, %acc[%c] : memref<96xf32>
+        scf.reduce
+      }
+    }
+  }
+  return
+}
