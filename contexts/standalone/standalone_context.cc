@@ -373,6 +373,9 @@ StatusOr<std::shared_ptr<Submission>> StandaloneContext::submit(
     queue = queue_.get();
   }
   auto submission = std::make_shared<Submission>();
+  if (waits.empty() && signals.empty() && output_signals.empty() &&
+      queue->runPlainInline(*this, inputs, *submission))
+    return submission;
   RAL_RETURN_IF_ERROR(
       queue->push(SubmissionQueue::Job{shared_from_this(), std::move(inputs), std::move(waits),
                                        std::move(signals), std::move(output_signals), submission}));

@@ -93,6 +93,12 @@ SharedTensor Submission::queued(size_t index, const void* owner) const {
   return queued_[index];
 }
 
+void Submission::finishUnshared(Status status, std::vector<SharedTensor>&& outputs) {
+  outputs_ = std::move(outputs);
+  status_ = std::move(status);
+  done_.store(true, std::memory_order_release);
+}
+
 void Submission::finish(Status status, std::vector<SharedTensor>* outputs) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -478,12 +484,10 @@ uint64_t SubmissionQueue::inputBytes(const Job& job) {
   return bytes;
 }
 
-void SubmissionQueue::runTimed(Job& job) {
-  // Reading the clock costs as much as a tiny execution: once measured, one job in 8 is timed.
-  if (average_ns_ >= 0 && ++untimed_ % 8 != 0) return run(job);
-  const uint64_t bytes = inline_allowed_ ? inputBytes(job) : 0;
+template <typename Run>
+void SubmissionQueue::timed(uint64_t bytes, Run run) {
   const auto begin = std::chrono::steady_clock::now();
-  run(job);
+  run();
   const int64_t took =
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - begin)
           .count();
@@ -495,12 +499,86 @@ void SubmissionQueue::runTimed(Job& job) {
     short_bytes_ = std::min(short_bytes_, bytes > 0 ? bytes - 1 : 0);
 }
 
+void SubmissionQueue::runTimed(Job& job) {
+  // Reading the clock costs as much as a tiny execution: once measured, one job in kTimedEvery
+  // is timed.
+  if (average_ns_ >= 0 && ++untimed_ % kTimedEvery != 0) return run(job);
+  timed(inline_allowed_ ? inputBytes(job) : 0, [&] { run(job); });
+}
+
+bool SubmissionQueue::runsInline(uint64_t bytes) const {
+  return inline_allowed_ && !stopping_ && !busy_ && jobs_.empty() && average_ns_ >= 0 &&
+         average_ns_ < std::chrono::nanoseconds(kInlineLimit).count() && bytes <= short_bytes_;
+}
+
+bool SubmissionQueue::runPlainInline(StandaloneContext& context,
+                                     const std::vector<SubmitInput>& inputs,
+                                     Submission& submission) {
+  if (!inline_allowed_) return false;
+  uint64_t bytes = 0;
+  for (const SubmitInput& in : inputs) {
+    if (in.from != nullptr || in.ready.semaphore != nullptr) return false;
+    const DLTensor* t = in.tensor;
+    uint64_t n = (t->dtype.bits * t->dtype.lanes + 7) / 8;
+    for (int d = 0; d < t->ndim; ++d) n *= static_cast<uint64_t>(std::max<int64_t>(t->shape[d], 0));
+    bytes += n;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!runsInline(bytes)) return false;
+    busy_ = true;
+  }
+  // What run() and finish() do for such a job, without a Job, a JobRun or a lock on the
+  // submission nobody else holds yet.
+  auto execute = [&] {
+    std::optional<trace::Scope> span;
+    span.emplace("submission", "submission", [&] {
+      return internal::strCat("\"module\": \"", context.module().name(),
+                              "\", \"waits\": 0, \"signals\": 0");
+    });
+    Status status;
+    std::vector<SharedTensor> outputs;
+    {
+      Execution exec = context.newExecution();
+      for (size_t i = 0; i < inputs.size() && status.ok(); ++i)
+        status = exec.bindInput(i, *inputs[i].tensor);
+      if (status.ok()) status = exec.run();
+      const size_t n = context.module().outputs().size();
+      if (status.ok()) outputs.reserve(n);
+      for (size_t k = 0; k < n && status.ok(); ++k) {
+        StatusOr<DLManagedTensor*> t = exec.takeOutput(k);
+        if (t.ok())
+          outputs.push_back(share(*t));
+        else
+          status = t.status();
+      }
+    }
+    if (!status.ok()) {
+      status = status.withContext(
+          internal::strCat("submission of module '", context.module().name(), "'"));
+      outputs.clear();
+    }
+    span.reset();
+    submission.finishUnshared(std::move(status), std::move(outputs));
+  };
+  if (++untimed_ % kTimedEvery != 0)
+    execute();
+  else
+    timed(bytes, execute);
+  bool more;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    busy_ = false;
+    more = !jobs_.empty();
+  }
+  if (more) cv_.notify_one();  // queued behind this one meanwhile
+  return true;
+}
+
 Status SubmissionQueue::push(Job job) {
   std::unique_lock<std::mutex> lock(mutex_);
   if (stopping_) return failedPrecondition("the context's submission queue has stopped");
-  if (inline_allowed_ && !busy_ && jobs_.empty() && average_ns_ >= 0 &&
-      average_ns_ < std::chrono::nanoseconds(kInlineLimit).count() && readyNow(job) &&
-      inputBytes(job) <= short_bytes_) {
+  if (runsInline(inline_allowed_ ? inputBytes(job) : 0) && readyNow(job)) {
     busy_ = true;
     lock.unlock();
     runTimed(job);

@@ -57,6 +57,11 @@ class SubmissionQueue {
   // Queues `job`, or runs it at once on the calling thread (see below); FailedPrecondition once
   // stopped.
   Status push(Job job);
+  // The calling thread's shortcut for a job with plain tensor inputs and no semaphores: runs it
+  // at once into `submission` (which no other thread holds yet) and returns true when push()
+  // would have run it inline; false (nothing done) otherwise. Skips building the Job.
+  bool runPlainInline(StandaloneContext& context, const std::vector<SubmitInput>& inputs,
+                      Submission& submission);
   // Ends the threads once the jobs queued so far are done (called by ~StandaloneContext, when
   // none can be left, since each holds the context).
   void stop();
@@ -91,6 +96,11 @@ class SubmissionQueue {
   // Runs `job` and updates the estimate of the module's execution time (not every job: reading
   // the clock costs as much as a tiny execution).
   void runTimed(Job& job);
+  // runTimed()'s clock around `run` and the estimate's update, with the job's input bytes.
+  template <typename Run>
+  void timed(uint64_t bytes, Run run);
+  // Whether a job with `bytes` of inputs runs on the submitting thread (under mutex_).
+  bool runsInline(uint64_t bytes) const;
   // The bytes of `job`'s inputs (those from earlier submissions only once these are done).
   static uint64_t inputBytes(const Job& job);
   void complete();  // the completion thread
@@ -149,6 +159,7 @@ class SubmissionQueue {
   int64_t average_ns_ = -1;   // moving average of timed executions (-1: none yet)
   uint64_t short_bytes_ = 0;  // the most input bytes of a timed execution under kInlineLimit
   uint32_t untimed_ = 0;      // jobs run since the last timed one
+  static constexpr uint32_t kTimedEvery = 16;
   static constexpr std::chrono::microseconds kInlineLimit{20};
 };
 

@@ -89,6 +89,8 @@ struct SubmitInput {
 // One submitted execution: its completion, status and outputs.
 class Submission {
  public:
+  // Not value-initialized (make_shared<Submission>() would zero the whole object first).
+  Submission() {}  // NOLINT(modernize-use-equals-default)
   // Blocks until the execution is done and returns its status, or returns DeadlineExceeded when
   // `timeout` passes first (the execution goes on).
   Status wait(Timeout timeout = kInfiniteTimeout) const;
@@ -107,6 +109,9 @@ class Submission {
   void publishAll(std::vector<SharedTensor>&& outputs);  // every output at once
   // Done with `status`; with `outputs`, every output is handed out at the same time.
   void finish(Status status, std::vector<SharedTensor>* outputs = nullptr);
+  // finish() for a submission no other thread can reach yet (run on the submitting thread before
+  // submit() returns it): no lock, no waiter to wake.
+  void finishUnshared(Status status, std::vector<SharedTensor>&& outputs);
   // Outputs whose work is queued on `owner`'s device (SubmissionQueue): visible to that
   // context's later submissions only, until the work is done.
   void setQueued(size_t index, SharedTensor output, const void* owner);

@@ -185,6 +185,54 @@ TEST(SubmitTest, BadSubmissionsAreErrors) {
   EXPECT_EQ(scalarOf((*outs)[0]), 2);
 }
 
+// A tiny module submitted back to back with plain inputs runs on the submitting thread once its
+// executions are measured as short (submission_queue.h): those submissions are done when submit()
+// returns, their failures (a failing module, a wrong dtype) are the submission's errors naming
+// the module, and the next submission is right.
+TEST(SubmitTest, ShortPlainSubmissionsRunOnTheSubmittingThread) {
+  auto ctx = load("error");
+  ASSERT_NE(ctx, nullptr);
+  bool ran_inline = false;
+  for (int i = 0; i < 200; ++i) {
+    Scalar x(i);
+    auto sub = ctx->submit({&x.dl});
+    ASSERT_TRUE(sub.ok()) << sub.status();
+    ran_inline = ran_inline || (*sub)->done();
+    auto outs = (*sub)->outputs();
+    ASSERT_TRUE(outs.ok()) << outs.status();
+    ASSERT_EQ(outs->size(), 1u);
+    EXPECT_EQ(scalarOf((*outs)[0]), i + 1);
+  }
+  // Each failure is submitted until one ran inline (a slow timed execution, say under a
+  // sanitizer or a loaded machine, sends the next few to the queue thread).
+  float f = 1;
+  DLTensor wrong{};
+  wrong.data = &f;
+  wrong.device = {kDLCPU, 0};
+  wrong.dtype = {kDLFloat, 32, 1};
+  Scalar negative(-1);
+  for (const DLTensor* input : std::vector<const DLTensor*>{&negative.dl, &wrong}) {
+    bool failed_inline = false;
+    for (int attempt = 0; attempt < 200 && !failed_inline; ++attempt) {
+      auto sub = ctx->submit({input});
+      ASSERT_TRUE(sub.ok()) << sub.status();
+      failed_inline = (*sub)->done();
+      Status st = (*sub)->wait();
+      EXPECT_FALSE(st.ok());
+      EXPECT_TRUE(contains(st.message(), "submission of module 'error'")) << st;
+      EXPECT_FALSE((*sub)->outputs().ok());
+    }
+    ran_inline = ran_inline && failed_inline;
+  }
+  Scalar x(41);
+  auto fine = ctx->submit({&x.dl});
+  ASSERT_TRUE(fine.ok()) << fine.status();
+  auto outs = (*fine)->outputs();
+  ASSERT_TRUE(outs.ok()) << outs.status();
+  EXPECT_EQ(scalarOf((*outs)[0]), 42);
+  if (!ran_inline) GTEST_SKIP() << "no submission ran on the submitting thread here";
+}
+
 TEST(SubmitTest, WaitsTimeOutAndAFailedWaitFailsTheSubmission) {
   auto ctx = load("error");
   ASSERT_NE(ctx, nullptr);
