@@ -142,7 +142,7 @@ class SubmissionQueue {
   // batches), up to kMaxGroup; the group is signalled when the queue runs dry, when it is full,
   // after a failure, and before a job that may block the thread.
   std::vector<Completion> group_;
-  static constexpr size_t kMaxGroup = 8;
+  static constexpr size_t kMaxGroup = 16;
   std::condition_variable completion_cv_;
   std::thread completion_thread_;
   // Jobs pushed so far: an idle queue thread watches it for kSpin before it sleeps, since
