@@ -13,6 +13,7 @@
 
 #include "kernels/common/parallel.h"
 #include "kernels/conv/pixel_dims.h"
+#include "ral/driver_services.h"
 
 namespace ral::kernels::cpu {
 namespace {
@@ -229,30 +230,42 @@ Status runScaledBlocks(const KernelEnv& env, const MemRef<float, R>& x, const Me
       return Status();
     });
   }
-  return parallelFor(
-      env.driver, images * dims.outer_count * blocks, 1, [&](int64_t begin, int64_t end) {
-        Scratch rows;
-        RAL_RETURN_IF_ERROR(rows.allocate(
-            env.driver,
-            static_cast<size_t>(tiles::kBlock * std::max<int64_t>(channels, 1)) * sizeof(float)));
-        tiles::Problem p = problem;
-        p.x = rows.as<float>();
-        p.x_row = channels;
-        p.y_row = dims.y_row;
-        for (int64_t t = begin; t < end; ++t) {
-          const int64_t block = t % blocks;
-          int64_t x_offset = 0, y_offset = 0;
-          const int64_t n = dims.offsets(t / blocks, &x_offset, &y_offset);  // the image
-          const int64_t m0 = block * tiles::kBlock;
-          p.pixels = std::min<int64_t>(tiles::kBlock, dims.pixels - m0);
-          tiles::scaleRowsAvx512(x.data() + n * x.strides[0] + x_offset + m0 * dims.x_row,
-                                 dims.x_row, scales + n * scale_image, p.pixels, channels,
-                                 rows.as<float>());
-          p.y = y.data() + n * y.strides[0] + y_offset + m0 * dims.y_row;
-          tiles::runAvx512(p, 0, 1, 0, panels);
-        }
-        return Status();
-      });
+  // Few blocks (a 7x7 or 14x14 map at batch 1) split unevenly over the threads, 5 blocks on 2
+  // threads 3 against 2: then a task is one panel of a block, and each task scales its block's
+  // rows again unless the task before it in the same chunk had the same block (a few percent of
+  // the panel's multiply-adds).
+  auto* threads_service = env.driver->service<HostThreadsService>();
+  const int64_t threads = threads_service ? threads_service->threadCount() : 1;
+  const int64_t row_tasks = images * dims.outer_count * blocks;
+  const int64_t groups = threads > 1 && row_tasks < 8 * threads ? panels : 1;
+  return parallelFor(env.driver, row_tasks * groups, 1, [&](int64_t begin, int64_t end) {
+    Scratch rows;
+    RAL_RETURN_IF_ERROR(rows.allocate(
+        env.driver,
+        static_cast<size_t>(tiles::kBlock * std::max<int64_t>(channels, 1)) * sizeof(float)));
+    tiles::Problem p = problem;
+    p.x = rows.as<float>();
+    p.x_row = channels;
+    p.y_row = dims.y_row;
+    int64_t scaled = -1;  // the row task whose rows are in `rows`
+    for (int64_t t = begin; t < end; ++t) {
+      const int64_t row_task = t / groups, block = row_task % blocks;
+      int64_t x_offset = 0, y_offset = 0;
+      const int64_t n = dims.offsets(row_task / blocks, &x_offset, &y_offset);  // the image
+      const int64_t m0 = block * tiles::kBlock;
+      p.pixels = std::min<int64_t>(tiles::kBlock, dims.pixels - m0);
+      if (row_task != scaled) {
+        tiles::scaleRowsAvx512(x.data() + n * x.strides[0] + x_offset + m0 * dims.x_row,
+                               dims.x_row, scales + n * scale_image, p.pixels, channels,
+                               rows.as<float>());
+        scaled = row_task;
+      }
+      p.y = y.data() + n * y.strides[0] + y_offset + m0 * dims.y_row;
+      const int first = groups == 1 ? 0 : static_cast<int>(t % groups);
+      tiles::runAvx512(p, 0, 1, first, groups == 1 ? panels : first + 1);
+    }
+    return Status();
+  });
 }
 
 template <int R>

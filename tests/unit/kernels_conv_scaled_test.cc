@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
@@ -196,6 +197,42 @@ TEST(ConvScaledTest, PointwiseShapesBatchesAndPanels) {
   ScaledCase no_bias = base;
   no_bias.bias = false;
   cases.push_back(no_bias);
+  for (const ScaledCase& c : cases) runCase(context, c, rng);
+}
+
+// Few pixel blocks over several threads: each task is one 64-channel panel of a block, and a
+// thread whose tasks cross from one block to the next scales the next block's rows (3 threads,
+// so the tasks split unevenly; the last panel is partial).
+TEST(ConvScaledTest, FewBlocksSplitByPanelOverThreads) {
+  const char* kThreads = "RAL_CPU_THREADS";
+  const char* before = std::getenv(kThreads);
+  const std::string saved = before ? before : "";
+  setenv(kThreads, "3", 1);
+  Context context;
+  if (before)
+    setenv(kThreads, saved.c_str(), 1);
+  else
+    unsetenv(kThreads);
+  std::mt19937 rng(5);
+  std::vector<ScaledCase> cases;
+  ScaledCase seven;  // 49 pixels: 5 blocks, 4 panels (the last 8 channels wide)
+  seven.n = 1;
+  seven.h = seven.w = 7;
+  seven.c = 160;
+  seven.f = 200;
+  seven.act = 4;
+  cases.push_back(seven);
+  ScaledCase two = seven;  // 2 images of 15 pixels: 2 blocks each
+  two.n = 2;
+  two.h = 3;
+  two.w = 5;
+  two.residual = true;
+  cases.push_back(two);
+  ScaledCase many = seven;  // 17 blocks per image, 2 images: one task per block
+  many.n = 2;
+  many.h = many.w = 14;
+  many.f = 72;
+  cases.push_back(many);
   for (const ScaledCase& c : cases) runCase(context, c, rng);
 }
 
