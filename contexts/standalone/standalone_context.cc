@@ -16,8 +16,6 @@ namespace ral::standalone {
 
 const ContextType StandaloneExecutionContext::kType = {"standalone", &HostExecutionContext::kType};
 
-namespace {
-
 // An output handed to the caller: owns its memory (through the context's driver, kept alive by
 // `owner`) and the shape/stride arrays the DLTensor points to.
 struct OwnedTensor {
@@ -27,13 +25,17 @@ struct OwnedTensor {
   std::shared_ptr<StandaloneContext> owner;
   Driver* driver = nullptr;
   void* allocation = nullptr;
+  OwnedTensor() = default;
+  OwnedTensor(const OwnedTensor&) = delete;
+  OwnedTensor& operator=(const OwnedTensor&) = delete;
+  ~OwnedTensor() {
+    if (allocation != nullptr) (void)driver->deallocate(allocation);
+  }
 };
 
-void deleteOwnedTensor(DLManagedTensor* t) {
-  auto* owned = static_cast<OwnedTensor*>(t->manager_ctx);
-  if (owned->allocation != nullptr) (void)owned->driver->deallocate(owned->allocation);
-  delete owned;
-}
+namespace {
+
+void deleteOwnedTensor(DLManagedTensor* t) { delete static_cast<OwnedTensor*>(t->manager_ctx); }
 
 // The lowest and highest element offsets of a non-empty view from its first element; hi < lo
 // when it is empty.
@@ -242,33 +244,56 @@ StatusOr<DLManagedTensor*> StandaloneExecutionContext::takeOutput(size_t index) 
   return takeSentOutput(index);
 }
 
-StatusOr<DLManagedTensor*> StandaloneExecutionContext::takeSentOutput(size_t index) {
+Status StandaloneExecutionContext::handOut(size_t index, OwnedTensor& owned) {
   if (index >= outputs_.size())
     return outOfRange("output index ", index, " is out of range: module '", module().name(),
                       "' has ", outputs_.size(), " output(s)");
   Output& o = outputs_[index];
   if (!o.set) return failedPrecondition("output ", index, " was already taken");
   const TensorSignature& sig = module().outputs()[index];
-  auto* owned = new (std::nothrow) OwnedTensor();
-  if (owned == nullptr) return outOfMemory("allocating an output tensor");
-  owned->owner = standalone_->shared_from_this();
-  owned->driver = standalone_->hostDriver();
-  owned->allocation = o.allocation;
+  owned.owner = standalone_->shared_from_this();
+  owned.driver = standalone_->hostDriver();
+  owned.allocation = o.allocation;
   const int rank = sig.rank();
-  std::memcpy(owned->shape, o.sizes, sizeof(int64_t) * rank);
-  std::memcpy(owned->strides, o.strides, sizeof(int64_t) * rank);
-  DLTensor& t = owned->managed.dl_tensor;
+  std::memcpy(owned.shape, o.sizes, sizeof(int64_t) * rank);
+  std::memcpy(owned.strides, o.strides, sizeof(int64_t) * rank);
+  DLTensor& t = owned.managed.dl_tensor;
   t.data = o.data;
   t.device = deviceToDLPack(DeviceKind::kCpu);
   t.ndim = rank;
   t.dtype = dtypeToDLPack(sig.dtype);
-  t.shape = rank > 0 ? owned->shape : nullptr;
-  t.strides = rank > 0 ? owned->strides : nullptr;
+  t.shape = rank > 0 ? owned.shape : nullptr;
+  t.strides = rank > 0 ? owned.strides : nullptr;
   t.byte_offset = 0;
-  owned->managed.manager_ctx = owned;
-  owned->managed.deleter = &deleteOwnedTensor;
   o = Output();  // taken: the tensor owns the memory now
-  return &owned->managed;
+  return Status();
+}
+
+StatusOr<DLManagedTensor*> StandaloneExecutionContext::takeSentOutput(size_t index) {
+  std::unique_ptr<OwnedTensor> owned(new (std::nothrow) OwnedTensor());
+  if (owned == nullptr) return outOfMemory("allocating an output tensor");
+  RAL_RETURN_IF_ERROR(handOut(index, *owned));
+  owned->managed.manager_ctx = owned.get();
+  owned->managed.deleter = &deleteOwnedTensor;
+  return &owned.release()->managed;
+}
+
+StatusOr<std::shared_ptr<DLManagedTensor>> StandaloneExecutionContext::takeSharedOutput(
+    size_t index) {
+  if (!succeeded()) return failedPrecondition("no outputs: the execution has not run successfully");
+  return takeSharedSentOutput(index);
+}
+
+StatusOr<std::shared_ptr<DLManagedTensor>> StandaloneExecutionContext::takeSharedSentOutput(
+    size_t index) {
+  std::shared_ptr<OwnedTensor> owned;
+  try {
+    owned = std::make_shared<OwnedTensor>();
+  } catch (const std::bad_alloc&) {
+    return outOfMemory("allocating an output tensor");
+  }
+  RAL_RETURN_IF_ERROR(handOut(index, *owned));
+  return std::shared_ptr<DLManagedTensor>(owned, &owned->managed);
 }
 
 // ---- StandaloneContext ----------------------------------------------------------------------

@@ -113,12 +113,6 @@ void Submission::finish(Status status, std::vector<SharedTensor>* outputs) {
 
 namespace {
 
-SharedTensor share(DLManagedTensor* t) {
-  return SharedTensor(t, [](DLManagedTensor* m) {
-    if (m != nullptr && m->deleter != nullptr) m->deleter(m);
-  });
-}
-
 Status waitFor(const SemaphoreValue& point, const char* what, size_t k) {
   Status s = point.semaphore->wait(point.value);
   if (s.ok()) return s;
@@ -205,8 +199,7 @@ class JobRun {
     RAL_RETURN_IF_ERROR(exec_.run());
     for (size_t k = 0; k < out_.late.size(); ++k) {
       if (out_.isPublished(k)) continue;
-      RAL_ASSIGN_OR_RETURN(DLManagedTensor * t, exec_.takeOutput(k));
-      out_.late[k] = share(t);
+      RAL_ASSIGN_OR_RETURN(out_.late[k], exec_.takeSharedOutput(k));
     }
     return Status();
   }
@@ -214,8 +207,8 @@ class JobRun {
  private:
   // Output `k` as the module sends it (the execution synchronized the device first).
   Status early(size_t k) {
-    RAL_ASSIGN_OR_RETURN(DLManagedTensor * t, exec_.ctx()->takeSentOutput(k));
-    SubmissionQueue::publish(*job_.submission, k, share(t));
+    RAL_ASSIGN_OR_RETURN(SharedTensor t, exec_.ctx()->takeSharedSentOutput(k));
+    SubmissionQueue::publish(*job_.submission, k, std::move(t));
     out_.published[k] = true;
     return signalOutput(job_, k);
   }
@@ -546,9 +539,9 @@ bool SubmissionQueue::runPlainInline(StandaloneContext& context,
       const size_t n = context.module().outputs().size();
       if (status.ok()) outputs.reserve(n);
       for (size_t k = 0; k < n && status.ok(); ++k) {
-        StatusOr<DLManagedTensor*> t = exec.takeOutput(k);
+        StatusOr<SharedTensor> t = exec.takeSharedOutput(k);
         if (t.ok())
-          outputs.push_back(share(*t));
+          outputs.push_back(std::move(*t));
         else
           status = t.status();
       }

@@ -43,6 +43,7 @@ namespace ral::standalone {
 
 class StandaloneContext;
 class SubmissionQueue;
+struct OwnedTensor;  // an output handed out (standalone_context.cc)
 
 // A borrowed view of a host buffer: `strides` in elements (null: dense row-major).
 struct TensorRef {
@@ -85,6 +86,11 @@ class StandaloneExecutionContext : public HostExecutionContext {
   }
   // Output `index` once sent, even before the run ended (from the listener). Once per output.
   StatusOr<DLManagedTensor*> takeSentOutput(size_t index);
+  // takeOutput() and takeSentOutput() as a shared tensor, its memory freed with the last
+  // reference (one allocation, not a DLManagedTensor plus a shared_ptr's control block). Its
+  // `deleter` is null: the references own it.
+  StatusOr<std::shared_ptr<DLManagedTensor>> takeSharedOutput(size_t index);
+  StatusOr<std::shared_ptr<DLManagedTensor>> takeSharedSentOutput(size_t index);
   // For a device module: whether run() waits for the device before it returns (the default).
   // Without, outputs are final only once the device finished the work queued so far (the
   // submission queue orders that on the device).
@@ -113,6 +119,8 @@ class StandaloneExecutionContext : public HostExecutionContext {
     bool set = false;
   };
   void freeOutputs();
+  // Moves output `index` (sent, not yet taken) into `owned`.
+  Status handOut(size_t index, OwnedTensor& owned);
 
   StandaloneContext* standalone_;
   BufferAllocator& memory_;          // the context's hostMemory()
@@ -131,6 +139,9 @@ class Execution {
   Status bindInput(size_t index, const DLTensor& t) { return ctx()->bindInput(index, t); }
   Status run() { return ctx()->run(); }
   StatusOr<DLManagedTensor*> takeOutput(size_t index) { return ctx()->takeOutput(index); }
+  StatusOr<std::shared_ptr<DLManagedTensor>> takeSharedOutput(size_t index) {
+    return ctx()->takeSharedOutput(index);
+  }
   void resetOutputs() { ctx()->resetOutputs(); }
   StandaloneExecutionContext* ctx() const {
     return static_cast<StandaloneExecutionContext*>(handle_.get());

@@ -62,7 +62,8 @@ struct SemaphoreValue {
   uint64_t value = 0;
 };
 
-// An output tensor shared by whoever holds it (its memory is released with the last holder).
+// An output tensor shared by whoever holds it (its memory is released with the last holder; its
+// DLManagedTensor deleter is null, the references own it).
 using SharedTensor = std::shared_ptr<DLManagedTensor>;
 
 class Submission;
