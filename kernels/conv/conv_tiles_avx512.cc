@@ -59,7 +59,8 @@ __attribute__((always_inline)) inline __m512 logistic512(__m512 v) {
   const __m512 e = _mm512_rcp14_ps(q);
   const __m512 d = _mm512_mul_ps(e, _mm512_fnmadd_ps(q, e, _mm512_set1_ps(2.0f)));
   const __mmask16 negative = _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ);
-  const __m512 num = kSilu ? _mm512_mask_mul_ps(v, negative, v, t) : _mm512_mask_mov_ps(one, negative, t);
+  const __m512 num =
+      kSilu ? _mm512_mask_mul_ps(v, negative, v, t) : _mm512_mask_mov_ps(one, negative, t);
   return _mm512_mul_ps(num, d);
 }
 

@@ -255,9 +255,8 @@ Status runScaledBlocks(const KernelEnv& env, const MemRef<float, R>& x, const Me
       const int64_t m0 = block * tiles::kBlock;
       p.pixels = std::min<int64_t>(tiles::kBlock, dims.pixels - m0);
       if (row_task != scaled) {
-        tiles::scaleRowsAvx512(x.data() + n * x.strides[0] + x_offset + m0 * dims.x_row,
-                               dims.x_row, scales + n * scale_image, p.pixels, channels,
-                               rows.as<float>());
+        tiles::scaleRowsAvx512(x.data() + n * x.strides[0] + x_offset + m0 * dims.x_row, dims.x_row,
+                               scales + n * scale_image, p.pixels, channels, rows.as<float>());
         scaled = row_task;
       }
       p.y = y.data() + n * y.strides[0] + y_offset + m0 * dims.y_row;
