@@ -458,9 +458,9 @@ bool SubmissionQueue::readyNow(const Job& job) {
   return std::all_of(job.waits.begin(), job.waits.end(), reached);
 }
 
-uint64_t SubmissionQueue::inputBytes(const Job& job) {
+uint64_t SubmissionQueue::inputBytes(const std::vector<SubmitInput>& inputs) {
   uint64_t bytes = 0;
-  for (const SubmitInput& in : job.inputs) {
+  for (const SubmitInput& in : inputs) {
     SharedTensor from;
     const DLTensor* t = in.tensor;
     if (in.from != nullptr) {
@@ -496,7 +496,7 @@ void SubmissionQueue::runTimed(Job& job) {
   // Reading the clock costs as much as a tiny execution: once measured, one job in kTimedEvery
   // is timed.
   if (average_ns_ >= 0 && ++untimed_ % kTimedEvery != 0) return run(job);
-  timed(inline_allowed_ ? inputBytes(job) : 0, [&] { run(job); });
+  timed(inline_allowed_ ? inputBytes(job.inputs) : 0, [&] { run(job); });
 }
 
 bool SubmissionQueue::runsInline(uint64_t bytes) const {
@@ -508,14 +508,9 @@ bool SubmissionQueue::runPlainInline(StandaloneContext& context,
                                      const std::vector<SubmitInput>& inputs,
                                      Submission& submission) {
   if (!inline_allowed_) return false;
-  uint64_t bytes = 0;
-  for (const SubmitInput& in : inputs) {
+  for (const SubmitInput& in : inputs)
     if (in.from != nullptr || in.ready.semaphore != nullptr) return false;
-    const DLTensor* t = in.tensor;
-    uint64_t n = (t->dtype.bits * t->dtype.lanes + 7) / 8;
-    for (int d = 0; d < t->ndim; ++d) n *= static_cast<uint64_t>(std::max<int64_t>(t->shape[d], 0));
-    bytes += n;
-  }
+  const uint64_t bytes = inputBytes(inputs);
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!runsInline(bytes)) return false;
@@ -571,7 +566,7 @@ bool SubmissionQueue::runPlainInline(StandaloneContext& context,
 Status SubmissionQueue::push(Job job) {
   std::unique_lock<std::mutex> lock(mutex_);
   if (stopping_) return failedPrecondition("the context's submission queue has stopped");
-  if (runsInline(inline_allowed_ ? inputBytes(job) : 0) && readyNow(job)) {
+  if (runsInline(inline_allowed_ ? inputBytes(job.inputs) : 0) && readyNow(job)) {
     busy_ = true;
     lock.unlock();
     runTimed(job);

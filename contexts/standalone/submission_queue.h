@@ -101,8 +101,8 @@ class SubmissionQueue {
   void timed(uint64_t bytes, Run run);
   // Whether a job with `bytes` of inputs runs on the submitting thread (under mutex_).
   bool runsInline(uint64_t bytes) const;
-  // The bytes of `job`'s inputs (those from earlier submissions only once these are done).
-  static uint64_t inputBytes(const Job& job);
+  // The bytes of a job's inputs (those from earlier submissions only once these are done).
+  static uint64_t inputBytes(const std::vector<SubmitInput>& inputs);
   void complete();  // the completion thread
   // Runs one job on the queue thread: its waits, the execution, then finish() (or, device
   // ordered, a completion for the other thread).
