@@ -1,9 +1,10 @@
 // The ops written once for every device, with no code of a device's own: ral_memcpy,
 // ral_memset, ral_read_element, ral_write_element (kernels/memory_ops), ral_transpose
 // (kernels/transpose), ral_kernel_launch and ral_constant (kernels/module_code), and the
-// collectives (kernels/collective: host staging over the Driver interface). Their device
-// part is the Driver interface and kernels/copy's strided primitive, so a device registers them
-// from its registration file (registration_<device>.cc) with one line:
+// collectives (kernels/collective: host staging over the Driver interface, or the device's own
+// transport where its registration file names one). Their device part is the Driver interface
+// and kernels/copy's strided primitive, so a device registers them from its registration file
+// (registration_<device>.cc) with one line:
 //
 //   RAL_REGISTER_GENERIC_OPS(cuda, "cuda")   // the tag namespace ral::kernels::cuda, its name
 #ifndef RAL_KERNELS_GENERIC_OPS_H_
@@ -24,7 +25,7 @@
   RAL_REGISTER_MEMORY_OPS()                                  \
   RAL_REGISTER_MODULE_CODE()                                 \
   RAL_REGISTER_TRANSPOSE()                                   \
-  using Impl = HostStaging<Tag>;                             \
+  using Impl = CollectiveImplOf<Tag>::type;                  \
   RAL_REGISTER_COLLECTIVES()                                 \
   }                                                          \
   }

@@ -2,6 +2,7 @@
 // (kernels/generic_ops.h), the GPU library's ops (kernels/gpu_library_ops.h), and names every other
 // kernel source with registrations for it, so a static link keeps them. A new op's cuda file adds
 // its anchor here.
+#include "kernels/collective/nccl_staging.h"  // before generic_ops.h: CUDA collectives use NCCL
 #include "kernels/generic_ops.h"
 #include "kernels/gpu_library_ops.h"
 #include "ral/registration.h"

@@ -3,7 +3,10 @@
 compiler_passes/test/e2e/run_example.py is compiled with ral-compile --device=cuda (PTX) or
 --device=hsa (HSACO), in both calling modes (import table and --by-name), run by ral-run on the GPU
 on random inputs of batch 0, 1, 3, 17 and 64, and compared with that file's numpy references
-(the tolerance its Vulkan runs use); the two calling modes must agree exactly.
+(the tolerance its Vulkan runs use); the two calling modes must agree exactly. The
+tensor-parallel MLP (examples/tensor_parallel_mlp.mlir) runs too, as a job of one rank on the mlp
+example's inputs: its all-reduce goes through NCCL on CUDA (RAL_CUDA_COLLECTIVES=nccl), through
+host staging elsewhere.
 
   gpu_check_e2e.py --device cuda --ral-compile B/compiler_passes/ral-compile \\
                    --ral-run B/plugins/standalone/ral-run --work-dir B/gpu-check-e2e/cuda
@@ -39,8 +42,27 @@ class Failure(Exception):
     pass
 
 
-def run(cmd):
-    result = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+# Examples beyond run_example.py's, as (the example whose inputs and references they share,
+# environment of their runs per device).
+EXTRA = {
+    "tensor_parallel_mlp": ("mlp", lambda device: {
+        "RAL_WORLD_SIZE": "1", "RAL_CUDA_COLLECTIVES": "nccl" if device == "cuda" else "host"}),
+}
+
+
+def spec_of(rx, example):
+    """(inputs, reference) of `example`."""
+    make_inputs, reference, _ = rx.EXAMPLES[EXTRA[example][0] if example in EXTRA else example]
+    return make_inputs, reference
+
+
+def env_of(example, device):
+    return EXTRA[example][1](device) if example in EXTRA else {}
+
+
+def run(cmd, env=None):
+    result = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env=dict(os.environ, **(env or {})))
     if result.returncode != 0:
         raise Failure("command failed (%d): %s\n%s" % (result.returncode, " ".join(cmd),
                                                        result.stdout.strip()))
@@ -60,7 +82,7 @@ def source_of(rx, example, work):
 
 
 def check_example(rx, args, example):
-    make_inputs, reference, _ = rx.EXAMPLES[example]
+    make_inputs, reference = spec_of(rx, example)
     work = os.path.join(args.work_dir, example)
     os.makedirs(work, exist_ok=True)
     source = source_of(rx, example, work)
@@ -83,7 +105,7 @@ def check_example(rx, args, example):
             paths = [os.path.join(work, "b%d_%s_out%d.npy" % (batch, mode, i))
                      for i in range(len(expected))]
             run([args.ral_run, module, "--device=" + args.device] + input_flags +
-                ["--output=@" + p for p in paths])
+                ["--output=@" + p for p in paths], env_of(example, args.device))
             outputs[mode] = [np.load(p) for p in paths]
         for i, want in enumerate(expected):
             got = outputs["table"][i]
@@ -102,7 +124,9 @@ def check_example(rx, args, example):
 
 def pack_example(rx, args, example, script):
     """Compiles `example` into args.pack_dir and appends its ral-run checks to `script`."""
-    make_inputs, reference, _ = rx.EXAMPLES[example]
+    make_inputs, reference = spec_of(rx, example)
+    env = env_of(example, args.device)
+    script += ["export %s=%s" % item for item in sorted(env.items())]
     out = args.pack_dir
     source = source_of(rx, example, out)
     modules = {}
@@ -130,6 +154,7 @@ def pack_example(rx, args, example, script):
         for mode, module in modules.items():
             script.append("check %s_%s_b%d %s --device=%s %s --rtol=1e-4 --atol=1e-5" %
                           (example, mode, batch, module, args.device, " ".join(flags)))
+    script += ["unset %s" % name for name in sorted(env)]
 
 
 def pack(rx, args, examples):
@@ -173,7 +198,7 @@ def main():
     args = p.parse_args()
 
     rx = load_run_example()
-    examples = args.example or sorted(rx.EXAMPLES)
+    examples = args.example or sorted(rx.EXAMPLES) + sorted(EXTRA)
     if args.pack_dir:
         return pack(rx, args, examples)
     if not args.ral_run or not args.work_dir:

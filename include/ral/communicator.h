@@ -16,6 +16,7 @@
 #ifndef RAL_COMMUNICATOR_H_
 #define RAL_COMMUNICATOR_H_
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -43,6 +44,10 @@ class Communicator {
   virtual int size() const = 0;
   // For errors and logs: "gloo (tcp 127.0.0.1:29500), rank 1 of 4".
   virtual std::string describe() const = 0;
+  // How long a call may wait for the other ranks before it fails; what a transport built on this
+  // communicator (NCCL for CUDA collectives) waits at most too. Gloo's is
+  // RAL_COLLECTIVE_TIMEOUT; five minutes unless a communicator says otherwise.
+  virtual std::chrono::milliseconds timeout() const { return std::chrono::minutes(5); }
 
   // out[i] = op over ranks of in[i]; `in` may equal `out`.
   virtual Status allReduce(const void* in, void* out, int64_t count, DType dtype, ReduceOp op) = 0;

@@ -1,8 +1,9 @@
 // The collective kernels: a module's messages to the other ranks of its job, through the
 // communicator its host context provides (ral/communicator.h; Gloo in standalone processes).
 // The argument checks, entry points and registration table, written once; how an operand
-// reaches host memory is `Impl` (host_staging.h, for every device; kernels/generic_ops.h
-// registers them).
+// reaches the transport is `Impl`: host memory and the host communicator (host_staging.h, every
+// device), or device memory and a communicator of the device's own (nccl_staging.h, CUDA with
+// NCCL). kernels/generic_ops.h registers them.
 //
 //   void allReduce(ExecutionContext*, MemRef<T, N> in, MemRef<T, N> out, int32_t op)
 //     ral_all_reduce___<dev>___pvoid_m<N>d<T>_m<N>d<T>_i32___void     out = op over ranks of in
@@ -35,7 +36,6 @@
 #define RAL_KERNELS_COLLECTIVE_COLLECTIVE_H_
 
 #include <cstdint>
-#include <cstring>
 
 #include "kernels/common/kernel_types.h"
 #include "kernels/common/kernel_util.h"
@@ -97,9 +97,10 @@ Status allReduceOn(ExecutionContext* ctx, const MemRef<T, N>& in, const MemRef<T
   StatusOr<ReduceOp> op = reduceOpFromCode(op_code, DTypeOf<T>::value);
   if (!op.ok()) return op.status().withContext(kKernel);
   RAL_ASSIGN_OR_RETURN(Communicator * comm, communicatorOf(ctx, kKernel));
-  return Impl::template run<T, N>(ctx, kKernel, in, out, [&](const void* src, void* dst) {
-    return comm->allReduce(src, dst, out.numel(), DTypeOf<T>::value, *op);
-  });
+  return Impl::template run<T, N>(
+      ctx, kKernel, *comm, in, out, [&](auto& calls, const void* src, void* dst) {
+        return calls.allReduce(src, dst, out.numel(), DTypeOf<T>::value, *op);
+      });
 }
 
 template <class Impl, typename T, int N>
@@ -108,9 +109,10 @@ Status allGatherOn(ExecutionContext* ctx, const MemRef<T, N>& in, const MemRef<T
   RAL_RETURN_IF_ERROR(checkOperands(kKernel, in, out));
   RAL_ASSIGN_OR_RETURN(Communicator * comm, communicatorOf(ctx, kKernel));
   RAL_RETURN_IF_ERROR(checkDim0Multiple(kKernel, out, "output", in, "input", comm->size()));
-  return Impl::template run<T, N>(ctx, kKernel, in, out, [&](const void* src, void* dst) {
-    return comm->allGather(src, dst, in.numel(), DTypeOf<T>::value);
-  });
+  return Impl::template run<T, N>(ctx, kKernel, *comm, in, out,
+                                  [&](auto& calls, const void* src, void* dst) {
+                                    return calls.allGather(src, dst, in.numel(), DTypeOf<T>::value);
+                                  });
 }
 
 template <class Impl, typename T, int N>
@@ -122,9 +124,10 @@ Status reduceScatterOn(ExecutionContext* ctx, const MemRef<T, N>& in, const MemR
   if (!op.ok()) return op.status().withContext(kKernel);
   RAL_ASSIGN_OR_RETURN(Communicator * comm, communicatorOf(ctx, kKernel));
   RAL_RETURN_IF_ERROR(checkDim0Multiple(kKernel, in, "input", out, "output", comm->size()));
-  return Impl::template run<T, N>(ctx, kKernel, in, out, [&](const void* src, void* dst) {
-    return comm->reduceScatter(src, dst, out.numel(), DTypeOf<T>::value, *op);
-  });
+  return Impl::template run<T, N>(
+      ctx, kKernel, *comm, in, out, [&](auto& calls, const void* src, void* dst) {
+        return calls.reduceScatter(src, dst, out.numel(), DTypeOf<T>::value, *op);
+      });
 }
 
 template <class Impl, typename T, int N>
@@ -136,11 +139,10 @@ Status broadcastOn(ExecutionContext* ctx, const MemRef<T, N>& in, const MemRef<T
     return invalidArgument(kKernel, ": input ", shapeString(in), " and output ", shapeString(out),
                            " differ in shape");
   RAL_ASSIGN_OR_RETURN(Communicator * comm, communicatorOf(ctx, kKernel));
-  // Gloo broadcasts in place: the output, holding the input, is sent from the root.
-  return Impl::template run<T, N>(ctx, kKernel, in, out, [&](const void* src, void* dst) {
-    if (src != dst && out.numel() > 0) std::memcpy(dst, src, sizeof(T) * out.numel());
-    return comm->broadcast(dst, out.numel(), DTypeOf<T>::value, root);
-  });
+  return Impl::template run<T, N>(
+      ctx, kKernel, *comm, in, out, [&](auto& calls, const void* src, void* dst) {
+        return calls.broadcast(src, dst, out.numel(), DTypeOf<T>::value, root);
+      });
 }
 
 template <class Impl, typename T, int N>
@@ -156,9 +158,10 @@ Status allToAllOn(ExecutionContext* ctx, const MemRef<T, N>& in, const MemRef<T,
                            " is not a multiple of the world size ", comm->size());
   if (in.data() == out.data() && in.numel() > 0)
     return invalidArgument(kKernel, ": runs out of place only (input and output are one view)");
-  return Impl::template run<T, N>(ctx, kKernel, in, out, [&](const void* src, void* dst) {
-    return comm->allToAll(src, dst, in.numel() / comm->size(), DTypeOf<T>::value);
-  });
+  return Impl::template run<T, N>(
+      ctx, kKernel, *comm, in, out, [&](auto& calls, const void* src, void* dst) {
+        return calls.allToAll(src, dst, in.numel() / comm->size(), DTypeOf<T>::value);
+      });
 }
 
 template <class Impl, typename T, int N>
@@ -166,8 +169,8 @@ Status sendOn(ExecutionContext* ctx, const MemRef<T, N>& in, int32_t peer, int32
   constexpr const char* kKernel = "ral_send";
   RAL_RETURN_IF_ERROR(checkMemRef(in, kKernel, "input"));
   RAL_ASSIGN_OR_RETURN(Communicator * comm, communicatorOf(ctx, kKernel));
-  return Impl::template read<T, N>(ctx, kKernel, in, [&](const void* src) {
-    return comm->send(src, in.numel(), DTypeOf<T>::value, peer, tag);
+  return Impl::template read<T, N>(ctx, kKernel, *comm, in, [&](auto& calls, const void* src) {
+    return calls.send(src, in.numel(), DTypeOf<T>::value, peer, tag);
   });
 }
 
@@ -179,8 +182,8 @@ Status recvOn(ExecutionContext* ctx, const MemRef<T, N>& out, int32_t peer, int3
     return invalidArgument(kKernel, ": output ", shapeString(out),
                            " has elements sharing memory (a broadcast view)");
   RAL_ASSIGN_OR_RETURN(Communicator * comm, communicatorOf(ctx, kKernel));
-  return Impl::template write<T, N>(ctx, kKernel, out, [&](void* dst) {
-    return comm->recv(dst, out.numel(), DTypeOf<T>::value, peer, tag);
+  return Impl::template write<T, N>(ctx, kKernel, *comm, out, [&](auto& calls, void* dst) {
+    return calls.recv(dst, out.numel(), DTypeOf<T>::value, peer, tag);
   });
 }
 

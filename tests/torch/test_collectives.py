@@ -102,3 +102,13 @@ def test_a_collective_without_torch_distributed_says_so():
     for _ in range(2):  # and says so again: nothing is remembered
         with pytest.raises(RuntimeError, match="torch.distributed is not initialized"):
             m(torch.randn(2, 128), w1, b1, w2, b2)
+
+
+def test_a_group_with_only_nccl_says_how_to_add_a_cpu_backend(monkeypatch):
+    # An NCCL-only group cannot be made without a GPU; what RAL sees of one is its backend name.
+    monkeypatch.setattr(dist, "is_initialized", lambda: True)
+    monkeypatch.setattr(dist, "get_backend", lambda group=None: "nccl")
+    m = ral_torch.load(module_path("compiled_tensor_parallel_mlp"))
+    w1, b1, w2, b2 = _weights()
+    with pytest.raises(RuntimeError, match="backend='cpu:gloo,cuda:nccl'"):
+        m(torch.randn(2, 128), w1, b1, w2, b2)

@@ -158,6 +158,7 @@ class GlooCommunicator final : public Communicator {
   std::string describe() const override {
     return internal::strCat("gloo (", where_, "), rank ", rank(), " of ", size());
   }
+  std::chrono::milliseconds timeout() const override { return timeout_; }
 
   Status allReduce(const void* in, void* out, int64_t count, DType dtype, ReduceOp op) override {
     RAL_RETURN_IF_ERROR(checkDType(dtype));

@@ -124,6 +124,11 @@ def _handle(kind, a, b, arg, tag):
         raise RuntimeError(
             "torch.distributed is not initialized, and this module calls collectives: call "
             "torch.distributed.init_process_group in every rank first")
+    if str(dist.get_backend(_group)) == "nccl":
+        raise RuntimeError(
+            "the process group's only backend is NCCL, which cannot carry the CPU tensors RAL "
+            "hands it: initialize it with backend='cpu:gloo,cuda:nccl' (a CUDA module's data "
+            "then still moves through NCCL, docs/collectives.md)")
     if kind in ("rank", "size"):
         return dist.get_rank(_group) if kind == "rank" else dist.get_world_size(_group)
     with _lock:
