@@ -5,8 +5,8 @@ compiler_passes/test/e2e/run_example.py is compiled with ral-compile --device=cu
 on random inputs of batch 0, 1, 3, 17 and 64, and compared with that file's numpy references
 (the tolerance its Vulkan runs use); the two calling modes must agree exactly. The
 tensor-parallel MLP (examples/tensor_parallel_mlp.mlir) runs too, as a job of one rank on the mlp
-example's inputs: its all-reduce goes through NCCL on CUDA (RAL_CUDA_COLLECTIVES=nccl), through
-host staging elsewhere.
+example's inputs: its all-reduce goes through NCCL on CUDA where libnccl loads
+(RAL_CUDA_COLLECTIVES=nccl), through host staging elsewhere.
 
   gpu_check_e2e.py --device cuda --ral-compile B/compiler_passes/ral-compile \\
                    --ral-run B/plugins/standalone/ral-run --work-dir B/gpu-check-e2e/cuda
@@ -17,6 +17,7 @@ batch's inputs and references (.npy) and DIR/run.sh, which checks them with ral-
 dependencies (scripts/gpu-pack.sh).
 """
 import argparse
+import ctypes
 import importlib.util
 import os
 import subprocess
@@ -42,12 +43,26 @@ class Failure(Exception):
     pass
 
 
+def nccl_loads():
+    try:
+        ctypes.CDLL(os.environ.get("RAL_NCCL_PATH") or "libnccl.so.2")
+        return True
+    except OSError:
+        return False
+
+
+def collectives_env(device, packing):
+    """The tensor-parallel MLP's environment: one rank; on CUDA, NCCL where this machine has it
+    (a packed run decides on the machine it runs on)."""
+    transport = "host"
+    if device == "cuda":
+        transport = "auto" if packing else "nccl" if nccl_loads() else "host"
+    return {"RAL_WORLD_SIZE": "1", "RAL_CUDA_COLLECTIVES": transport}
+
+
 # Examples beyond run_example.py's, as (the example whose inputs and references they share,
-# environment of their runs per device).
-EXTRA = {
-    "tensor_parallel_mlp": ("mlp", lambda device: {
-        "RAL_WORLD_SIZE": "1", "RAL_CUDA_COLLECTIVES": "nccl" if device == "cuda" else "host"}),
-}
+# environment of their runs given the device and whether they are packed).
+EXTRA = {"tensor_parallel_mlp": ("mlp", collectives_env)}
 
 
 def spec_of(rx, example):
@@ -56,8 +71,8 @@ def spec_of(rx, example):
     return make_inputs, reference
 
 
-def env_of(example, device):
-    return EXTRA[example][1](device) if example in EXTRA else {}
+def env_of(example, device, packing=False):
+    return EXTRA[example][1](device, packing) if example in EXTRA else {}
 
 
 def run(cmd, env=None):
@@ -125,7 +140,7 @@ def check_example(rx, args, example):
 def pack_example(rx, args, example, script):
     """Compiles `example` into args.pack_dir and appends its ral-run checks to `script`."""
     make_inputs, reference = spec_of(rx, example)
-    env = env_of(example, args.device)
+    env = env_of(example, args.device, packing=True)
     script += ["export %s=%s" % item for item in sorted(env.items())]
     out = args.pack_dir
     source = source_of(rx, example, out)
@@ -208,8 +223,10 @@ def main():
         start = time.monotonic()
         try:
             worst = check_example(rx, args, example)
-            print("PASS %-16s %5.1fs  batches %s, both calling modes, max abs error %.2g" %
-                  (example, time.monotonic() - start, rx.BATCHES, worst), flush=True)
+            env = env_of(example, args.device)
+            print("PASS %-16s %5.1fs  batches %s, both calling modes, max abs error %.2g%s" %
+                  (example, time.monotonic() - start, rx.BATCHES, worst,
+                   "".join(" %s=%s" % item for item in sorted(env.items()))), flush=True)
         except Failure as e:
             failed.append(example)
             print("FAIL %-16s %5.1fs  %s" % (example, time.monotonic() - start, e), flush=True)
