@@ -50,6 +50,9 @@ fi
 # Collectives between threads as ranks, over Gloo, and the TCP store of their rendezvous.
 if grep -q '^RAL_ENABLE_GLOO:BOOL=ON' build-tsan/CMakeCache.txt; then
   TSAN_TARGETS+=(ral_collective_test)
+  if grep -q '^RAL_ENABLE_CUDA:BOOL=ON' build-tsan/CMakeCache.txt; then
+    TSAN_TARGETS+=(ral_cuda_collective_test ral_sim_cuda ral_sim_nccl)
+  fi
 fi
 # The Vulkan semaphores and streams on lavapipe (races with lavapipe's own uninstrumented threads,
 # the device side, are suppressed: see tests/tsan.supp).
@@ -58,7 +61,7 @@ if grep -q '^RAL_ENABLE_VULKAN:BOOL=ON' build-tsan/CMakeCache.txt; then
 fi
 cmake --build build-tsan -j "$JOBS" --target "${TSAN_TARGETS[@]}"
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/tests/tsan.supp \
-  ctest --test-dir build-tsan --output-on-failure -j "$JOBS" -R 'Concurrency|Thread|Lazily|ResourceCache|SubmitTest|CudaModuleTest|HsaModuleTest|Collective|TcpStore'
+  ctest --test-dir build-tsan --output-on-failure -j "$JOBS" -R 'Concurrency|Thread|Lazily|ResourceCache|SubmitTest|CudaModuleTest|HsaModuleTest|Collective|TcpStore|Nccl'
 # The conformance suite's multi-threaded tests (semaphores and streams), on every driver.
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/tests/tsan.supp RAL_VULKAN_PIPELINE_CACHE_DIR=off \
   build-tsan/tests/cts/ral_driver_cts --gtest_filter='*Concurrency*:*Thread*'

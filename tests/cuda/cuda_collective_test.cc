@@ -4,9 +4,10 @@
 // (CMakeLists.txt):
 //  - NcclSimTest: NCCL is the simulated one (RAL_NCCL_PATH=libral_sim_nccl.so). Every op and
 //    dtype against float64 on 2 and 4 ranks, over dense, padded, column-major, in-place, empty
-//    and host-memory operands, with the NCCL calls counted (so the data went through NCCL and not
-//    through host memory); the same with RAL_CUDA_COLLECTIVES=host; ranks that disagree; a rank
-//    late beyond the timeout; a new Context after a broken communicator.
+//    and host-memory operands (dense ones only in builds without the GPU library), with the NCCL
+//    calls counted (so the data went through NCCL and not through host memory); the same with
+//    RAL_CUDA_COLLECTIVES=host; ranks that disagree; a rank late beyond the timeout; a new
+//    Context after a broken communicator.
 //  - NcclMissingTest: no NCCL. auto stages through host memory; nccl is an error saying why.
 //  - NcclSystemTest: the machine's own NCCL, which finds no GPU: a clean error on every rank.
 #include <dlfcn.h>
@@ -34,6 +35,15 @@ const bool kSimulated = [] {
   return setenv("RAL_CUDA_DRIVER_PATH", RAL_SIM_CUDA_LIBRARY, 1) == 0 &&
          setenv("RAL_SIM_CUDA_COMPUTE_CAPABILITY", "86", 1) == 0;
 }();
+
+// A strided layout where this build has the GPU library's strided copies (built with MLIR), dense
+// memory otherwise.
+#ifdef RAL_TEST_STRIDED_CUDA_OPERANDS
+constexpr bool kStrided = true;
+#else
+constexpr bool kStrided = false;
+#endif
+constexpr Layout S(Layout layout) { return kStrided ? layout : Layout::kDense; }
 
 bool contains(std::string_view text, std::string_view part) {
   return text.find(part) != std::string_view::npos;
@@ -167,8 +177,8 @@ void checkTheOthers(CudaRanks& ranks) {
     Context& ctx = *ranks.contexts[r];
     Driver* gpu = ranks.gpus[r];
     {  // all_gather: padded in, column-major out
-      DeviceBuffer<float, 2> in(gpu, {2, 3}, Layout::kPadded),
-          out(gpu, {2 * n, 3}, Layout::kColumnMajor);
+      DeviceBuffer<float, 2> in(gpu, {2, 3}, S(Layout::kPadded)),
+          out(gpu, {2 * n, 3}, S(Layout::kColumnMajor));
       for (int64_t i = 0; i < 6; ++i) in.at(i) = static_cast<float>(valueOf(r, i, false));
       in.upload();
       ASSERT_TRUE(callCuda(ctx, "ral_all_gather", in.view, out.view).ok());
@@ -179,7 +189,7 @@ void checkTheOthers(CudaRanks& ranks) {
     }
     {  // reduce_scatter (max) of i64
       DeviceBuffer<int64_t, 2> in(gpu, {3 * n, 2}, Layout::kDense),
-          out(gpu, {3, 2}, Layout::kPadded);
+          out(gpu, {3, 2}, S(Layout::kPadded));
       for (int64_t i = 0; i < in.host.numel(); ++i)
         in.at(i) = static_cast<int64_t>(valueOf(r, i, true));
       in.upload();
@@ -191,7 +201,7 @@ void checkTheOthers(CudaRanks& ranks) {
         ASSERT_EQ(out.at(i), static_cast<int64_t>(reduced(ReduceOp::kMax, n, r * 6 + i, true)));
     }
     {  // broadcast from the last rank, column-major
-      DeviceBuffer<double, 2> in(gpu, {3, 4}, Layout::kColumnMajor),
+      DeviceBuffer<double, 2> in(gpu, {3, 4}, S(Layout::kColumnMajor)),
           out(gpu, {3, 4}, Layout::kDense);
       for (int64_t i = 0; i < 12; ++i) in.at(i) = valueOf(r, i, false);
       in.upload();
@@ -200,7 +210,7 @@ void checkTheOthers(CudaRanks& ranks) {
       for (int64_t i = 0; i < 12; ++i) ASSERT_EQ(out.at(i), valueOf(n - 1, i, false));
     }
     {  // all_to_all: block j of out is block r of rank j's in
-      DeviceBuffer<float, 2> in(gpu, {2 * n, 2}, Layout::kPadded),
+      DeviceBuffer<float, 2> in(gpu, {2 * n, 2}, S(Layout::kPadded)),
           out(gpu, {2 * n, 2}, Layout::kDense);
       for (int64_t i = 0; i < in.host.numel(); ++i) in.at(i) = static_cast<float>(100 * r + i);
       in.upload();
@@ -211,7 +221,7 @@ void checkTheOthers(CudaRanks& ranks) {
           ASSERT_EQ(out.at(j * 4 + e), static_cast<float>(100 * j + r * 4 + e));
     }
     {  // a ring: even ranks send first, odd ranks receive first
-      DeviceBuffer<int32_t, 1> mine(gpu, {5}, Layout::kPadded), got(gpu, {5}, Layout::kDense);
+      DeviceBuffer<int32_t, 1> mine(gpu, {5}, S(Layout::kPadded)), got(gpu, {5}, Layout::kDense);
       for (int64_t i = 0; i < 5; ++i) mine.at(i) = 10 * r + static_cast<int32_t>(i);
       mine.upload();
       const int32_t next = (r + 1) % n, prev = (r + n - 1) % n, tag = 7;
@@ -230,16 +240,16 @@ void checkTheOthers(CudaRanks& ranks) {
 void checkEverything(CudaRanks& ranks) {
   for (ReduceOp op :
        {ReduceOp::kSum, ReduceOp::kProd, ReduceOp::kMin, ReduceOp::kMax, ReduceOp::kAvg})
-    for (Layout layout : {Layout::kDense, Layout::kPadded, Layout::kColumnMajor})
+    for (Layout layout : {Layout::kDense, S(Layout::kPadded), S(Layout::kColumnMajor)})
       checkAllReduce<float>(ranks, op, layout, {3, 5}, false);
-  checkAllReduce<float>(ranks, ReduceOp::kSum, Layout::kPadded, {2, 3}, true);
+  checkAllReduce<float>(ranks, ReduceOp::kSum, S(Layout::kPadded), {2, 3}, true);
   checkAllReduce<float>(ranks, ReduceOp::kSum, Layout::kDense, {0, 4}, false);
   checkAllReduce<float>(ranks, ReduceOp::kMax, Layout::kDense, {1, 1}, false);
-  checkAllReduce<double>(ranks, ReduceOp::kAvg, Layout::kPadded, {2, 3}, false);
+  checkAllReduce<double>(ranks, ReduceOp::kAvg, S(Layout::kPadded), {2, 3}, false);
   checkAllReduce<float16>(ranks, ReduceOp::kSum, Layout::kDense, {4, 3}, false);
-  checkAllReduce<bfloat16>(ranks, ReduceOp::kMin, Layout::kColumnMajor, {4, 3}, false);
+  checkAllReduce<bfloat16>(ranks, ReduceOp::kMin, S(Layout::kColumnMajor), {4, 3}, false);
   checkAllReduce<int32_t>(ranks, ReduceOp::kProd, Layout::kDense, {2, 2}, true);
-  checkAllReduce<int64_t>(ranks, ReduceOp::kSum, Layout::kPadded, {3, 2}, false);
+  checkAllReduce<int64_t>(ranks, ReduceOp::kSum, S(Layout::kPadded), {3, 2}, false);
   checkTheOthers(ranks);
 }
 
@@ -270,6 +280,7 @@ INSTANTIATE_TEST_SUITE_P(Ranks, NcclSimTest, ::testing::Values(2, 4));
 
 // An operand in pinned host memory goes through a device copy; NCCL sees device memory only.
 TEST(NcclSimOperandTest, PinnedHostOperandsAreCopiedForNccl) {
+  if (!kStrided) GTEST_SKIP() << "the device copy is the GPU library's (built with MLIR)";
   CudaRanks ranks(connect(2));
   RAL_SKIP_WITHOUT_CUDA(ranks);
   onRanks(2, [&](int r) {
@@ -362,13 +373,13 @@ TEST(NcclSimFailureTest, ARankLateBeyondTheTimeoutFailsEveryRankAndANewContextWo
     EXPECT_TRUE(contains(later[r].message(), "unusable after an earlier failure")) << later[r];
   }
   ranks.renew();
-  checkAllReduce<float>(ranks, ReduceOp::kSum, Layout::kPadded, {2, 3}, false);
+  checkAllReduce<float>(ranks, ReduceOp::kSum, S(Layout::kPadded), {2, 3}, false);
 }
 
 TEST(NcclMissingTest, AutoStagesThroughHostMemoryAndNcclSaysWhy) {
   CudaRanks ranks(connect(2));
   RAL_SKIP_WITHOUT_CUDA(ranks);
-  checkAllReduce<float>(ranks, ReduceOp::kAvg, Layout::kPadded, {3, 4}, false);
+  checkAllReduce<float>(ranks, ReduceOp::kAvg, S(Layout::kPadded), {3, 4}, false);
   setenv("RAL_CUDA_COLLECTIVES", "nccl", 1);
   ranks.renew();
   onRanks(2, [&](int r) {
