@@ -6,7 +6,7 @@
 // see the same machine state. Prints per size the median time of each, their ratio and the bus
 // bandwidth (2 (n - 1) / n bytes / time, as nccl-tests counts it).
 //
-//   collective_benchmark [--ranks=2] [--max-mib=64] [--seconds=0.3]
+//   collective_benchmark [--ranks=2] [--max-mib=64] [--seconds=0.3] [--blocks=40]
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -31,13 +31,14 @@
 namespace {
 
 using Clock = std::chrono::steady_clock;
-// Timed blocks per size, RAL and torch alternating; each side reports its median block.
-constexpr int kBlocks = 10;
 
 struct Options {
   int ranks = 2;
   int max_mib = 64;
   double seconds = 0.3;
+  // Timed blocks per size, RAL and torch alternating; each side reports its median block. Many
+  // short blocks: on a small VM a block's time swings with where the ranks' threads land.
+  int blocks = 40;
 };
 
 // Lines the ranks up before each timed block.
@@ -115,11 +116,11 @@ void rankMain(int rank, const Options& opt, int store_port,
     auto t0 = Clock::now();
     ralOnce();
     const double once = std::chrono::duration<double>(Clock::now() - t0).count();
-    t.fill_(rank == 0 ? std::max(1.0, opt.seconds / kBlocks / std::max(once, 1e-6)) : 0.0);
+    t.fill_(rank == 0 ? std::max(1.0, opt.seconds / opt.blocks / std::max(once, 1e-6)) : 0.0);
     torchOnce();
     const int calls = std::min(1000, static_cast<int>(t[0].item<float>()));
     std::vector<double> ral_times, torch_times;
-    for (int block = 0; block < kBlocks; ++block) {
+    for (int block = 0; block < opt.blocks; ++block) {
       sync.arriveAndWait();
       const bool ral_turn = block % 2 == 0;
       const auto start = Clock::now();
@@ -149,13 +150,16 @@ int main(int argc, char** argv) {
       opt.max_mib = std::atoi(a.c_str() + 10);
     } else if (a.rfind("--seconds=", 0) == 0) {
       opt.seconds = std::atof(a.c_str() + 10);
+    } else if (a.rfind("--blocks=", 0) == 0) {
+      opt.blocks = std::atoi(a.c_str() + 9);
     } else {
-      std::fprintf(stderr, "usage: %s [--ranks=2] [--max-mib=64] [--seconds=0.3]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--ranks=2] [--max-mib=64] [--seconds=0.3] [--blocks=40]\n",
+                   argv[0]);
       return 2;
     }
   }
-  if (opt.ranks < 2 || opt.max_mib < 1 || opt.seconds <= 0) {
-    std::fprintf(stderr, "--ranks must be >= 2, --max-mib >= 1, --seconds > 0\n");
+  if (opt.ranks < 2 || opt.max_mib < 1 || opt.seconds <= 0 || opt.blocks < 2) {
+    std::fprintf(stderr, "--ranks must be >= 2, --max-mib >= 1, --seconds > 0, --blocks >= 2\n");
     return 2;
   }
   auto server = ral::standalone::TcpStoreServer::start("127.0.0.1", 0);
