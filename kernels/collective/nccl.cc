@@ -53,7 +53,6 @@ struct NcclSymbols {
   using C = nccl::Comm;
   R (*ncclGetVersion)(int*) = nullptr;
   const char* (*ncclGetErrorString)(R) = nullptr;
-  const char* (*ncclGetLastError)(C) = nullptr;  // NCCL 2.13 and later; optional
   R (*ncclGetUniqueId)(nccl::UniqueId*) = nullptr;
   R (*ncclCommInitRankConfig)(C*, int, nccl::UniqueId, int, nccl::Config*) = nullptr;
   R (*ncclCommDestroy)(C) = nullptr;
@@ -148,8 +147,6 @@ StatusOr<const NcclLibrary*> NcclLibrary::get() {
                             kNcclPathEnv, " names the NCCL to use)"));
     RAL_NCCL_SYMBOLS(RAL_NCCL_LOAD)
 #undef RAL_NCCL_LOAD
-    s.ncclGetLastError =
-        reinterpret_cast<decltype(s.ncclGetLastError)>(dlsym(handle, "ncclGetLastError"));
     int version = 0;
     if (s.ncclGetVersion(&version) != nccl::kSuccess)
       return fail(unavailable("cuda: NCCL library '", path, "' does not report its version"));
@@ -168,13 +165,12 @@ Status NcclLibrary::check(int result, const char* call) const {
   StatusCode code = StatusCode::kInternal;
   if (result == 2 || result == 6) code = StatusCode::kUnavailable;  // system, remote error
   if (result == 4 || result == 5) code = StatusCode::kInvalidArgument;
+  // Not ncclGetLastError: it returns one process-wide buffer that NCCL's threads rewrite while
+  // another reads it. NCCL's own text says to run with NCCL_DEBUG=INFO for the details.
   const char* text = symbols_->ncclGetErrorString(result);
-  const char* last =
-      symbols_->ncclGetLastError != nullptr ? symbols_->ncclGetLastError(nullptr) : nullptr;
   return Status(code, internal::strCat("cuda: ", call,
                                        " failed: ", text != nullptr ? text : "unknown NCCL result",
-                                       " (", result, ")", last != nullptr && last[0] ? ": " : "",
-                                       last != nullptr ? last : ""));
+                                       " (", result, ")"));
 }
 
 // What queued issues share with the communicator: they may run later on another thread.

@@ -10,7 +10,8 @@
 //    ncclGroupEnd (sends and receives) are one host function, so they cannot deadlock;
 //  - ncclCommAbort ends the calls its communicator has waiting, as NCCL's kernels end, and a call
 //    whose ranks did not all arrive never touches the buffers of the ones that left;
-//  - ral_sim_nccl_calls() counts the calls queued; RAL_SIM_NCCL_VERSION sets the version it
+//  - ncclGetLastError gives the reason of the calling thread's last refusal (for debugging);
+//    ral_sim_nccl_calls() counts the calls queued; RAL_SIM_NCCL_VERSION sets the version it
 //    reports (default 2.28.9).
 // Thread-safety: every entry point may be called from any thread; one mutex guards all state.
 #include <dlfcn.h>
