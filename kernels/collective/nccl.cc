@@ -485,10 +485,10 @@ Status NcclCommunicator::finish(Stream* stream) {
   return shared_->pollLocked(&in_progress);
 }
 
-// ---- Session
+// ---- StreamCalls
 
-Status NcclCommunicator::Session::allReduce(const void* in, void* out, int64_t count, DType dtype,
-                                            ReduceOp op) {
+Status NcclCommunicator::StreamCalls::allReduce(const void* in, void* out, int64_t count,
+                                                DType dtype, ReduceOp op) {
   const Call call{Call::kAllReduce, dtype, count, static_cast<int64_t>(op)};
   const nccl::Comm c = comm_.shared_->comm;
   const NcclSymbols* s = &comm_.lib_.symbols();
@@ -498,7 +498,8 @@ Status NcclCommunicator::Session::allReduce(const void* in, void* out, int64_t c
   });
 }
 
-Status NcclCommunicator::Session::allGather(const void* in, void* out, int64_t count, DType dtype) {
+Status NcclCommunicator::StreamCalls::allGather(const void* in, void* out, int64_t count,
+                                                DType dtype) {
   const Call call{Call::kAllGather, dtype, count, 0};
   const nccl::Comm c = comm_.shared_->comm;
   const NcclSymbols* s = &comm_.lib_.symbols();
@@ -507,8 +508,8 @@ Status NcclCommunicator::Session::allGather(const void* in, void* out, int64_t c
   });
 }
 
-Status NcclCommunicator::Session::reduceScatter(const void* in, void* out, int64_t count,
-                                                DType dtype, ReduceOp op) {
+Status NcclCommunicator::StreamCalls::reduceScatter(const void* in, void* out, int64_t count,
+                                                    DType dtype, ReduceOp op) {
   const Call call{Call::kReduceScatter, dtype, count, static_cast<int64_t>(op)};
   const nccl::Comm c = comm_.shared_->comm;
   const NcclSymbols* s = &comm_.lib_.symbols();
@@ -518,8 +519,8 @@ Status NcclCommunicator::Session::reduceScatter(const void* in, void* out, int64
   });
 }
 
-Status NcclCommunicator::Session::broadcast(const void* in, void* out, int64_t count, DType dtype,
-                                            int root) {
+Status NcclCommunicator::StreamCalls::broadcast(const void* in, void* out, int64_t count,
+                                                DType dtype, int root) {
   if (root < 0 || root >= comm_.size_)
     return invalidArgument("broadcast root ", root, " is not a rank of ", comm_.describe());
   const Call call{Call::kBroadcast, dtype, count, root};
@@ -530,7 +531,8 @@ Status NcclCommunicator::Session::broadcast(const void* in, void* out, int64_t c
   });
 }
 
-Status NcclCommunicator::Session::allToAll(const void* in, void* out, int64_t count, DType dtype) {
+Status NcclCommunicator::StreamCalls::allToAll(const void* in, void* out, int64_t count,
+                                               DType dtype) {
   const Call call{Call::kAllToAll, dtype, count, 0};
   const nccl::Comm c = comm_.shared_->comm;
   const NcclSymbols* s = &comm_.lib_.symbols();
@@ -551,8 +553,8 @@ Status NcclCommunicator::Session::allToAll(const void* in, void* out, int64_t co
   });
 }
 
-Status NcclCommunicator::Session::send(const void* data, int64_t count, DType dtype, int peer,
-                                       int tag) {
+Status NcclCommunicator::StreamCalls::send(const void* data, int64_t count, DType dtype, int peer,
+                                           int tag) {
   Call call{Call::kSend, dtype, count, tag};
   call.peer = peer;
   const nccl::Comm c = comm_.shared_->comm;
@@ -562,7 +564,8 @@ Status NcclCommunicator::Session::send(const void* data, int64_t count, DType dt
   });
 }
 
-Status NcclCommunicator::Session::recv(void* data, int64_t count, DType dtype, int peer, int tag) {
+Status NcclCommunicator::StreamCalls::recv(void* data, int64_t count, DType dtype, int peer,
+                                           int tag) {
   Call call{Call::kRecv, dtype, count, tag};
   call.peer = peer;
   const nccl::Comm c = comm_.shared_->comm;
@@ -572,9 +575,9 @@ Status NcclCommunicator::Session::recv(void* data, int64_t count, DType dtype, i
   });
 }
 
-Status NcclCommunicator::Session::finish() { return comm_.finish(stream_); }
+Status NcclCommunicator::StreamCalls::finish() { return comm_.finish(stream_); }
 
-bool NcclCommunicator::Session::direct(const void* ptr) const {
+bool NcclCommunicator::StreamCalls::direct(const void* ptr) const {
   StatusOr<bool> device = comm_.queue_.isDevicePointer(ptr);
   return device.ok() && *device;
 }

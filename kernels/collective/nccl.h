@@ -78,7 +78,7 @@ class NcclCommunicator {
   // many threads do not interleave. Buffers are dense device memory of the driver, `count`
   // elements of `dtype` as in ral/communicator.h. Each call returns once it is checked against
   // the other ranks and queued; finish() waits for everything queued on the stream so far.
-  class Session {
+  class StreamCalls {
    public:
     Status allReduce(const void* in, void* out, int64_t count, DType dtype, ReduceOp op);
     Status allGather(const void* in, void* out, int64_t count, DType dtype);
@@ -98,13 +98,13 @@ class NcclCommunicator {
 
    private:
     friend class NcclCommunicator;
-    Session(NcclCommunicator& comm, Stream* stream)
+    StreamCalls(NcclCommunicator& comm, Stream* stream)
         : comm_(comm), stream_(stream), lock_(comm.mutex_) {}
     NcclCommunicator& comm_;
     Stream* const stream_;
     std::unique_lock<std::mutex> lock_;
   };
-  Session session(Stream* stream) { return Session(*this, stream); }
+  StreamCalls calls(Stream* stream) { return StreamCalls(*this, stream); }
 
   // NCCL calls this communicator queued since it was made (for tests and traces).
   uint64_t callsQueued() const { return calls_queued_.load(); }

@@ -15,29 +15,43 @@ struct NcclStaging {
   template <typename T, int N, typename Fn>
   static Status run(ExecutionContext* ctx, const char* kernel, Communicator& comm,
                     const MemRef<T, N>& in, const MemRef<T, N>& out, Fn&& fn) {
-    StatusOr<NcclCommunicator*> nccl = ncclCommunicatorOf(ctx, comm);
-    if (!nccl.ok()) return nccl.status().withContext(kernel);
-    if (*nccl == nullptr) return HostStaging<Tag>::run<T, N>(ctx, kernel, comm, in, out, fn);
-    NcclCommunicator::Session calls = (*nccl)->session(ctx->stream());
-    return Staging<Tag>::run<T, N>(ctx, kernel, StageTo::kDevice, calls, in, out, fn);
+    return either(
+        ctx, kernel, comm,
+        [&] { return HostStaging<Tag>::run<T, N>(ctx, kernel, comm, in, out, fn); },
+        [&](auto& calls) {
+          return Staging<Tag>::run<T, N>(ctx, kernel, StageTo::kDevice, calls, in, out, fn);
+        });
   }
   template <typename T, int N, typename Fn>
   static Status read(ExecutionContext* ctx, const char* kernel, Communicator& comm,
                      const MemRef<T, N>& in, Fn&& fn) {
-    StatusOr<NcclCommunicator*> nccl = ncclCommunicatorOf(ctx, comm);
-    if (!nccl.ok()) return nccl.status().withContext(kernel);
-    if (*nccl == nullptr) return HostStaging<Tag>::read<T, N>(ctx, kernel, comm, in, fn);
-    NcclCommunicator::Session calls = (*nccl)->session(ctx->stream());
-    return Staging<Tag>::read<T, N>(ctx, kernel, StageTo::kDevice, calls, in, fn);
+    return either(
+        ctx, kernel, comm, [&] { return HostStaging<Tag>::read<T, N>(ctx, kernel, comm, in, fn); },
+        [&](auto& calls) {
+          return Staging<Tag>::read<T, N>(ctx, kernel, StageTo::kDevice, calls, in, fn);
+        });
   }
   template <typename T, int N, typename Fn>
   static Status write(ExecutionContext* ctx, const char* kernel, Communicator& comm,
                       const MemRef<T, N>& out, Fn&& fn) {
+    return either(
+        ctx, kernel, comm,
+        [&] { return HostStaging<Tag>::write<T, N>(ctx, kernel, comm, out, fn); },
+        [&](auto& calls) {
+          return Staging<Tag>::write<T, N>(ctx, kernel, StageTo::kDevice, calls, out, fn);
+        });
+  }
+
+ private:
+  // host() where host staging serves the Context's CUDA collectives, device(calls) with NCCL.
+  template <typename Host, typename Device>
+  static Status either(ExecutionContext* ctx, const char* kernel, Communicator& comm, Host&& host,
+                       Device&& device) {
     StatusOr<NcclCommunicator*> nccl = ncclCommunicatorOf(ctx, comm);
     if (!nccl.ok()) return nccl.status().withContext(kernel);
-    if (*nccl == nullptr) return HostStaging<Tag>::write<T, N>(ctx, kernel, comm, out, fn);
-    NcclCommunicator::Session calls = (*nccl)->session(ctx->stream());
-    return Staging<Tag>::write<T, N>(ctx, kernel, StageTo::kDevice, calls, out, fn);
+    if (*nccl == nullptr) return host();
+    NcclCommunicator::StreamCalls calls = (*nccl)->calls(ctx->stream());
+    return device(calls);
   }
 };
 
